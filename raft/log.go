@@ -1,0 +1,119 @@
+package raft
+
+import "errors"
+
+// NodeID is a replica's node.id. -1 means "no id" (an observer without one).
+type NodeID = int32
+
+// Epoch is a leader epoch (Raft term).
+type Epoch = int32
+
+// OffsetAndEpoch names a position in the log: an exclusive end offset and the
+// epoch of the record just before it. Snapshot ids use the same shape.
+type OffsetAndEpoch struct {
+	Offset int64
+	Epoch  int32
+}
+
+// ErrSnapshotNotFound is returned by Log.OpenSnapshot for an unknown id.
+var ErrSnapshotNotFound = errors.New("raft: snapshot not found")
+
+// Log is the replicated log as the core sees it. metadatalog.Log implements it
+// on disk; rafttest.MemLog in memory. It is used from the driver goroutine only.
+//
+// After any error returned by a method that writes (Append, TruncateTo, Flush,
+// snapshot writers), the node must stop taking part in the quorum: the on-disk
+// state is unknown, so the caller never retries.
+type Log interface {
+	// StartOffset is the first offset held in the log (after snapshots and
+	// retention). Invariant: StartOffset() <= EndOffset().Offset.
+	StartOffset() int64
+	// EndOffset is the log end offset (last offset + 1) and the epoch of the
+	// last batch (the latest snapshot's epoch when the log is empty after it,
+	// else 0).
+	EndOffset() OffsetAndEpoch
+	// Append appends one or more whole record batches v2, given as raw bytes.
+	// The first batch's base offset must equal EndOffset().Offset, offsets must
+	// be contiguous and epochs non-decreasing; anything else is an error naming
+	// the offsets and nothing is appended. Data is not durable until Flush.
+	// Returns the last offset appended.
+	Append(batches []byte) (lastOffset int64, err error)
+	// Read returns whole batches starting with the one that contains offset
+	// from, up to maxBytes, but always at least one whole batch when from <
+	// EndOffset. The bytes are the log's own (do not modify). Empty when from ==
+	// EndOffset. An error when from is outside [StartOffset, EndOffset].
+	Read(from int64, maxBytes int) ([]byte, error)
+	// EndOffsetForEpoch returns the end offset of the largest epoch <= epoch
+	// held in the log's epoch cache, as Kafka's leader-epoch cache answers
+	// (used by the leader to compute a Fetch DivergingEpoch). ok is false when
+	// no epoch <= epoch is known.
+	EndOffsetForEpoch(epoch int32) (oe OffsetAndEpoch, ok bool)
+	// TruncateTo removes every offset >= offset. It refuses (error) to go below
+	// the high watermark last given to SetHighWatermark.
+	TruncateTo(offset int64) error
+	// SetHighWatermark records the committed offset; the log never truncates
+	// below it and may delete segments only below it (and below a snapshot).
+	SetHighWatermark(offset int64)
+	// Flush makes everything appended so far durable (fsync).
+	Flush() error
+	// FlushedOffset is the first offset not yet durable.
+	// Invariant: StartOffset() <= FlushedOffset() <= EndOffset().Offset.
+	FlushedOffset() int64
+
+	// LatestSnapshot and EarliestSnapshot return the ids of frozen snapshots.
+	LatestSnapshot() (OffsetAndEpoch, bool)
+	EarliestSnapshot() (OffsetAndEpoch, bool)
+	// OpenSnapshot opens a frozen snapshot for reading (raw file bytes).
+	OpenSnapshot(id OffsetAndEpoch) (SnapshotReader, error)
+	// CreateSnapshot starts writing a snapshot with the given id; the caller
+	// writes raw snapshot file bytes (record batches with SnapshotHeader and
+	// SnapshotFooter control records) and freezes it.
+	CreateSnapshot(id OffsetAndEpoch) (SnapshotWriter, error)
+	// TruncateToSnapshot is used by a follower after downloading a snapshot
+	// past its log end: the whole log is dropped and StartOffset and EndOffset
+	// become id.Offset (EndOffset's epoch id.Epoch).
+	TruncateToSnapshot(id OffsetAndEpoch) error
+	// Close releases files. It does not flush.
+	Close() error
+}
+
+// SnapshotReader reads a frozen snapshot's bytes.
+type SnapshotReader interface {
+	ID() OffsetAndEpoch
+	Size() int64
+	ReadAt(p []byte, off int64) (int, error)
+	Close() error
+}
+
+// SnapshotWriter writes a snapshot's raw bytes in order. Nothing is visible to
+// LatestSnapshot until Freeze returns nil (fsync then rename from
+// .checkpoint.part). Close without Freeze discards the partial file.
+type SnapshotWriter interface {
+	ID() OffsetAndEpoch
+	Write(p []byte) (int, error)
+	Size() int64
+	Freeze() error
+	Close() error
+}
+
+// ElectionState is what the quorum-state file holds.
+// LeaderID and VotedID are -1 when absent; VotedDirectoryID is the zero uuid
+// when absent.
+type ElectionState struct {
+	Epoch            int32
+	LeaderID         int32
+	VotedID          int32
+	VotedDirectoryID [16]byte
+	// Voters is written with data_version 0 (static voter sets, kraft.version
+	// 0) as currentVoters; nil with data_version 1.
+	Voters []int32
+}
+
+// QuorumStateStore persists ElectionState. Write is atomic and durable before
+// it returns (temp file, fsync, rename, directory fsync).
+type QuorumStateStore interface {
+	// Read returns ok=false for a fresh node (no file). A corrupt file is an
+	// error naming it.
+	Read() (st ElectionState, ok bool, err error)
+	Write(st ElectionState) error
+}
