@@ -1,0 +1,285 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseProperties(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want map[string]string
+		keys []string
+	}{
+		{"simple", "a=1\nb = 2\n", map[string]string{"a": "1", "b": "2"}, []string{"a", "b"}},
+		{"colon and blank separators", "a:1\nb 2\nc\t:\t3\n", map[string]string{"a": "1", "b": "2", "c": "3"}, []string{"a", "b", "c"}},
+		{"comments and blank lines", "# comment\n! also\n\n   \n  a=1\n", map[string]string{"a": "1"}, []string{"a"}},
+		{"comment does not continue", "# x \\\na=1\n", map[string]string{"a": "1"}, []string{"a"}},
+		{"continuation", "a=one, \\\n    two,\\\n\tthree\n", map[string]string{"a": "one, two,three"}, []string{"a"}},
+		{"even backslashes end the line", "a=x\\\\\nb=y\n", map[string]string{"a": `x\`, "b": "y"}, []string{"a", "b"}},
+		{"escapes", `a=\t\n\r\f\\\=\:\#x\u0041\u00e9` + "\n", map[string]string{"a": "\t\n\r\f\\=:#xAé"}, []string{"a"}},
+		{"surrogate pair", `a=\ud83d\ude00` + "\n", map[string]string{"a": "😀"}, []string{"a"}},
+		{"escaped separator in key", `my\=key=v` + "\n" + `sp\ ace=w`, map[string]string{"my=key": "v", "sp ace": "w"}, []string{"my=key", "sp ace"}},
+		{"value keeps later separators", "a==b:c\n", map[string]string{"a": "=b:c"}, []string{"a"}},
+		{"key only", "flag\n", map[string]string{"flag": ""}, []string{"flag"}},
+		{"CR and CRLF endings", "a=1\r\nb=2\rc=3", map[string]string{"a": "1", "b": "2", "c": "3"}, []string{"a", "b", "c"}},
+		{"last duplicate wins", "a=1\nb=2\na=3\n", map[string]string{"a": "3", "b": "2"}, []string{"a", "b"}},
+		{"trailing blanks kept in value", "a=1  \n", map[string]string{"a": "1  "}, []string{"a"}},
+		{"continuation at EOF", "a=1\\", map[string]string{"a": "1"}, []string{"a"}},
+		{"empty", "", map[string]string{}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := ParseProperties(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(p.Values, tt.want) {
+				t.Errorf("values = %q, want %q", p.Values, tt.want)
+			}
+			if !reflect.DeepEqual(p.Keys, tt.keys) {
+				t.Errorf("keys = %q, want %q", p.Keys, tt.keys)
+			}
+		})
+	}
+}
+
+func TestParsePropertiesErrors(t *testing.T) {
+	for _, in := range []string{`a=\u12`, `a=\uZZZZ`, "x=1\n" + `b\u004=1`} {
+		if _, err := ParseProperties(in); err == nil {
+			t.Errorf("%q: want error", in)
+		} else if !strings.Contains(err.Error(), "line") {
+			t.Errorf("%q: error %q does not name the line", in, err)
+		}
+	}
+}
+
+// The properties files of Kafka's raft README (raft/config/kraft.properties
+// and the 3-node variant) must parse and validate.
+func TestKafkaRaftReadmeConfig(t *testing.T) {
+	const kraft = `# Licensed to the Apache Software Foundation (ASF) under one or more
+# contributor license agreements.
+
+node.id=0
+listeners=PLAINTEXT://localhost:9092
+controller.listener.names=PLAINTEXT
+controller.quorum.voters=0@localhost:9092
+log.dirs=/tmp/kraft-logs
+`
+	p, err := ParseProperties(kraft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConfig(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NodeID != 0 || c.RaftListener() != "PLAINTEXT" || len(c.Voters) != 1 || c.Voters[0] != (VoterAddr{0, "localhost", 9092}) {
+		t.Errorf("unexpected config %+v", c)
+	}
+	if c.MetadataLogDir != "/tmp/kraft-logs" {
+		t.Errorf("metadata log dir %q", c.MetadataLogDir)
+	}
+	if len(c.Warnings) != 0 {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+	// Defaults from QuorumConfig / KRaftConfigs.
+	if c.ElectionTimeout != time.Second || c.FetchTimeout != 2*time.Second || c.ElectionBackoffMax != time.Second ||
+		c.AppendLinger != 25*time.Millisecond || c.RequestTimeout != 2*time.Second || c.RetryBackoff != 20*time.Millisecond {
+		t.Errorf("quorum defaults wrong: %+v", c)
+	}
+	if c.SegmentBytes != 1<<30 || c.MaxRetentionBytes != 104857600 || c.MaxRetentionMs != 604800000 ||
+		c.MaxRecordBytesBetweenSnapshots != 20971520 || c.SocketRequestMaxBytes != 104857600 || c.ConnectionsMaxIdle != 10*time.Minute {
+		t.Errorf("log defaults wrong: %+v", c)
+	}
+
+	for i, id := range []string{"1", "2", "3"} {
+		three := "node.id=" + id + `
+listeners=PLAINTEXT://localhost:909` + string(rune('2'+i)) + `
+controller.listener.names=PLAINTEXT
+controller.quorum.voters=1@localhost:9092,2@localhost:9093,3@localhost:9094
+log.dirs=/tmp/kraft-logs-` + id + "\n"
+		p, err := ParseProperties(three)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewConfig(p, true)
+		if err != nil {
+			t.Fatalf("node %s: %v", id, err)
+		}
+		if len(c.Voters) != 3 || c.Voters[2] != (VoterAddr{3, "localhost", 9094}) {
+			t.Errorf("voters %+v", c.Voters)
+		}
+	}
+}
+
+const baseConfig = `node.id=1
+process.roles=controller
+listeners=CONTROLLER://127.0.0.1:9093
+controller.listener.names=CONTROLLER
+controller.quorum.voters=1@127.0.0.1:9093,2@127.0.0.1:9094,3@[::1]:9095
+log.dirs=/tmp/a,/tmp/b
+`
+
+func TestConfigValidation(t *testing.T) {
+	tests := []struct {
+		name      string
+		overrides map[string]string // "" value with key "-" prefix deletes
+		wantErr   []string          // substrings of the error
+		check     func(t *testing.T, c *Config)
+	}{
+		{name: "base", check: func(t *testing.T, c *Config) {
+			if c.MetadataLogDir != "/tmp/a" || !reflect.DeepEqual(c.LogDirs, []string{"/tmp/a", "/tmp/b"}) {
+				t.Errorf("dirs %q %q", c.LogDirs, c.MetadataLogDir)
+			}
+			if c.Voters[2] != (VoterAddr{3, "::1", 9095}) {
+				t.Errorf("ipv6 voter %+v", c.Voters[2])
+			}
+			if !c.IsVoter() || !c.IsController() {
+				t.Error("not a voter controller")
+			}
+		}},
+		{name: "node not in voters", overrides: map[string]string{"node.id": "7"}, wantErr: []string{"node.id: 7 is not in controller.quorum.voters"}},
+		{name: "observer as broker", overrides: map[string]string{"node.id": "7", "process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:0"}, check: func(t *testing.T, c *Config) {
+			if c.IsController() || c.IsVoter() {
+				t.Error("observer reported as controller or voter")
+			}
+		}},
+		{name: "duplicate voter", overrides: map[string]string{"controller.quorum.voters": "1@h:1,2@h:2,1@h:3"}, wantErr: []string{"duplicate voter id 1"}},
+		{name: "voter without id", overrides: map[string]string{"controller.quorum.voters": "1@h:1,h:2"}, wantErr: []string{`malformed entry "h:2"`}},
+		{name: "voter bad id", overrides: map[string]string{"controller.quorum.voters": "1@h:1,x@h:2"}, wantErr: []string{`voter id "x"`}},
+		{name: "voter no port", overrides: map[string]string{"controller.quorum.voters": "1@h"}, wantErr: []string{"has no port"}},
+		{name: "voter bad port", overrides: map[string]string{"controller.quorum.voters": "1@h:70000"}, wantErr: []string{"not a number in 0-65535"}},
+		{name: "voter non-routable", overrides: map[string]string{"controller.quorum.voters": "1@0.0.0.0:9093"}, wantErr: []string{"non-routable"}},
+		{name: "voter two @", overrides: map[string]string{"controller.quorum.voters": "1@2@h:3"}, wantErr: []string{"malformed entry"}},
+		{name: "no voters", overrides: map[string]string{"-controller.quorum.voters": ""}, wantErr: []string{"Missing kraft bootstrap servers"}},
+		{name: "listener missing from controller names", overrides: map[string]string{"listeners": "CONTROLLER://127.0.0.1:9093,PLAINTEXT://127.0.0.1:9092"},
+			wantErr: []string{"listeners: PLAINTEXT is missing from controller.listener.names"}},
+		{name: "controller name not a listener", overrides: map[string]string{"controller.listener.names": "CTRL"},
+			wantErr: []string{"controller.listener.names: CTRL does not appear in listeners", "CONTROLLER is missing"}},
+		{name: "controller names required", overrides: map[string]string{"-controller.listener.names": ""}, wantErr: []string{"controller.listener.names: required"}},
+		{name: "lower-case names normalised", overrides: map[string]string{"listeners": "controller://127.0.0.1:9093", "controller.listener.names": "Controller"},
+			check: func(t *testing.T, c *Config) {
+				if c.RaftListener() != "CONTROLLER" || c.Listeners[0].Name != "CONTROLLER" {
+					t.Errorf("names %+v", c.Listeners)
+				}
+			}},
+		{name: "malformed listener", overrides: map[string]string{"listeners": "CONTROLLER:/127.0.0.1:9093"}, wantErr: []string{"malformed listener"}},
+		{name: "duplicate listener port", overrides: map[string]string{"listeners": "CONTROLLER://:9093,C2://:9093", "controller.listener.names": "CONTROLLER,C2"}, wantErr: []string{"same port 9093"}},
+		{name: "ssl refused", overrides: map[string]string{"listener.security.protocol.map": "CONTROLLER:SSL"}, wantErr: []string{"supports only PLAINTEXT"}},
+		{name: "advertised overrides", overrides: map[string]string{"listeners": "CONTROLLER://0.0.0.0:9093", "advertised.listeners": "CONTROLLER://node1.example:9093"},
+			check: func(t *testing.T, c *Config) {
+				if got := c.AdvertisedControllerListeners(); len(got) != 1 || got[0].Host != "node1.example" {
+					t.Errorf("advertised %+v", got)
+				}
+				if got := c.ControllerListeners(); got[0].Host != "0.0.0.0" {
+					t.Errorf("bind %+v", got)
+				}
+			}},
+		{name: "advertised 0.0.0.0", overrides: map[string]string{"advertised.listeners": "CONTROLLER://0.0.0.0:9093"}, wantErr: []string{"non-routable"}},
+		{name: "node id required", overrides: map[string]string{"-node.id": ""}, wantErr: []string{"node.id: required"}},
+		{name: "node id not int", overrides: map[string]string{"node.id": "one"}, wantErr: []string{`node.id: "one" is not an integer`}},
+		{name: "bad role", overrides: map[string]string{"process.roles": "controller,leader"}, wantErr: []string{`unknown role "leader"`}},
+		{name: "timeouts", overrides: map[string]string{"controller.quorum.election.timeout.ms": "150", "controller.quorum.append.linger.ms": "0", "controller.quorum.fetch.timeout.ms": "300"},
+			check: func(t *testing.T, c *Config) {
+				if c.ElectionTimeout != 150*time.Millisecond || c.AppendLinger != 0 || c.FetchTimeout != 300*time.Millisecond {
+					t.Errorf("%v %v %v", c.ElectionTimeout, c.AppendLinger, c.FetchTimeout)
+				}
+			}},
+		{name: "negative linger", overrides: map[string]string{"controller.quorum.append.linger.ms": "-1"}, wantErr: []string{"below the minimum 0"}},
+		{name: "zero election timeout", overrides: map[string]string{"controller.quorum.election.timeout.ms": "0"}, wantErr: []string{"election.timeout.ms: 0 is below"}},
+		{name: "segment below min", overrides: map[string]string{"metadata.log.segment.bytes": "1024"}, wantErr: []string{"below metadata.log.segment.min.bytes"}},
+		{name: "segment min lowered", overrides: map[string]string{"metadata.log.segment.bytes": "1024", "metadata.log.segment.min.bytes": "100"},
+			check: func(t *testing.T, c *Config) {
+				if c.SegmentBytes != 1024 {
+					t.Error(c.SegmentBytes)
+				}
+			}},
+		{name: "metadata dir", overrides: map[string]string{"metadata.log.dir": "/tmp/meta/"}, check: func(t *testing.T, c *Config) {
+			if c.MetadataLogDir != "/tmp/meta" {
+				t.Error(c.MetadataLogDir)
+			}
+		}},
+		{name: "duplicate log dir", overrides: map[string]string{"log.dirs": "/tmp/a,/tmp/a/"}, wantErr: []string{"appears more than once"}},
+		{name: "unknown key warns", overrides: map[string]string{"controller.quorum.votres": "x", "num.io.threads": "8"}, check: func(t *testing.T, c *Config) {
+			if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `"controller.quorum.votres"`) {
+				t.Errorf("warnings %q", c.Warnings)
+			}
+		}},
+		{name: "bootstrap servers parse", overrides: map[string]string{"controller.quorum.bootstrap.servers": "127.0.0.1:9093, [::1]:9094"}, check: func(t *testing.T, c *Config) {
+			if len(c.BootstrapServers) != 2 || c.BootstrapServers[1].Host != "::1" {
+				t.Errorf("%+v", c.BootstrapServers)
+			}
+		}},
+		{name: "several problems reported together", overrides: map[string]string{"node.id": "x", "controller.quorum.voters": "1@h:1,1@h:2"},
+			wantErr: []string{"problems", "not an integer", "duplicate voter id 1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := ParseProperties(baseConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tt.overrides {
+				if strings.HasPrefix(k, "-") {
+					delete(p.Values, k[1:])
+					continue
+				}
+				p.Set(k, v)
+			}
+			c, err := NewConfig(p, false)
+			if len(tt.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("want error containing %q", tt.wantErr)
+				}
+				for _, w := range tt.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not contain %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.check != nil {
+				tt.check(t, c)
+			}
+		})
+	}
+}
+
+func TestLoadPropertiesNamesFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.properties")
+	if err := os.WriteFile(path, []byte("a=1\nb=\\u00zz\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadProperties(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("error %v should name file and line", err)
+	}
+	if _, err := LoadProperties(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("missing file: want error")
+	}
+}
+
+func TestParseOverride(t *testing.T) {
+	k, v, err := ParseOverride("controller.quorum.append.linger.ms=0")
+	if err != nil || k != "controller.quorum.append.linger.ms" || v != "0" {
+		t.Fatal(k, v, err)
+	}
+	if k, v, err := ParseOverride("a=b=c"); err != nil || k != "a" || v != "b=c" {
+		t.Fatal(k, v, err)
+	}
+	for _, bad := range []string{"novalue", "=x"} {
+		if _, _, err := ParseOverride(bad); err == nil {
+			t.Errorf("%q: want error", bad)
+		}
+	}
+}
