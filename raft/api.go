@@ -1,0 +1,106 @@
+package raft
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// RequestRef identifies an inbound request so its reply can be routed. It is
+// opaque to raft and handed back to Transport.Reply unchanged.
+type RequestRef any
+
+// Message is one input to the driver: an inbound request, or the answer to an
+// Outbound the driver sent earlier.
+type Message struct {
+	// Inbound request: Request set, Ref identifies where the reply goes.
+	Request kmsg.Request
+	Ref     RequestRef
+
+	// Inbound response to an Outbound we sent: Corr matches Outbound.Corr and
+	// From = Outbound.To. Err is set (and Response nil) when sending failed,
+	// timed out or the connection closed.
+	From     int32
+	Corr     uint64
+	Response kmsg.Response
+	Err      error
+}
+
+// Outbound is a request the driver wants sent to node To (negative ids -2,
+// -3, ... name Config.Bootstrap[0], [1], ...). The transport picks the version
+// (highest both sides support, clamped to protocol.Supported) and must answer
+// every Outbound exactly once with a Message (response or Err).
+type Outbound struct {
+	To      int32
+	Corr    uint64
+	Request kmsg.Request
+}
+
+// Transport carries the driver's outputs. Both methods are called
+// synchronously from Step/Poll and must not block.
+type Transport interface {
+	Send(o Outbound)
+	// Reply answers an inbound request; resp's version is the request's.
+	Reply(ref RequestRef, resp kmsg.Response)
+}
+
+// Listener receives committed data and leadership news. Callbacks run on the
+// driver's goroutine, inside Step/Poll; a panicking listener is logged and
+// detached, replication continues.
+type Listener interface {
+	// HandleCommit delivers committed batches in offset order, each once.
+	HandleCommit(batches []CommittedBatch)
+	// HandleLoadSnapshot tells the listener to discard its state and load
+	// the snapshot; commits continue from id.Offset. r is closed by the
+	// driver after the call returns.
+	HandleLoadSnapshot(id OffsetAndEpoch, r SnapshotReader)
+	// HandleLeaderChange reports a new epoch or a newly known leader.
+	HandleLeaderChange(leader LeaderAndEpoch)
+	// BeginShutdown is called once when Shutdown starts.
+	BeginShutdown()
+}
+
+// CommittedBatch is one committed record batch, data or control.
+type CommittedBatch struct {
+	BaseOffset int64
+	LastOffset int64
+	Epoch      int32
+	Control    bool
+	// Records are the record values (for control batches the raw control
+	// record values; their keys give the type, see protocol/control.go).
+	Records [][]byte
+	// AppendTimeNanos is the leader-side append time when known, else 0.
+	AppendTimeNanos int64
+}
+
+// LeaderAndEpoch names the leader of an epoch; LeaderID is -1 when unknown.
+type LeaderAndEpoch struct {
+	LeaderID int32
+	Epoch    int32
+}
+
+// Status is a snapshot of the replica's quorum view.
+type Status struct {
+	NodeID        int32
+	Role          Role
+	Epoch         int32
+	LeaderID      int32
+	HighWatermark int64 // -1 when unknown
+	LogEndOffset  int64
+	VotedID       int32
+}
+
+// Errors returned by the driver API.
+var (
+	// ErrNotLeader: Append/Resign on a replica that is not the leader of
+	// the given epoch.
+	ErrNotLeader = errors.New("raft: not the leader")
+	// ErrInvalidEpoch: Append/Resign with an epoch newer than the local one.
+	ErrInvalidEpoch = errors.New("raft: epoch is newer than the local epoch")
+	// ErrRecordTooLarge: the records of one Append do not fit in one batch.
+	ErrRecordTooLarge = errors.New("raft: records do not fit in one batch")
+	// ErrBufferFull: too many completed batches wait for the next drain.
+	ErrBufferFull = errors.New("raft: append buffer full")
+	// ErrShutdown: the driver is shutting down or stopped after a fatal error.
+	ErrShutdown = errors.New("raft: driver shut down")
+)

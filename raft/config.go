@@ -1,0 +1,137 @@
+package raft
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Endpoint is one named listener of a node (controller.listener.names entry).
+type Endpoint struct {
+	Name string // listener name, upper-cased
+	Host string
+	Port int32
+}
+
+// Voter is one member of the static voter set (controller.quorum.voters).
+type Voter struct {
+	ID          int32
+	DirectoryID [16]byte // zero when unknown (static voters never record one)
+	Endpoints   []Endpoint
+}
+
+// Well-known partition identities (kraft-protocol.md 4.1).
+var (
+	MetadataTopicName        = "__cluster_metadata"
+	MetadataTopicID          = [16]byte{15: 1} // Uuid(0,1)
+	PerformanceTestTopicName = "__raft_performance_test"
+	PerformanceTestTopicID   = [16]byte{15: 2} // Uuid(0,2)
+)
+
+// Config is the validated configuration of one raft replica. Durations are
+// Kafka's controller.quorum.* settings; DefaultConfig gives Kafka's defaults.
+type Config struct {
+	NodeID      int32    // -1 for an observer without an id
+	DirectoryID [16]byte // this replica's directory id
+	ClusterID   string
+	TopicName   string   // "__cluster_metadata" or "__raft_performance_test"
+	TopicID     [16]byte // Uuid(0,1) or Uuid(0,2)
+	Partition   int32    // always 0
+
+	Voters       []Voter    // static voter set (controller.quorum.voters)
+	Bootstrap    []Endpoint // controller.quorum.bootstrap.servers (observers); addressed as ids -2, -3, ...
+	ListenerName string     // this node's default controller listener name (upper-cased)
+	Endpoints    []Endpoint // this node's own controller listeners (sent in BeginQuorumEpoch)
+
+	ElectionTimeout    time.Duration // controller.quorum.election.timeout.ms (1000)
+	ElectionBackoffMax time.Duration // controller.quorum.election.backoff.max.ms (1000)
+	FetchTimeout       time.Duration // controller.quorum.fetch.timeout.ms (2000)
+	RequestTimeout     time.Duration // controller.quorum.request.timeout.ms (2000): enforced by the transport
+	AppendLinger       time.Duration // controller.quorum.append.linger.ms (25)
+	RetryBackoff       time.Duration // controller.quorum.retry.backoff.ms (20)
+	MaxFetchWait       time.Duration // MaxWaitMs a follower sends (500)
+	ShutdownTimeout    time.Duration // graceful shutdown bound (5000)
+	ObserverSession    time.Duration // observers unseen this long drop out of DescribeQuorum (300000)
+
+	MaxBatchBytes       int // record batch size cap (8 MiB)
+	MaxFetchBytes       int // bytes a leader returns per Fetch (8 MiB)
+	MaxSnapshotChunk    int // bytes requested/returned per FetchSnapshot (8 MiB)
+	MaxUndrainedBatches int // completed batches waiting for drain before Append refuses (10)
+
+	// PreVote enables KIP-996 pre-vote (Prospective state, Vote v2). When a
+	// peer answers a pre-vote with UNSUPPORTED_VERSION the node becomes
+	// Candidate at once, as Kafka 4.x does.
+	PreVote bool
+	// FsyncAsObserver makes observers fsync appended data (controllers do,
+	// brokers do not). Voters always fsync.
+	FsyncAsObserver bool
+}
+
+// DefaultConfig returns Kafka's defaults for the timing and size settings.
+// Identity fields (NodeID, ClusterID, Voters, ...) must be filled by the caller.
+func DefaultConfig() Config {
+	return Config{
+		NodeID:              -1,
+		TopicName:           MetadataTopicName,
+		TopicID:             MetadataTopicID,
+		ElectionTimeout:     1000 * time.Millisecond,
+		ElectionBackoffMax:  1000 * time.Millisecond,
+		FetchTimeout:        2000 * time.Millisecond,
+		RequestTimeout:      2000 * time.Millisecond,
+		AppendLinger:        25 * time.Millisecond,
+		RetryBackoff:        20 * time.Millisecond,
+		MaxFetchWait:        500 * time.Millisecond,
+		ShutdownTimeout:     5000 * time.Millisecond,
+		ObserverSession:     300000 * time.Millisecond,
+		MaxBatchBytes:       8 << 20,
+		MaxFetchBytes:       8 << 20,
+		MaxSnapshotChunk:    8 << 20,
+		MaxUndrainedBatches: 10,
+		PreVote:             true,
+		FsyncAsObserver:     true,
+	}
+}
+
+// Validate checks the configuration for values the core cannot work with.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.NodeID < -1 {
+		errs = append(errs, fmt.Errorf("node id %d: must be >= 0, or -1 for an id-less observer", c.NodeID))
+	}
+	if c.TopicName == "" {
+		errs = append(errs, errors.New("topic name is empty"))
+	}
+	if c.Partition < 0 {
+		errs = append(errs, fmt.Errorf("partition %d is negative", c.Partition))
+	}
+	seen := make(map[int32]bool, len(c.Voters))
+	for _, v := range c.Voters {
+		if v.ID < 0 {
+			errs = append(errs, fmt.Errorf("voter id %d is negative", v.ID))
+		}
+		if seen[v.ID] {
+			errs = append(errs, fmt.Errorf("voter id %d listed twice", v.ID))
+		}
+		seen[v.ID] = true
+	}
+	if len(c.Voters) == 0 && len(c.Bootstrap) == 0 {
+		errs = append(errs, errors.New("neither voters nor bootstrap servers are configured"))
+	}
+	if c.ElectionTimeout < 0 || c.ElectionBackoffMax < 0 || c.FetchTimeout <= 0 ||
+		c.AppendLinger < 0 || c.RetryBackoff < 0 || c.MaxFetchWait < 0 || c.ShutdownTimeout < 0 {
+		errs = append(errs, errors.New("timeouts must be >= 0 (fetch timeout > 0)"))
+	}
+	if c.MaxBatchBytes < 1024 {
+		errs = append(errs, fmt.Errorf("max batch bytes %d: must be at least 1024", c.MaxBatchBytes))
+	}
+	if c.MaxFetchBytes <= 0 || c.MaxSnapshotChunk <= 0 {
+		errs = append(errs, errors.New("fetch and snapshot chunk sizes must be positive"))
+	}
+	if c.MaxUndrainedBatches <= 0 {
+		errs = append(errs, errors.New("max undrained batches must be positive"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("raft: invalid config: %w", err)
+	}
+	return nil
+}
