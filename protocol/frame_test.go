@@ -1,0 +1,80 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+)
+
+// allocBytes reports the bytes f allocates per call (averaged over a few calls).
+func allocBytes(f func()) uint64 {
+	const runs = 4
+	f()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := 0; i < runs; i++ {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / runs
+}
+
+func TestReadFrame(t *testing.T) {
+	var stream []byte
+	stream = append(stream, 0, 0, 0, 3, 'a', 'b', 'c', 0, 0, 0, 0, 0, 0, 0, 1, 'z')
+	r := bytes.NewReader(stream)
+	buf := make([]byte, 0, 16)
+	f, err := ReadFrame(r, 100, buf)
+	if err != nil || string(f) != "abc" {
+		t.Fatalf("frame 1 = %q, %v", f, err)
+	}
+	if &f[0] != &buf[:1][0] {
+		t.Fatal("frame did not reuse buf")
+	}
+	if f, err = ReadFrame(r, 100, buf); err != nil || len(f) != 0 {
+		t.Fatalf("empty frame = %q, %v", f, err)
+	}
+	if f, err = ReadFrame(r, 100, nil); err != nil || string(f) != "z" {
+		t.Fatalf("frame 3 = %q, %v", f, err)
+	}
+	if _, err = ReadFrame(r, 100, buf); err != io.EOF {
+		t.Fatalf("at end: %v, want io.EOF", err)
+	}
+}
+
+func TestReadFrameErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []byte
+		is   error
+	}{
+		{"negative", []byte{0xff, 0xff, 0xff, 0xff}, ErrNegativeFrameSize},
+		{"min int32", []byte{0x80, 0, 0, 0}, ErrNegativeFrameSize},
+		{"too large", []byte{0, 0, 0, 101}, ErrFrameTooLarge},
+		{"truncated prefix", []byte{0, 0}, io.ErrUnexpectedEOF},
+		{"truncated body", []byte{0, 0, 0, 5, 1, 2}, io.ErrUnexpectedEOF},
+	}
+	for _, c := range cases {
+		_, err := ReadFrame(bytes.NewReader(c.in), 100, nil)
+		if !errors.Is(err, c.is) {
+			t.Errorf("%s: err = %v, want %v", c.name, err, c.is)
+		}
+	}
+	// A huge claimed size is refused before any allocation of that size.
+	n := allocBytes(func() {
+		_, _ = ReadFrame(bytes.NewReader([]byte{0x7f, 0xff, 0xff, 0xff}), DefaultMaxFrameSize, make([]byte, 0, 8))
+	})
+	if n > 4096 {
+		t.Fatalf("%d bytes allocated for a refused frame", n)
+	}
+	// A frame claiming more bytes than the stream holds allocates the validated size only.
+	n = allocBytes(func() {
+		_, _ = ReadFrame(bytes.NewReader([]byte{0, 0x10, 0, 0, 1}), DefaultMaxFrameSize, nil)
+	})
+	if n > 1<<20+4096 {
+		t.Fatalf("%d bytes allocated for a 1 MiB frame", n)
+	}
+}

@@ -1,0 +1,150 @@
+package protocol
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// VersionRange is an inclusive range of api versions.
+type VersionRange struct{ Min, Max int16 }
+
+// Api keys kraftd serves.
+const (
+	KeyFetch            int16 = 1
+	KeyApiVersions      int16 = 18
+	KeyVote             int16 = 52
+	KeyBeginQuorumEpoch int16 = 53
+	KeyEndQuorumEpoch   int16 = 54
+	KeyDescribeQuorum   int16 = 55
+	KeyFetchSnapshot    int16 = 59
+	KeyDescribeCluster  int16 = 60
+	KeyAddRaftVoter     int16 = 80
+	KeyRemoveRaftVoter  int16 = 81
+	KeyUpdateRaftVoter  int16 = 82
+)
+
+// servedApis is the advertisement: one line per api, in ApiVersions order (ascending key).
+// The ranges are those a Kafka controller advertises for these apis (captured answer of a
+// Kafka 4.0 trunk controller, testdata/kafka-jvm-raft/json/apiversions-node1.json), with the
+// 4.x additions kraftd implements: Vote v2 (KIP-996 pre-vote) and DescribeCluster v2.
+// Adjust a line here when the interop check against the target Kafka release disagrees;
+// every version listed must be one kmsg can encode (checked by the tests).
+var servedApis = [...]struct {
+	key int16
+	VersionRange
+}{
+	{KeyFetch, VersionRange{0, 17}}, // raft needs >= 13 (topic ids); older get INVALID_REQUEST
+	{KeyApiVersions, VersionRange{0, 4}},
+	{KeyVote, VersionRange{0, 2}},
+	{KeyBeginQuorumEpoch, VersionRange{0, 1}},
+	{KeyEndQuorumEpoch, VersionRange{0, 1}},
+	{KeyDescribeQuorum, VersionRange{0, 2}},
+	{KeyFetchSnapshot, VersionRange{0, 1}},
+	{KeyDescribeCluster, VersionRange{0, 2}},
+	{KeyAddRaftVoter, VersionRange{0, 0}},
+	{KeyRemoveRaftVoter, VersionRange{0, 0}},
+	{KeyUpdateRaftVoter, VersionRange{0, 0}},
+}
+
+// maxKey bounds the lookup tables; kmsg knows keys well below it.
+const maxKey = 128
+
+type apiInfo struct {
+	served        bool
+	rng           VersionRange
+	firstFlexible int16 // -1: never flexible (or unknown api)
+	known         bool  // kmsg has the api
+}
+
+// apis is indexed by api key; built once at init from servedApis and kmsg so that header
+// parsing needs no allocation and no map lookup.
+var apis [maxKey]apiInfo
+
+func init() {
+	for k := int16(0); k < maxKey; k++ {
+		info := &apis[k]
+		info.firstFlexible = -1
+		req := kmsg.RequestForKey(k)
+		if req == nil {
+			continue
+		}
+		info.known = true
+		for v := int16(0); v <= req.MaxVersion(); v++ {
+			req.SetVersion(v)
+			if req.IsFlexible() {
+				info.firstFlexible = v
+				break
+			}
+		}
+	}
+	for _, a := range servedApis {
+		apis[a.key].served = true
+		apis[a.key].rng = a.VersionRange
+	}
+}
+
+// Supported reports the versions kraftd serves for an api key.
+func Supported(key int16) (VersionRange, bool) {
+	if key < 0 || key >= maxKey || !apis[key].served {
+		return VersionRange{}, false
+	}
+	return apis[key].rng, true
+}
+
+// ServedKeys returns the api keys kraftd serves, ascending.
+func ServedKeys() []int16 {
+	keys := make([]int16, len(servedApis))
+	for i, a := range servedApis {
+		keys[i] = a.key
+	}
+	return keys
+}
+
+// IsFlexible reports whether the api version uses the flexible encoding (KIP-482), which
+// selects request header v2 and response header v1 (ApiVersions responses excepted).
+// Unknown apis are reported as not flexible.
+func IsFlexible(key, version int16) bool {
+	if key < 0 || key >= maxKey {
+		return false
+	}
+	f := apis[key].firstFlexible
+	return f >= 0 && version >= f
+}
+
+// KRaftVersionFeature is the feature name ApiVersions v4+ advertises for KIP-853.
+const KRaftVersionFeature = "kraft.version"
+
+// MaxKRaftVersion is the highest kraft.version kraftd supports (1: KIP-853 dynamic quorum).
+const MaxKRaftVersion int16 = 1
+
+// NewApiVersionsResponse answers an ApiVersions request of the given version: the full list
+// (and the kraft.version feature at v4+), or for a version outside kraftd's range the
+// UNSUPPORTED_VERSION answer in v0 body layout listing only ApiVersions' range, so that
+// the client retries with a version both sides know.
+func NewApiVersionsResponse(reqVersion int16) *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	own := apis[KeyApiVersions].rng
+	if reqVersion < own.Min || reqVersion > own.Max {
+		resp.SetVersion(0)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = KeyApiVersions, own.Min, own.Max
+		resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{k}
+		return resp
+	}
+	resp.SetVersion(reqVersion)
+	resp.ApiKeys = make([]kmsg.ApiVersionsResponseApiKey, 0, len(servedApis))
+	for _, a := range servedApis {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.Min, a.Max
+		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	// Features whose min version is 0 are only shown to v4+ clients (KAFKA-17492): older
+	// clients rejected a zero minimum. kraft.version's minimum is 0.
+	if reqVersion >= 4 {
+		f := kmsg.NewApiVersionsResponseSupportedFeature()
+		f.Name, f.MinVersion, f.MaxVersion = KRaftVersionFeature, 0, MaxKRaftVersion
+		resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{f}
+	}
+	return resp
+}
