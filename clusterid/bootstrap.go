@@ -1,0 +1,102 @@
+package clusterid
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// BootstrapFile is the file format writes into every dir: the records the
+// first active controller writes into an empty metadata log
+// (metadata.version and other feature levels).
+const BootstrapFile = "bootstrap.checkpoint"
+
+// featureLevelRecordAPIKey is FeatureLevelRecord's metadata record type.
+const featureLevelRecordAPIKey = 12
+
+// Control record types used in checkpoint files.
+const (
+	controlSnapshotHeader int16 = 3
+	controlSnapshotFooter int16 = 4
+)
+
+// bootstrapRecords returns the FeatureLevelRecords Kafka's format writes:
+// metadata.version first, then other features by name with level > 0
+// (kraft.version never gets a record).
+func bootstrapRecords(mv MetadataVersion, features map[string]int16) [][]byte {
+	recs := [][]byte{featureLevelRecord("metadata.version", mv.Level)}
+	names := make([]string, 0, len(features))
+	for n := range features {
+		if n != "metadata.version" && n != "kraft.version" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if l := features[n]; l > 0 {
+			recs = append(recs, featureLevelRecord(n, l))
+		}
+	}
+	return recs
+}
+
+// featureLevelRecord encodes FeatureLevelRecord v0 in the metadata log's
+// ApiMessageAndVersion framing: frame version 1, api key, version (unsigned
+// varints), then the flexible body {Name compact string, FeatureLevel int16,
+// tags}.
+func featureLevelRecord(name string, level int16) []byte {
+	b := binary.AppendUvarint(nil, 1)
+	b = binary.AppendUvarint(b, featureLevelRecordAPIKey)
+	b = binary.AppendUvarint(b, 0)
+	b = binary.AppendUvarint(b, uint64(len(name))+1)
+	b = append(b, name...)
+	b = binary.BigEndian.AppendUint16(b, uint16(level))
+	return append(b, 0) // no tagged fields
+}
+
+// controlKey is a control record key: version 0, then the type.
+func controlKey(typ int16) []byte {
+	return []byte{0, 0, byte(uint16(typ) >> 8), byte(typ)}
+}
+
+// BootstrapCheckpoint encodes a bootstrap.checkpoint as Kafka's
+// BatchFileWriter does: a SnapshotHeader control batch at offset 0
+// (LastContainedLogTimestamp 0), one data batch with records, then a
+// SnapshotFooter control batch, all at epoch 0, stamped with now.
+func BootstrapCheckpoint(records [][]byte, now time.Time) []byte {
+	ts := now.UnixMilli()
+	header := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0} // version 0, timestamp 0, no tags
+	out := protocol.AppendBatch(nil, protocol.Batch{
+		BaseOffset: 0, Control: true, BaseTimestamp: ts, MaxTimestamp: ts,
+		Records: []protocol.Record{{Key: controlKey(controlSnapshotHeader), Value: header}},
+	})
+	next := int64(1)
+	if len(records) > 0 {
+		recs := make([]protocol.Record, len(records))
+		for i, r := range records {
+			recs[i] = protocol.Record{Value: r}
+		}
+		out = protocol.AppendBatch(out, protocol.Batch{BaseOffset: next, BaseTimestamp: ts, MaxTimestamp: ts, Records: recs})
+		next += int64(len(records))
+	}
+	return protocol.AppendBatch(out, protocol.Batch{
+		BaseOffset: next, Control: true, BaseTimestamp: ts, MaxTimestamp: ts,
+		Records: []protocol.Record{{Key: controlKey(controlSnapshotFooter), Value: []byte{0, 0, 0}}},
+	})
+}
+
+// writeBootstrapCheckpoint writes dir/bootstrap.checkpoint via a .tmp file
+// (fsync, rename, dir fsync).
+func writeBootstrapCheckpoint(dir string, records [][]byte, now time.Time) error {
+	p := filepath.Join(dir, BootstrapFile)
+	os.Remove(p + ".tmp")
+	if err := writeFileAtomic(p, BootstrapCheckpoint(records, now)); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,410 @@
+package clusterid
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+)
+
+// MetaPropertiesFile is the name of the file format writes into every log dir.
+const MetaPropertiesFile = "meta.properties"
+
+// maxMetaPropertiesSize bounds what ReadMetaProperties loads: the real file is
+// about 150 bytes, so anything near this is not a meta.properties file.
+const maxMetaPropertiesSize = 1 << 20
+
+// Property keys of meta.properties (Kafka's MetaProperties).
+const (
+	propVersion     = "version"
+	propClusterID   = "cluster.id"
+	propNodeID      = "node.id"
+	propBrokerID    = "broker.id"
+	propDirectoryID = "directory.id"
+)
+
+// ErrNotFormatted is wrapped when a log dir has no meta.properties.
+var ErrNotFormatted = errors.New("clusterid: log directory is not formatted")
+
+// MetaProperties is the content of a log dir's meta.properties.
+type MetaProperties struct {
+	// Version is 1 for KRaft (cluster.id and node.id required) or 0 (the
+	// ZooKeeper-era layout, where node.id is read from broker.id).
+	Version int
+	// ClusterID is kept as text: Kafka compares cluster ids as strings.
+	// "" = absent (only legal in version 0).
+	ClusterID string
+	// NodeID is -1 when absent (only legal in version 0).
+	NodeID int32
+	// DirectoryID is the zero uuid when absent; the metadata dir's id is the
+	// raft replica directory id.
+	DirectoryID UUID
+}
+
+// Path returns dir's meta.properties path.
+func Path(dir string) string { return filepath.Join(dir, MetaPropertiesFile) }
+
+// ParseMetaProperties decodes meta.properties text with Kafka's rules (name is
+// used in errors). A missing version means 0; version 1 requires cluster.id
+// and node.id.
+func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
+	props, err := parseProperties(data)
+	if err != nil {
+		return MetaProperties{}, fmt.Errorf("clusterid: %s: %w", name, err)
+	}
+	mp := MetaProperties{NodeID: -1}
+	if v, ok := props[propVersion]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || (n != 0 && n != 1) {
+			return MetaProperties{}, fmt.Errorf("clusterid: %s: invalid meta.properties version string %q", name, clip(v))
+		}
+		mp.Version = n
+	}
+	idKey := propNodeID
+	if mp.Version == 0 {
+		idKey = propBrokerID
+	}
+	if v, ok := props[idKey]; ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil {
+			return MetaProperties{}, fmt.Errorf("clusterid: %s: %s %q is not an int32", name, idKey, clip(v))
+		}
+		mp.NodeID = int32(n)
+	} else if mp.Version == 1 {
+		return MetaProperties{}, fmt.Errorf("clusterid: %s: node.id was not found", name)
+	}
+	if v, ok := props[propClusterID]; ok {
+		mp.ClusterID = v
+	} else if mp.Version == 1 {
+		return MetaProperties{}, fmt.Errorf("clusterid: %s: cluster.id was not found", name)
+	}
+	if v, ok := props[propDirectoryID]; ok {
+		u, err := Parse(v)
+		if err != nil {
+			return MetaProperties{}, fmt.Errorf("clusterid: %s: unable to read directory.id as a Uuid: %w", name, err)
+		}
+		mp.DirectoryID = u
+	}
+	return mp, nil
+}
+
+// ReadMetaProperties reads dir/meta.properties. A missing file is an error
+// wrapping ErrNotFormatted (and fs.ErrNotExist).
+func ReadMetaProperties(dir string) (MetaProperties, error) {
+	p := Path(dir)
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return MetaProperties{}, fmt.Errorf("%w: %s does not exist (run format first): %w", ErrNotFormatted, p, err)
+		}
+		return MetaProperties{}, fmt.Errorf("clusterid: read %s: %w", p, err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxMetaPropertiesSize+1)); err != nil {
+		return MetaProperties{}, fmt.Errorf("clusterid: read %s: %w", p, err)
+	}
+	if buf.Len() > maxMetaPropertiesSize {
+		return MetaProperties{}, fmt.Errorf("clusterid: %s is larger than %d bytes", p, maxMetaPropertiesSize)
+	}
+	return ParseMetaProperties(p, buf.Bytes())
+}
+
+// Encode renders mp as Java Properties text the way Kafka's storage tool
+// writes it: an empty comment, a date comment, then key=value lines.
+func (mp MetaProperties) Encode(now time.Time) []byte {
+	var b bytes.Buffer
+	b.WriteString("#\n#")
+	b.WriteString(now.UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
+	b.WriteByte('\n')
+	write := func(k, v string) {
+		b.WriteString(escapeProperty(k, true))
+		b.WriteByte('=')
+		b.WriteString(escapeProperty(v, false))
+		b.WriteByte('\n')
+	}
+	if mp.Version == 0 {
+		if mp.NodeID >= 0 {
+			write(propBrokerID, strconv.Itoa(int(mp.NodeID)))
+		}
+	} else {
+		write(propNodeID, strconv.Itoa(int(mp.NodeID)))
+	}
+	if !mp.DirectoryID.IsZero() {
+		write(propDirectoryID, mp.DirectoryID.String())
+	}
+	write(propVersion, strconv.Itoa(mp.Version))
+	if mp.ClusterID != "" {
+		write(propClusterID, mp.ClusterID)
+	}
+	return b.Bytes()
+}
+
+// properties returns mp as Kafka's MetaProperties.toProperties map.
+func (mp MetaProperties) properties() map[string]string {
+	m := map[string]string{propVersion: strconv.Itoa(mp.Version)}
+	if mp.ClusterID != "" {
+		m[propClusterID] = mp.ClusterID
+	}
+	if mp.Version == 0 {
+		if mp.NodeID >= 0 {
+			m[propBrokerID] = strconv.Itoa(int(mp.NodeID))
+		}
+	} else {
+		m[propNodeID] = strconv.Itoa(int(mp.NodeID))
+	}
+	if !mp.DirectoryID.IsZero() {
+		m[propDirectoryID] = mp.DirectoryID.String()
+	}
+	return m
+}
+
+// sortedProperties renders mp as Java prints a TreeMap: {a=1, b=2}.
+func (mp MetaProperties) sortedProperties() string {
+	m := mp.properties()
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k + "=" + m[k])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// WriteMetaProperties writes dir/meta.properties atomically and durably:
+// meta.properties.tmp, fsync, rename, fsync dir (Kafka's
+// PropertiesUtils.writePropertiesFile with fsync).
+func WriteMetaProperties(dir string, mp MetaProperties) error {
+	if mp.Version != 0 && mp.Version != 1 {
+		return fmt.Errorf("clusterid: write %s: unsupported version %d", Path(dir), mp.Version)
+	}
+	if mp.Version == 1 && (mp.ClusterID == "" || mp.NodeID < 0) {
+		return fmt.Errorf("clusterid: write %s: version 1 needs cluster.id and node.id >= 0", Path(dir))
+	}
+	if err := writeFileAtomic(Path(dir), mp.Encode(time.Now())); err != nil {
+		return fmt.Errorf("clusterid: write %s: %w", Path(dir), err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes path via path.tmp: write, fsync, rename, fsync the
+// parent dir. After a crash the file is the old or the new content.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("fsync %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// parseProperties implements the part of java.util.Properties.load that
+// meta.properties files use: comment lines (# or !), key/value separated by
+// '=', ':' or whitespace, backslash escapes (\t \n \r \f \\ \uXXXX and
+// escaped separators) and line continuations. Later keys win, as in Java.
+func parseProperties(data []byte) (map[string]string, error) {
+	props := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), maxMetaPropertiesSize+1)
+	var logical strings.Builder
+	continuing := false
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if continuing {
+			line = strings.TrimLeft(line, " \t\f")
+		} else {
+			trimmed := strings.TrimLeft(line, " \t\f")
+			if trimmed == "" || trimmed[0] == '#' || trimmed[0] == '!' {
+				continue
+			}
+			line = trimmed
+		}
+		// An odd number of trailing backslashes continues the line.
+		n := 0
+		for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
+			n++
+		}
+		if n%2 == 1 {
+			logical.WriteString(line[:len(line)-1])
+			continuing = true
+			continue
+		}
+		logical.WriteString(line)
+		continuing = false
+		k, v, err := splitProperty(logical.String())
+		if err != nil {
+			return nil, err
+		}
+		props[k] = v
+		logical.Reset()
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if continuing {
+		k, v, err := splitProperty(logical.String())
+		if err != nil {
+			return nil, err
+		}
+		props[k] = v
+	}
+	return props, nil
+}
+
+func splitProperty(line string) (string, string, error) {
+	i := 0
+	for i < len(line) {
+		c := line[i]
+		if c == '\\' {
+			i += 2
+			continue
+		}
+		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
+			break
+		}
+		i++
+	}
+	if i > len(line) {
+		i = len(line)
+	}
+	key := line[:i]
+	rest := line[i:]
+	// The key ends at '=' / ':' or at whitespace optionally followed by one
+	// '=' / ':'; whitespace around the separator is dropped.
+	sepSeen := false
+	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
+		rest = rest[1:]
+		sepSeen = true
+	}
+	rest = strings.TrimLeft(rest, " \t\f")
+	if !sepSeen && rest != "" && (rest[0] == '=' || rest[0] == ':') {
+		rest = strings.TrimLeft(rest[1:], " \t\f")
+	}
+	k, err := unescapeProperty(key)
+	if err != nil {
+		return "", "", err
+	}
+	v, err := unescapeProperty(rest)
+	if err != nil {
+		return "", "", err
+	}
+	return k, v, nil
+}
+
+func unescapeProperty(s string) (string, error) {
+	if !strings.Contains(s, `\`) {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(s) {
+			break
+		}
+		switch s[i] {
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 'f':
+			b.WriteByte('\f')
+		case 'u':
+			if i+4 >= len(s) {
+				return "", fmt.Errorf("malformed \\uxxxx encoding in %q", clip(s))
+			}
+			r, err := strconv.ParseUint(s[i+1:i+5], 16, 16)
+			if err != nil {
+				return "", fmt.Errorf("malformed \\uxxxx encoding in %q", clip(s))
+			}
+			b.WriteRune(rune(r))
+			i += 4
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), nil
+}
+
+// escapeProperty escapes what Java's Properties.store escapes for the
+// characters meta.properties values can hold.
+func escapeProperty(s string, key bool) string {
+	var b strings.Builder
+	for i, c := range s {
+		switch {
+		case c == '\\' || c == '=' || c == ':' || c == '#' || c == '!':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		case c == ' ' && (key || i == 0):
+			b.WriteString(`\ `)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\f':
+			b.WriteString(`\f`)
+		case c < 0x20 || c > 0x7e:
+			for _, u := range utf16.Encode([]rune{c}) {
+				fmt.Fprintf(&b, `\u%04X`, u)
+			}
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
