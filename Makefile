@@ -30,11 +30,14 @@ fuzz:
 	  done; \
 	done
 
-# Apache Kafka 4.4.0 jars for interop tests, fetched once into interop/lib.
+# Apache Kafka 4.4.0 jars for interop tests, fetched into interop/lib (git-ignored) when it is
+# missing, incomplete (no marker: an interrupted copy) or older than interop/pom.xml (the
+# marker holds the pom's hash).
 interop-deps:
-	@if [ -f interop/lib/.complete ]; then echo "interop/lib present"; \
-	elif ! command -v mvn >/dev/null 2>&1; then echo "mvn not found: interop tests will skip"; \
-	else cd interop && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib && touch lib/.complete; fi
+	@cd interop && sum=$$(sha256sum pom.xml | cut -d' ' -f1); \
+	if [ -f lib/.complete ] && [ "$$(cat lib/.complete)" = "$$sum" ]; then echo "interop/lib up to date"; \
+	elif ! command -v mvn >/dev/null 2>&1; then echo "mvn not found: interop tests will skip (and fail under KRAFTD_INTEROP=required)"; \
+	else rm -rf lib && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib && echo "$$sum" > lib/.complete && echo "interop/lib: $$(ls lib | wc -l) jars"; fi
 
 sim:
 	$(GO) test -count=1 -timeout 0 -run 'TestSimSeeds' ./raft -sim.seeds=$(SEEDS) -sim.base=$(SEED_BASE)

@@ -1,0 +1,82 @@
+package kafkatest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Props is a Java properties file's content.
+type Props map[string]string
+
+// Clone returns a copy that can be changed without touching p.
+func (p Props) Clone() Props {
+	c := make(Props, len(p))
+	for k, v := range p {
+		c[k] = v
+	}
+	return c
+}
+
+// Merge sets every key of o in p (o wins) and returns p.
+func (p Props) Merge(o Props) Props {
+	for k, v := range o {
+		p[k] = v
+	}
+	return p
+}
+
+// Encode renders the properties sorted by key. Keys and values used here are plain ASCII
+// without the characters properties files escape; Encode refuses anything else rather than
+// write a file Kafka would read differently.
+func (p Props) Encode() (string, error) {
+	var b strings.Builder
+	for _, k := range sortedKeys(p) {
+		v := p[k]
+		if strings.ContainsAny(k, "=:# \t\r\n\\") || strings.ContainsAny(v, "\r\n\\") {
+			return "", fmt.Errorf("kafkatest: property %q=%q needs escaping", k, v)
+		}
+		fmt.Fprintf(&b, "%s=%s\n", k, v)
+	}
+	return b.String(), nil
+}
+
+// WriteFile writes the properties to path.
+func (p Props) WriteFile(path string) error {
+	s, err := p.Encode()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		return fmt.Errorf("kafkatest: write %s: %w", path, err)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// FreePort returns a port on 127.0.0.1 that was free a moment ago. Another process may take
+// it before the caller binds it; tests using it accept that small race (the JVM then fails
+// to bind and the start-up error names the port).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("kafkatest: free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Voter renders one controller.quorum.voters entry, id@host:port.
+func Voter(id int32, hostport string) string { return fmt.Sprintf("%d@%s", id, hostport) }
