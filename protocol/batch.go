@@ -390,11 +390,3 @@ func decodeRecords(data []byte, count int32) ([]Record, error) {
 	}
 	return recs, nil
 }
-
-// decompress returns the records region uncompressed (data itself when the codec is none).
-func decompress(codec int8, data []byte) ([]byte, error) {
-	if codec == CompressionNone {
-		return data, nil
-	}
-	return nil, fmt.Errorf("compression codec %d is not supported", codec)
-}

@@ -1,0 +1,129 @@
+package protocol
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// compressBatch turns an encoded uncompressed batch into one compressed with codec,
+// rewriting attributes, length and CRC as a Kafka producer would.
+func compressBatch(tb testing.TB, raw []byte, codec int8, compress func([]byte) []byte) []byte {
+	tb.Helper()
+	out := append([]byte(nil), raw[:BatchHeaderSize]...)
+	out = append(out, compress(raw[BatchHeaderSize:])...)
+	attrs := binary.BigEndian.Uint16(out[21:])
+	binary.BigEndian.PutUint16(out[21:], attrs&^7|uint16(codec))
+	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
+	binary.BigEndian.PutUint32(out[17:], CRC32C(out[21:]))
+	return out
+}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+func lz4Bytes(b []byte) []byte {
+	var buf bytes.Buffer
+	w := lz4.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+func zstdBytes(b []byte) []byte {
+	enc, _ := zstd.NewWriter(nil)
+	defer enc.Close()
+	return enc.EncodeAll(b, nil)
+}
+
+// xerialBytes frames snappy blocks the way Kafka's Java producer does (chunks of at most
+// chunk bytes).
+func xerialBytes(b []byte, chunk int) []byte {
+	out := append([]byte(nil), xerialHeader...)
+	out = binary.BigEndian.AppendUint32(out, 1)
+	out = binary.BigEndian.AppendUint32(out, 1)
+	for len(b) > 0 {
+		n := min(chunk, len(b))
+		blk := snappy.Encode(nil, b[:n])
+		out = binary.BigEndian.AppendUint32(out, uint32(len(blk)))
+		out = append(out, blk...)
+		b = b[n:]
+	}
+	return out
+}
+
+func TestDecodeCompressedBatches(t *testing.T) {
+	recs := make([]Record, 50)
+	for i := range recs {
+		recs[i] = Record{Value: bytes.Repeat([]byte{byte(i)}, 100+i), Headers: []RecordHeader{{Key: "h", Value: []byte{byte(i)}}}}
+	}
+	raw := AppendBatch(nil, Batch{BaseOffset: 10, PartitionLeaderEpoch: 3, BaseTimestamp: goldenTS, Records: recs})
+	codecs := []struct {
+		name  string
+		codec int8
+		f     func([]byte) []byte
+	}{
+		{"gzip", CompressionGzip, gzipBytes},
+		{"snappy raw", CompressionSnappy, func(b []byte) []byte { return snappy.Encode(nil, b) }},
+		{"snappy xerial", CompressionSnappy, func(b []byte) []byte { return xerialBytes(b, 1000) }},
+		{"lz4", CompressionLZ4, lz4Bytes},
+		{"zstd", CompressionZstd, zstdBytes},
+	}
+	for _, c := range codecs {
+		cb := compressBatch(t, raw, c.codec, c.f)
+		if len(cb) >= len(raw) {
+			t.Fatalf("%s: compressed batch not smaller (%d >= %d)", c.name, len(cb), len(raw))
+		}
+		b, rest, err := DecodeBatch(cb)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(rest) != 0 || len(b.Records) != 50 || b.BaseOffset != 10 || !bytes.Equal(b.Records[49].Value, recs[49].Value) ||
+			b.Records[7].Headers[0].Key != "h" || b.Records[7].Headers[0].Value[0] != 7 || b.Records[49].OffsetDelta != 49 {
+			t.Fatalf("%s: decoded %d records", c.name, len(b.Records))
+		}
+		// Corrupt compressed data (CRC fixed up) fails with ErrCorruptBatch, no panic.
+		bad := bytes.Clone(cb)
+		for i := BatchHeaderSize; i < len(bad); i += 3 {
+			bad[i] ^= 0x5a
+		}
+		binary.BigEndian.PutUint32(bad[17:], CRC32C(bad[21:]))
+		if _, _, err := DecodeBatch(bad); !errors.Is(err, ErrCorruptBatch) {
+			t.Errorf("%s corrupt: %v", c.name, err)
+		}
+	}
+}
+
+func TestDecompressionBomb(t *testing.T) {
+	big := make([]byte, MaxDecompressedBatchBytes+1)
+	for _, c := range []struct {
+		name  string
+		codec int8
+		data  []byte
+	}{
+		{"gzip", CompressionGzip, gzipBytes(big)},
+		{"zstd", CompressionZstd, zstdBytes(big)},
+		{"lz4", CompressionLZ4, lz4Bytes(big)},
+		{"snappy", CompressionSnappy, xerialBytes(big, 1<<20)},
+	} {
+		n := allocBytes(func() {
+			if _, err := decompress(c.codec, c.data); err == nil {
+				t.Errorf("%s: no error for %d decompressed bytes", c.name, len(big))
+			}
+		})
+		if n > 3*MaxDecompressedBatchBytes {
+			t.Errorf("%s: %d bytes allocated", c.name, n)
+		}
+	}
+}
