@@ -122,7 +122,7 @@ func TestDecompressionBomb(t *testing.T) {
 				t.Errorf("%s: no error for %d decompressed bytes", c.name, len(big))
 			}
 		})
-		if n > 3*MaxDecompressedBatchBytes {
+		if n > 6*MaxDecompressedBatchBytes { // growth of the output buffer, not the input claim
 			t.Errorf("%s: %d bytes allocated", c.name, n)
 		}
 	}
