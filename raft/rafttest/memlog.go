@@ -36,6 +36,9 @@ type MemLog struct {
 
 	// Counters for tests and the simulator.
 	Appends, Flushes, Truncations int
+
+	lowestEnd    int64 // lowest end offset left by a truncation or crash since TakeLowestEnd
+	hasLowestEnd bool
 }
 
 var _ raft.Log = (*MemLog)(nil)
@@ -174,6 +177,7 @@ func (l *MemLog) TruncateTo(offset int64) error {
 	l.batches = l.batches[:i]
 	l.flushed = min(l.flushed, newEnd)
 	l.Truncations++
+	l.noteEnd()
 	return nil
 }
 
@@ -201,11 +205,28 @@ func (l *MemLog) Crash() {
 	i := sort.Search(len(l.batches), func(i int) bool { return l.batches[i].base >= l.flushed })
 	clear(l.batches[i:])
 	l.batches = l.batches[:i]
+	l.noteEnd()
 	l.hw = 0
 	for w := range l.writers {
 		w.closed = true
 	}
 	clear(l.writers)
+}
+
+func (l *MemLog) noteEnd() {
+	end := l.EndOffset().Offset
+	if !l.hasLowestEnd || end < l.lowestEnd {
+		l.lowestEnd, l.hasLowestEnd = end, true
+	}
+}
+
+// TakeLowestEnd reports the lowest log end offset that a truncation, crash
+// or TruncateToSnapshot left since the previous call, so a checker can
+// re-verify everything above it.
+func (l *MemLog) TakeLowestEnd() (int64, bool) {
+	end, ok := l.lowestEnd, l.hasLowestEnd
+	l.hasLowestEnd = false
+	return end, ok
 }
 
 // Batches returns the log's batches as (base, last, epoch, bytes); the bytes
@@ -304,6 +325,7 @@ func (l *MemLog) TruncateToSnapshot(id raft.OffsetAndEpoch) error {
 	l.startOffset, l.startEpoch = id.Offset, id.Epoch
 	l.flushed = id.Offset
 	l.Truncations++
+	l.noteEnd()
 	return nil
 }
 
