@@ -1,3 +1,127 @@
 package main
 
-func main() {}
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// exitError carries a process exit code; its message (if any) was printed.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"random-uuid", "print a new random cluster id", runRandomUUID},
+		{"format", "format log directories: --config FILE --cluster-id ID [--ignore-formatted]", runFormat},
+		{"info", "describe formatted log directories: --config FILE", runInfo},
+		{"start", "run a controller node: --config FILE", runStart},
+		{"test-kraft-server-start", "run a quorum node with the test workload: --config FILE --replica-directory-id ID", runTestServer},
+		{"describe-quorum", "describe the quorum: --bootstrap-controller HOST:PORT (--status | --replication)", runDescribeQuorum},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: controller <command> [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-24s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'controller <command> --help' for a command's flags.")
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "help" {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		err := c.run(args[1:], stdout, stderr)
+		var ee exitError
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, pflag.ErrHelp):
+			return 0
+		case errors.As(err, &ee):
+			return ee.code
+		default:
+			fmt.Fprintf(stderr, "controller %s: %v\n", name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "controller: unknown command %q\n\n", name)
+	usage(stderr)
+	return 2
+}
+
+// newFlagSet returns a pflag set that reports errors instead of exiting.
+func newFlagSet(name string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	return fs
+}
+
+// configFlags are the flags every config-reading command shares.
+type configFlags struct {
+	path      string
+	overrides []string
+}
+
+func (c *configFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&c.path, "config", "c", "", "Kafka properties file (required)")
+	fs.StringArrayVar(&c.overrides, "override", nil, "override one property: key=value (repeatable)")
+}
+
+// load reads the file and applies the overrides.
+func (c *configFlags) load() (*Properties, error) {
+	if c.path == "" {
+		return nil, errNoConfig
+	}
+	p, err := LoadProperties(c.path)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range c.overrides {
+		k, v, err := ParseOverride(o)
+		if err != nil {
+			return nil, err
+		}
+		p.Set(k, v)
+		p.Lines[k] = 0
+	}
+	return p, nil
+}
+
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return nil
+}

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/clusterid"
+)
+
+// runDescribeQuorum does what `kafka-metadata-quorum --bootstrap-controller
+// HOST:PORT describe --status|--replication` does: DescribeCluster (controller
+// endpoint type) to a bootstrap controller to learn the cluster id and the
+// leader, then DescribeQuorum to the leader, and prints the same text.
+func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("describe-quorum", stderr)
+	bootstrap := fs.String("bootstrap-controller", "", "comma-separated HOST:PORT of controllers to ask first (required)")
+	status := fs.Bool("status", false, "print the quorum status (as describe --status)")
+	replication := fs.Bool("replication", false, "print the replication table (as describe --replication)")
+	human := fs.Bool("human-readable", false, "with --replication: timestamps as '<n> ms ago'")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (the leader may be unknown during an election)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *bootstrap == "" {
+		return errors.New("--bootstrap-controller is required")
+	}
+	if *status == *replication {
+		return errors.New("give exactly one of --status and --replication")
+	}
+	var addrs []string
+	for _, a := range splitList(*bootstrap) {
+		if _, _, err := parseHostPort(a); err != nil {
+			return fmt.Errorf("--bootstrap-controller: %w", err)
+		}
+		addrs = append(addrs, a)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	q, err := describeQuorum(ctx, addrs)
+	if err != nil {
+		return err
+	}
+	if *status {
+		return printQuorumStatus(stdout, q)
+	}
+	return printQuorumReplication(stdout, q, *human, time.Now())
+}
+
+// quorumDescription is what the two requests returned.
+type quorumDescription struct {
+	ClusterID string
+	Partition kmsg.DescribeQuorumResponseTopicPartition
+	Nodes     []kmsg.DescribeQuorumResponseNode
+}
+
+// requestOnce sends one request to addr with a short-lived franz-go client
+// (which negotiates versions with ApiVersions first, as Kafka's admin does).
+func requestOnce(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("kraftd-describe-quorum"),
+		kgo.DialTimeout(5*time.Second), kgo.RetryTimeout(0))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return nil, fmt.Errorf("no seed broker for %s", addr)
+	}
+	return seeds[0].Request(ctx, req)
+}
+
+func describeQuorum(ctx context.Context, bootstrap []string) (*quorumDescription, error) {
+	var lastErr error
+	backoff := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("describe quorum: %w (last error: %v)", ctx.Err(), lastErr)
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+		}
+		// DescribeCluster to the bootstrap controllers, in turn.
+		addr := bootstrap[attempt%len(bootstrap)]
+		dcReq := kmsg.NewPtrDescribeClusterRequest()
+		dcReq.EndpointType = 2 // controllers
+		resp, err := requestOnce(ctx, addr, dcReq)
+		if err != nil {
+			lastErr = fmt.Errorf("DescribeCluster to %s: %w", addr, err)
+			continue
+		}
+		dc := resp.(*kmsg.DescribeClusterResponse)
+		if err := kerr.ErrorForCode(dc.ErrorCode); err != nil {
+			lastErr = fmt.Errorf("DescribeCluster to %s: %w%s", addr, err, errMsg(dc.ErrorMessage))
+			if !kerr.IsRetriable(err) {
+				return nil, lastErr
+			}
+			continue
+		}
+		if dc.Version >= 1 && dc.EndpointType != 2 {
+			return nil, fmt.Errorf("DescribeCluster to %s: endpoint type %d, want 2 (controller): %w", addr, dc.EndpointType, kerr.MismatchedEndpointType)
+		}
+		if dc.ControllerID < 0 {
+			lastErr = fmt.Errorf("DescribeCluster to %s: no leader known yet", addr)
+			continue
+		}
+		leaderAddr := ""
+		for _, b := range dc.Brokers {
+			if b.NodeID == dc.ControllerID {
+				leaderAddr = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
+			}
+		}
+		if leaderAddr == "" {
+			lastErr = fmt.Errorf("DescribeCluster to %s: leader %d has no endpoint in the answer", addr, dc.ControllerID)
+			continue
+		}
+		dqReq := kmsg.NewPtrDescribeQuorumRequest()
+		t := kmsg.NewDescribeQuorumRequestTopic()
+		t.Topic = "__cluster_metadata"
+		p := kmsg.NewDescribeQuorumRequestTopicPartition()
+		t.Partitions = append(t.Partitions, p)
+		dqReq.Topics = append(dqReq.Topics, t)
+		resp, err = requestOnce(ctx, leaderAddr, dqReq)
+		if err != nil {
+			lastErr = fmt.Errorf("DescribeQuorum to leader %d at %s: %w", dc.ControllerID, leaderAddr, err)
+			continue
+		}
+		dq := resp.(*kmsg.DescribeQuorumResponse)
+		if err := kerr.ErrorForCode(dq.ErrorCode); err != nil {
+			lastErr = fmt.Errorf("DescribeQuorum to %s: %w%s", leaderAddr, err, errMsg(dq.ErrorMessage))
+			if !kerr.IsRetriable(err) {
+				return nil, lastErr
+			}
+			continue
+		}
+		if len(dq.Topics) != 1 || len(dq.Topics[0].Partitions) != 1 || dq.Topics[0].Topic != "__cluster_metadata" {
+			return nil, fmt.Errorf("DescribeQuorum to %s: the answer does not describe __cluster_metadata-0 alone", leaderAddr)
+		}
+		part := dq.Topics[0].Partitions[0]
+		if err := kerr.ErrorForCode(part.ErrorCode); err != nil {
+			lastErr = fmt.Errorf("DescribeQuorum to %s: %w%s", leaderAddr, err, errMsg(part.ErrorMessage))
+			if !kerr.IsRetriable(err) && !errors.Is(err, kerr.NotLeaderForPartition) {
+				return nil, lastErr
+			}
+			continue
+		}
+		return &quorumDescription{ClusterID: dc.ClusterID, Partition: part, Nodes: dq.Nodes}, nil
+	}
+}
+
+func errMsg(p *string) string {
+	if p == nil || *p == "" {
+		return ""
+	}
+	return ": " + *p
+}
+
+func (q *quorumDescription) leader() (kmsg.DescribeQuorumResponseTopicPartitionReplicaState, error) {
+	for _, v := range q.Partition.CurrentVoters {
+		if v.ReplicaID == q.Partition.LeaderID {
+			return v, nil
+		}
+	}
+	return kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}, fmt.Errorf("leader %d is not among the current voters", q.Partition.LeaderID)
+}
+
+// printQuorumStatus prints `kafka-metadata-quorum describe --status`.
+func printQuorumStatus(w io.Writer, q *quorumDescription) error {
+	leader, err := q.leader()
+	if err != nil {
+		return err
+	}
+	laggard := q.Partition.CurrentVoters[0]
+	for _, v := range q.Partition.CurrentVoters[1:] {
+		if v.LogEndOffset < laggard.LogEndOffset {
+			laggard = v
+		}
+	}
+	maxLag := leader.LogEndOffset - laggard.LogEndOffset
+	var lagTime int64
+	switch {
+	case laggard.ReplicaID == leader.ReplicaID && laggard.ReplicaDirectoryID == leader.ReplicaDirectoryID:
+		lagTime = 0
+	case leader.LastCaughtUpTimestamp != -1 && laggard.LastCaughtUpTimestamp != -1:
+		lagTime = leader.LastCaughtUpTimestamp - laggard.LastCaughtUpTimestamp
+	default:
+		lagTime = -1
+	}
+	fmt.Fprintf(w, "ClusterId:              %s\n", q.ClusterID)
+	fmt.Fprintf(w, "LeaderId:               %d\n", q.Partition.LeaderID)
+	fmt.Fprintf(w, "LeaderEpoch:            %d\n", q.Partition.LeaderEpoch)
+	fmt.Fprintf(w, "HighWatermark:          %d\n", q.Partition.HighWatermark)
+	fmt.Fprintf(w, "MaxFollowerLag:         %d\n", maxLag)
+	fmt.Fprintf(w, "MaxFollowerLagTimeMs:   %d\n", lagTime)
+	fmt.Fprintf(w, "CurrentVoters:          %s\n", q.replicaList(q.Partition.CurrentVoters))
+	fmt.Fprintf(w, "CurrentObservers:       %s\n", q.replicaList(q.Partition.Observers))
+	return nil
+}
+
+// replicaList renders replicas as Kafka's MetadataQuorumCommand.Node does.
+func (q *quorumDescription) replicaList(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, r := range rs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, `{"id": %d`, r.ReplicaID)
+		if r.ReplicaDirectoryID != [16]byte{} {
+			fmt.Fprintf(&b, `, "directoryId": "%s"`, clusterid.UUID(r.ReplicaDirectoryID))
+		}
+		if eps := q.endpoints(r.ReplicaID); len(eps) > 0 {
+			b.WriteString(`, "endpoints": [`)
+			for j, e := range eps {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(`"` + e + `"`)
+			}
+			b.WriteByte(']')
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func (q *quorumDescription) endpoints(id int32) []string {
+	var out []string
+	for _, n := range q.Nodes {
+		if n.NodeID != id {
+			continue
+		}
+		for _, l := range n.Listeners {
+			out = append(out, l.Name+"://"+net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
+		}
+	}
+	return out
+}
+
+// printQuorumReplication prints `kafka-metadata-quorum describe --replication`:
+// each cell padded to its column's widest cell and followed by a tab.
+func printQuorumReplication(w io.Writer, q *quorumDescription, human bool, now time.Time) error {
+	leader, err := q.leader()
+	if err != nil {
+		return err
+	}
+	header := []string{"NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"}
+	var rows [][]string
+	ts := func(v int64, desc string) (string, error) {
+		if v == -1 {
+			return "-1", nil
+		}
+		if !human {
+			return strconv.FormatInt(v, 10), nil
+		}
+		nowMs := now.UnixMilli()
+		if v <= 0 || v > nowMs {
+			return "", fmt.Errorf("error while computing relative time, possible drift in system clock.\nCurrent timestamp is %d, %s timestamp is %d", nowMs, desc, v)
+		}
+		return fmt.Sprintf("%d ms ago", nowMs-v), nil
+	}
+	add := func(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState, status string) error {
+		for _, r := range rs {
+			lf, err := ts(r.LastFetchTimestamp, "last fetch")
+			if err != nil {
+				return err
+			}
+			lc, err := ts(r.LastCaughtUpTimestamp, "last caught up")
+			if err != nil {
+				return err
+			}
+			rows = append(rows, []string{
+				strconv.Itoa(int(r.ReplicaID)), clusterid.UUID(r.ReplicaDirectoryID).String(),
+				strconv.FormatInt(r.LogEndOffset, 10), strconv.FormatInt(leader.LogEndOffset-r.LogEndOffset, 10),
+				lf, lc, status,
+			})
+		}
+		return nil
+	}
+	var followers []kmsg.DescribeQuorumResponseTopicPartitionReplicaState
+	for _, v := range q.Partition.CurrentVoters {
+		if v.ReplicaID != leader.ReplicaID {
+			followers = append(followers, v)
+		}
+	}
+	if err := add([]kmsg.DescribeQuorumResponseTopicPartitionReplicaState{leader}, "Leader"); err != nil {
+		return err
+	}
+	if err := add(followers, "Follower"); err != nil {
+		return err
+	}
+	if err := add(q.Partition.Observers, "Observer"); err != nil {
+		return err
+	}
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = len(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		for i, c := range cells {
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", widths[i]-len(c)))
+			b.WriteByte('\t')
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	line(header)
+	for _, r := range rows {
+		line(r)
+	}
+	return nil
+}
