@@ -106,6 +106,10 @@ func (p *Process) Stop() error {
 		<-p.done
 	}
 	_, err := p.Exited()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 128+int(syscall.SIGTERM) {
+		return nil // the JVM's exit status after its shutdown hooks ran on SIGTERM
+	}
 	return err
 }
 
