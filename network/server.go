@@ -1,0 +1,300 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// Handler serves the requests of every connection except ApiVersions, which the server
+// answers itself.
+type Handler interface {
+	// Handle is called on the connection's reader goroutine for each decoded request, in
+	// order. It must call respond exactly once, possibly later from another goroutine. The
+	// connection reads no further request until respond is called, so responses stay in
+	// request order (Kafka's one-in-flight-per-connection processing).
+	//
+	// respond never blocks. The response's version is set to the request's. respond(nil)
+	// closes the connection after the responses before it have been written (what a JVM
+	// server does when it cannot answer, e.g. a FetchSnapshot error it cannot serialise).
+	Handle(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response))
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response))
+
+// Handle calls f.
+func (f HandlerFunc) Handle(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	f(c, hdr, req, respond)
+}
+
+// ConnInfo describes an inbound connection. The listener name matters to raft: leader
+// endpoints are looked up by listener name.
+type ConnInfo struct {
+	Listener      string
+	Local, Remote net.Addr
+}
+
+// ListenerConfig is one listener: a name (e.g. "CONTROLLER") and a host:port (port 0 picks
+// a free port; Server.Addrs reports it).
+type ListenerConfig struct {
+	Name string
+	Addr string
+}
+
+// Defaults applied by NewServer to zero ServerConfig fields.
+const (
+	DefaultIdleTimeout         = 10 * time.Minute // connections.max.idle.ms
+	DefaultPartialFrameTimeout = 30 * time.Second
+	DefaultWriteTimeout        = 30 * time.Second
+)
+
+// ServerConfig configures a Server. Zero values take the defaults above;
+// MaxConnections 0 means unlimited (Kafka's max.connections default).
+type ServerConfig struct {
+	Listeners      []ListenerConfig
+	MaxFrameSize   int32 // bytes; socket.request.max.bytes, default protocol.DefaultMaxFrameSize
+	MaxConnections int   // open inbound connections over all listeners; 0 = unlimited
+	// IdleTimeout closes a connection that sends nothing for this long while no request
+	// of it is being served (connections.max.idle.ms).
+	IdleTimeout time.Duration
+	// PartialFrameTimeout bounds the time from the first byte of a frame to its last, so
+	// a client that sends half a frame and stalls does not pin a connection.
+	PartialFrameTimeout time.Duration
+	// WriteTimeout bounds one write of responses to a client that stops reading.
+	WriteTimeout time.Duration
+	Logger       *zap.Logger
+}
+
+// ErrServerClosed is returned by Start after Shutdown.
+var ErrServerClosed = errors.New("network: server closed")
+
+// Server accepts Kafka protocol connections on its listeners and hands requests to a
+// Handler.
+type Server struct {
+	cfg ServerConfig
+	h   Handler
+	log *zap.Logger
+
+	mu        sync.Mutex
+	started   bool
+	closing   bool
+	listeners []net.Listener
+	addrs     map[string]net.Addr
+	conns     map[*conn]struct{}
+	connsDone chan struct{} // closed when conns becomes empty during shutdown; nil otherwise
+
+	acceptWG sync.WaitGroup // accept loops
+	connWG   sync.WaitGroup // every connection goroutine
+}
+
+// NewServer validates cfg and returns a server that is not yet listening.
+func NewServer(cfg ServerConfig, h Handler) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("network: new server: nil handler")
+	}
+	if len(cfg.Listeners) == 0 {
+		return nil, errors.New("network: new server: no listeners")
+	}
+	seen := make(map[string]bool)
+	for _, l := range cfg.Listeners {
+		if l.Name == "" {
+			return nil, fmt.Errorf("network: new server: listener %q has no name", l.Addr)
+		}
+		if seen[l.Name] {
+			return nil, fmt.Errorf("network: new server: duplicate listener name %q", l.Name)
+		}
+		seen[l.Name] = true
+	}
+	if cfg.MaxFrameSize == 0 {
+		cfg.MaxFrameSize = protocol.DefaultMaxFrameSize
+	}
+	if cfg.MaxFrameSize < 0 {
+		return nil, fmt.Errorf("network: new server: negative max frame size %d", cfg.MaxFrameSize)
+	}
+	if cfg.MaxConnections < 0 {
+		return nil, fmt.Errorf("network: new server: negative max connections %d", cfg.MaxConnections)
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.PartialFrameTimeout <= 0 {
+		cfg.PartialFrameTimeout = DefaultPartialFrameTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Server{cfg: cfg, h: h, log: log, conns: make(map[*conn]struct{})}, nil
+}
+
+// Start listens on every listener and starts accepting. Either every listener is bound
+// or none is.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return ErrServerClosed
+	}
+	if s.started {
+		return errors.New("network: server already started")
+	}
+	var lns []net.Listener
+	addrs := make(map[string]net.Addr)
+	for _, l := range s.cfg.Listeners {
+		ln, err := net.Listen("tcp", l.Addr)
+		if err != nil {
+			for _, o := range lns {
+				o.Close()
+			}
+			return fmt.Errorf("network: listen %s on %s: %w", l.Name, l.Addr, err)
+		}
+		lns = append(lns, ln)
+		addrs[l.Name] = ln.Addr()
+	}
+	s.started = true
+	s.listeners = lns
+	s.addrs = addrs
+	for i, ln := range lns {
+		name := s.cfg.Listeners[i].Name
+		s.log.Info("listening", zap.String("listener", name), zap.Stringer("addr", ln.Addr()))
+		s.acceptWG.Add(1)
+		go s.acceptLoop(name, ln)
+	}
+	return nil
+}
+
+// Addrs returns the bound address of each listener by name (port 0 resolved). Empty
+// before Start.
+func (s *Server) Addrs() map[string]net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]net.Addr, len(s.addrs))
+	for k, v := range s.addrs {
+		out[k] = v
+	}
+	return out
+}
+
+// acceptLoop accepts until the listener is closed. Accept errors other than a closed
+// listener (EMFILE, ECONNABORTED, ...) are retried with net/http's backoff, 5 ms doubling
+// to 1 s, so a burst of them neither spins nor stops the server.
+func (s *Server) acceptLoop(name string, ln net.Listener) {
+	defer s.acceptWG.Done()
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if delay == 0 {
+				delay = 5 * time.Millisecond
+			} else {
+				delay = min(2*delay, time.Second)
+			}
+			s.log.Warn("accept failed; retrying", zap.String("listener", name),
+				zap.Duration("delay", delay), zap.Error(err))
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		s.serve(name, nc)
+	}
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// serve registers and starts a connection, or refuses it when the server is at
+// MaxConnections or shutting down.
+func (s *Server) serve(listener string, nc net.Conn) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if s.cfg.MaxConnections > 0 && len(s.conns) >= s.cfg.MaxConnections {
+		s.mu.Unlock()
+		s.log.Warn("refusing connection: too many connections", zap.String("listener", listener),
+			zap.Stringer("remote", nc.RemoteAddr()), zap.Int("max_connections", s.cfg.MaxConnections))
+		nc.Close()
+		return
+	}
+	c := newConn(s, listener, nc)
+	s.conns[c] = struct{}{}
+	s.connWG.Add(2)
+	s.mu.Unlock()
+	go c.readLoop()
+	go c.writeLoop()
+}
+
+// removeConn is called once per connection after both of its goroutines are done with it.
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	if len(s.conns) == 0 && s.connsDone != nil {
+		close(s.connsDone)
+		s.connsDone = nil
+	}
+}
+
+// Shutdown stops accepting, closes idle connections, lets requests being served finish
+// and their responses be written until ctx ends, then closes every remaining connection.
+// It returns ctx.Err() if connections had to be cut, nil otherwise.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+	var done chan struct{}
+	if len(s.conns) > 0 {
+		done = make(chan struct{})
+		s.connsDone = done
+	}
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	s.acceptWG.Wait()
+
+	for _, c := range conns {
+		c.beginShutdown()
+	}
+	var err error
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+			s.mu.Lock()
+			for c := range s.conns {
+				conns = append(conns, c)
+			}
+			s.mu.Unlock()
+			for _, c := range conns {
+				c.close("server shutdown deadline reached")
+			}
+		}
+	}
+	s.connWG.Wait()
+	return err
+}

@@ -1,0 +1,564 @@
+package network
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// A client pipelines Vote requests (interleaved with ApiVersions, which the server answers
+// itself) on one connection; the handler answers each from another goroutine after a
+// random delay. Responses must come back in request order, and the handler must never
+// hold two requests of the connection at once.
+func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
+	var active, maxActive atomic.Int32
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		n := active.Add(1)
+		for {
+			m := maxActive.Load()
+			if n <= m || maxActive.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		resp := voteResponseFor(req.(*kmsg.VoteRequest))
+		delay := time.Duration(rand.IntN(2000)) * time.Microsecond
+		go func() {
+			time.Sleep(delay)
+			active.Add(-1)
+			respond(resp)
+		}()
+	})
+	_, addr := startServer(t, ServerConfig{}, h)
+	c := dialRaw(t, addr)
+
+	const n = 60
+	var out []byte
+	id := "test"
+	for i := range int32(n) {
+		if i%3 == 0 {
+			req := kmsg.NewPtrApiVersionsRequest()
+			req.Version = 4
+			req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
+			out = protocol.AppendRequest(out, i, &id, req)
+			continue
+		}
+		out = protocol.AppendRequest(out, i, &id, voteRequest(i))
+	}
+	c.write(out) // all requests in one write: the server sees them pipelined
+	for i := range int32(n) {
+		if i%3 == 0 {
+			resp := c.recv(i, protocol.KeyApiVersions, 4).(*kmsg.ApiVersionsResponse)
+			if resp.ErrorCode != 0 {
+				t.Fatalf("ApiVersions %d: error %d", i, resp.ErrorCode)
+			}
+			continue
+		}
+		if got := votePartition(c.recv(i, protocol.KeyVote, 1)); got != i {
+			t.Fatalf("response %d carries partition %d", i, got)
+		}
+	}
+	if m := maxActive.Load(); m != 1 {
+		t.Fatalf("handler held %d requests of one connection at once, want 1", m)
+	}
+}
+
+// A real Kafka client library (franz-go kgo) gets a correct ApiVersions answer. kgo
+// first sends ApiVersions at the newest version it knows; kraftd answers
+// UNSUPPORTED_VERSION with its range and kgo retries, as against a JVM controller.
+func TestKgoApiVersions(t *testing.T) {
+	_, addr := startServer(t, ServerConfig{}, echoHandler)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("ApiVersions through kgo: %v", err)
+	}
+	if resp.ErrorCode != 0 {
+		t.Fatalf("error code %d", resp.ErrorCode)
+	}
+	if resp.Version != 4 {
+		t.Errorf("kgo settled on ApiVersions v%d, want v4 (kraftd's max)", resp.Version)
+	}
+	want := protocol.NewApiVersionsResponse(resp.Version)
+	if !slices.EqualFunc(resp.ApiKeys, want.ApiKeys, func(a, b kmsg.ApiVersionsResponseApiKey) bool {
+		return a.ApiKey == b.ApiKey && a.MinVersion == b.MinVersion && a.MaxVersion == b.MaxVersion
+	}) {
+		t.Fatalf("ApiKeys %+v, want %+v", resp.ApiKeys, want.ApiKeys)
+	}
+	fetch := false
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == protocol.KeyFetch && k.MaxVersion == 17 {
+			fetch = true
+		}
+	}
+	if !fetch {
+		t.Errorf("Fetch up to v17 not advertised: %+v", resp.ApiKeys)
+	}
+	if len(resp.SupportedFeatures) != 1 || resp.SupportedFeatures[0].Name != "kraft.version" {
+		t.Errorf("features %+v, want kraft.version", resp.SupportedFeatures)
+	}
+}
+
+// An ApiVersions version above kraftd's gets UNSUPPORTED_VERSION in the v0 body layout
+// (header v0) listing ApiVersions' range, and the connection stays usable.
+func TestApiVersionsUnsupportedVersion(t *testing.T) {
+	_, addr := startServer(t, ServerConfig{}, echoHandler)
+	c := dialRaw(t, addr)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 5 // flexible: header v2
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
+	c.send(7, req)
+	frame, err := protocol.ReadFrame(c.br, protocol.DefaultMaxFrameSize, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// correlation id, then the v0 body: error code, int32 array length 1, {18, 0, 4}.
+	want := []byte{0, 0, 0, 7, 0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 4}
+	if string(frame) != string(want) {
+		t.Fatalf("frame % x, want % x", frame, want)
+	}
+	c.apiVersionsRoundTrip(8)
+}
+
+// ApiVersions v3+ with an invalid client software name is answered INVALID_REQUEST.
+func TestApiVersionsInvalidSoftwareName(t *testing.T) {
+	_, addr := startServer(t, ServerConfig{}, echoHandler)
+	c := dialRaw(t, addr)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "-bad name", "1"
+	c.send(1, req)
+	resp := c.recv(1, protocol.KeyApiVersions, 3).(*kmsg.ApiVersionsResponse)
+	if resp.ErrorCode != kerr.InvalidRequest.Code || len(resp.ApiKeys) != 0 {
+		t.Fatalf("error %d with %d keys, want INVALID_REQUEST and none", resp.ErrorCode, len(resp.ApiKeys))
+	}
+	c.apiVersionsRoundTrip(2)
+}
+
+func TestValidSoftwareString(t *testing.T) {
+	for s, want := range map[string]bool{
+		"apache-kafka-java": true, "4.0.0": true, "a": true, "a.b-c": true,
+		"": false, "-a": false, "a-": false, "a b": false, "a_b": false, ".": false,
+	} {
+		if got := validSoftwareString(s); got != want {
+			t.Errorf("validSoftwareString(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// Misbehaving clients are cut off, each with a logged reason, while a well-behaved client
+// on the same server keeps being served.
+func TestBadClientsAreCutOff(t *testing.T) {
+	const partial = 300 * time.Millisecond
+	log, logs := observedLogger()
+	_, addr := startServer(t, ServerConfig{MaxFrameSize: 1 << 10, PartialFrameTimeout: partial, Logger: log}, echoHandler)
+
+	good := dialRaw(t, addr)
+	stopGood := make(chan struct{})
+	goodDone := make(chan error, 1)
+	go func() {
+		// The well-behaved client: a Vote round trip every few milliseconds throughout.
+		id := "good"
+		for i := int32(0); ; i++ {
+			select {
+			case <-stopGood:
+				goodDone <- nil
+				return
+			default:
+			}
+			if _, err := good.nc.Write(protocol.AppendRequest(nil, i, &id, voteRequest(i))); err != nil {
+				goodDone <- err
+				return
+			}
+			frame, err := protocol.ReadFrame(good.br, 1<<20, nil)
+			if err != nil {
+				goodDone <- err
+				return
+			}
+			resp, err := protocol.ParseResponse(frame, protocol.KeyVote, 1)
+			if err != nil {
+				goodDone <- err
+				return
+			}
+			if got := votePartition(resp); got != i {
+				goodDone <- errors.New("good client got a wrong response")
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+
+	be32 := func(v int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
+	id := "x"
+	voteFrame := protocol.AppendRequest(nil, 1, &id, voteRequest(1))
+	cases := []struct {
+		name   string
+		send   func(c *rawClient)
+		reason string
+		within time.Duration
+	}{
+		{"half frame", func(c *rawClient) { c.write(voteFrame[:len(voteFrame)/2]) }, "partial frame", partial + 2*time.Second},
+		{"half size prefix", func(c *rawClient) { c.write([]byte{0, 0}) }, "partial frame", partial + 2*time.Second},
+		{"trickle", func(c *rawClient) {
+			// Keeps sending, one byte every 50 ms: the frame deadline still applies.
+			for _, b := range voteFrame[:len(voteFrame)-1] {
+				if _, err := c.nc.Write([]byte{b}); err != nil {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}, "partial frame", partial + 3*time.Second},
+		{"oversized", func(c *rawClient) { c.write(be32(1<<10 + 1)) }, "frame too large", 2 * time.Second},
+		{"negative size", func(c *rawClient) { c.write(be32(-5)) }, "negative frame size", 2 * time.Second},
+		{"http", func(c *rawClient) { c.write([]byte("GET / HTTP/1.1\r\n\r\n")) }, "HTTP", 2 * time.Second},
+		{"garbage header", func(c *rawClient) { c.write(append(be32(3), 1, 2, 3)) }, "bad request", 2 * time.Second},
+		{"unsupported api", func(c *rawClient) {
+			c.send(1, kmsg.NewPtrMetadataRequest())
+		}, "unsupported api", 2 * time.Second},
+		{"unsupported version", func(c *rawClient) {
+			r := voteRequest(1)
+			r.Version = 0
+			b := protocol.AppendRequest(nil, 1, &id, r)
+			binary.BigEndian.PutUint16(b[6:], 9) // Vote v9
+			c.write(b)
+		}, "unsupported api version", 2 * time.Second},
+		{"undecodable body", func(c *rawClient) {
+			b := protocol.AppendRequest(nil, 1, &id, voteRequest(1))
+			b = b[:len(b)-3]
+			binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+			c.write(b)
+		}, "decode", 2 * time.Second},
+	}
+	var wg sync.WaitGroup
+	for _, tc := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := dialRaw(t, addr)
+			c.apiVersionsRoundTrip(0)
+			tc.send(c)
+			c.expectClosed(tc.within)
+		}()
+	}
+	wg.Wait()
+	for _, tc := range cases {
+		waitLog(t, logs, tc.reason)
+	}
+	close(stopGood)
+	if err := <-goodDone; err != nil {
+		t.Fatalf("well-behaved client: %v", err)
+	}
+}
+
+// A client that stops reading responses is cut off after WriteTimeout once the socket
+// buffers fill up, and is not allowed to queue unbounded responses.
+func TestNonReadingClientIsCutOff(t *testing.T) {
+	log, logs := observedLogger()
+	_, addr := startServer(t, ServerConfig{WriteTimeout: 200 * time.Millisecond, Logger: log}, echoHandler)
+	c := dialRaw(t, addr)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
+	id := "x"
+	frame := protocol.AppendRequest(nil, 1, &id, req)
+	batch := slices.Repeat(frame, 1000)
+	deadline := time.Now().Add(testTimeout)
+	for time.Now().Before(deadline) {
+		c.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := c.nc.Write(batch); err != nil {
+			break
+		}
+	}
+	waitLog(t, logs, "write:")
+}
+
+func TestMaxConnections(t *testing.T) {
+	log, logs := observedLogger()
+	_, addr := startServer(t, ServerConfig{MaxConnections: 2, Logger: log}, echoHandler)
+	a := dialRaw(t, addr)
+	b := dialRaw(t, addr)
+	a.apiVersionsRoundTrip(1)
+	b.apiVersionsRoundTrip(1)
+	extra := dialRaw(t, addr)
+	extra.expectClosed(testTimeout)
+	waitLog(t, logs, "too many connections")
+	a.apiVersionsRoundTrip(2) // the others are unaffected
+
+	// Once a slot frees up, a new connection is served.
+	b.nc.Close()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		c := dialRaw(t, addr)
+		req := kmsg.NewPtrApiVersionsRequest()
+		c.send(1, req)
+		if _, err := protocol.ReadFrame(c.br, 1<<20, nil); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no connection accepted after a slot freed up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// An idle connection is closed after IdleTimeout; a connection whose request is being
+// served for longer than that is not idle.
+func TestIdleTimeout(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	release := make(chan struct{})
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		resp := voteResponseFor(req.(*kmsg.VoteRequest))
+		go func() {
+			<-release
+			respond(resp)
+		}()
+	})
+	log, logs := observedLogger()
+	_, addr := startServer(t, ServerConfig{IdleTimeout: idle, Logger: log}, h)
+
+	idleConn := dialRaw(t, addr)
+	idleConn.apiVersionsRoundTrip(1)
+	busy := dialRaw(t, addr)
+	busy.send(5, voteRequest(5))
+
+	took := idleConn.expectClosed(testTimeout)
+	if took < idle/2 {
+		t.Fatalf("idle connection closed after %v, before the idle timeout %v", took, idle)
+	}
+	waitLog(t, logs, "idle for")
+	time.Sleep(2 * idle) // the busy connection's request is parked well past the idle timeout
+	close(release)
+	if got := votePartition(busy.recv(5, protocol.KeyVote, 1)); got != 5 {
+		t.Fatalf("parked response carries %d", got)
+	}
+}
+
+// Shutdown refuses new connections, lets a request being served finish and its response
+// be written, then closes; with an expired context it cuts connections and says so.
+func TestGracefulShutdown(t *testing.T) {
+	release := make(chan struct{})
+	handed := make(chan struct{}, 1)
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		resp := voteResponseFor(req.(*kmsg.VoteRequest))
+		handed <- struct{}{}
+		go func() {
+			<-release
+			respond(resp)
+		}()
+	})
+	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := s.Addrs()["C"].String()
+	idle := dialRaw(t, addr)
+	idle.apiVersionsRoundTrip(1)
+	busy := dialRaw(t, addr)
+	busy.send(3, voteRequest(3))
+	<-handed
+
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		done <- s.Shutdown(ctx)
+	}()
+	idle.expectClosed(testTimeout)
+	// No new connections once shutting down.
+	deadline := time.Now().Add(testTimeout)
+	for {
+		nc, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			break
+		}
+		nc.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("still accepting during shutdown")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("shutdown returned (%v) with a request in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if got := votePartition(busy.recv(3, protocol.KeyVote, 1)); got != 3 {
+		t.Fatalf("in-flight response carries %d", got)
+	}
+	busy.expectClosed(testTimeout)
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if err := s.Start(); !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("Start after Shutdown: %v", err)
+	}
+}
+
+func TestShutdownDeadline(t *testing.T) {
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		// never responds
+	})
+	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := dialRaw(t, s.Addrs()["C"].String())
+	c.apiVersionsRoundTrip(0)
+	c.send(1, voteRequest(1))
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shutdown: %v, want deadline exceeded", err)
+	}
+	c.expectClosed(testTimeout)
+}
+
+// A handler panic closes that connection only.
+func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		v := req.(*kmsg.VoteRequest)
+		if v.Topics[0].Partitions[0].Partition == 666 {
+			panic("boom")
+		}
+		respond(voteResponseFor(v))
+	})
+	log, logs := observedLogger()
+	_, addr := startServer(t, ServerConfig{Logger: log}, h)
+	other := dialRaw(t, addr)
+	bad := dialRaw(t, addr)
+	bad.send(1, voteRequest(666))
+	bad.expectClosed(testTimeout)
+	waitLog(t, logs, "handler panic")
+	other.send(2, voteRequest(2))
+	if got := votePartition(other.recv(2, protocol.KeyVote, 1)); got != 2 {
+		t.Fatalf("got %d", got)
+	}
+}
+
+// respond(nil) closes the connection after the responses queued before it; respond
+// twice is ignored; a response of the wrong api closes the connection.
+func TestRespondEdgeCases(t *testing.T) {
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		v := req.(*kmsg.VoteRequest)
+		switch v.Topics[0].Partitions[0].Partition {
+		case 1:
+			respond(voteResponseFor(v))
+			respond(voteResponseFor(v)) // ignored
+		case 2:
+			respond(nil)
+		case 3:
+			respond(kmsg.NewPtrFetchResponse())
+		}
+	})
+	log, logs := observedLogger()
+	_, addr := startServer(t, ServerConfig{Logger: log}, h)
+	c := dialRaw(t, addr)
+	c.send(1, voteRequest(1))
+	c.send(2, voteRequest(2))
+	if got := votePartition(c.recv(1, protocol.KeyVote, 1)); got != 1 {
+		t.Fatalf("got %d", got)
+	}
+	c.expectClosed(testTimeout) // no second response to 1, and 2 closes
+	waitLog(t, logs, "respond called twice")
+	waitLog(t, logs, "handler closed the connection")
+
+	c = dialRaw(t, addr)
+	c.send(3, voteRequest(3))
+	c.expectClosed(testTimeout)
+	waitLog(t, logs, "wrong api")
+}
+
+// Tagged fields the response's version does not define are not written.
+func TestResponseTaggedFieldsClearedForVersion(t *testing.T) {
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		resp := voteResponseFor(req.(*kmsg.VoteRequest))
+		ep := kmsg.NewVoteResponseNodeEndpoint()
+		ep.NodeID, ep.Host, ep.Port = 1, "h", 9
+		resp.NodeEndpoints = append(resp.NodeEndpoints, ep)
+		respond(resp)
+	})
+	_, addr := startServer(t, ServerConfig{}, h)
+	c := dialRaw(t, addr)
+	for _, v := range []int16{0, 1} {
+		req := voteRequest(int32(v))
+		req.Version = v
+		c.send(int32(v), req)
+		resp := c.recv(int32(v), protocol.KeyVote, v).(*kmsg.VoteResponse)
+		if v == 0 && (len(resp.NodeEndpoints) != 0 || resp.UnknownTags.Len() != 0) {
+			t.Fatalf("v0 response carries NodeEndpoints (tag of v1+)")
+		}
+		if v == 1 && len(resp.NodeEndpoints) != 1 {
+			t.Fatalf("v1 response lost NodeEndpoints")
+		}
+	}
+}
+
+func TestServerConfigValidation(t *testing.T) {
+	for name, cfg := range map[string]ServerConfig{
+		"no listeners":   {},
+		"unnamed":        {Listeners: []ListenerConfig{{Addr: "127.0.0.1:0"}}},
+		"duplicate name": {Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}, {Name: "A", Addr: "127.0.0.1:0"}}},
+		"negative frame": {Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}}, MaxFrameSize: -1},
+	} {
+		if _, err := NewServer(cfg, echoHandler); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// Two listeners, one of them unbindable: none stays bound.
+	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}, {Name: "B", Addr: "256.0.0.1:0"}}}, echoHandler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err == nil {
+		t.Fatal("Start with an unbindable listener succeeded")
+	}
+}
+
+func TestMultipleListeners(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		mu.Lock()
+		seen[c.Listener] = true
+		mu.Unlock()
+		respond(voteResponseFor(req.(*kmsg.VoteRequest)))
+	})
+	s, _ := startServer(t, ServerConfig{Listeners: []ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0"}, {Name: "OTHER", Addr: "127.0.0.1:0"}}}, h)
+	addrs := s.Addrs()
+	for _, name := range []string{"CONTROLLER", "OTHER"} {
+		c := dialRaw(t, addrs[name].String())
+		c.send(1, voteRequest(1))
+		c.recv(1, protocol.KeyVote, 1)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !seen["CONTROLLER"] || !seen["OTHER"] {
+		t.Fatalf("listeners seen by the handler: %v", seen)
+	}
+}
