@@ -1,0 +1,246 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/raft"
+)
+
+// TestRaftServer's fixed identity (spec section 11): a kraftd node must use
+// exactly these to share a quorum with Kafka's TestRaftServer.
+const testRaftClusterID = "AAAAAAAAAAAAAAAAAAAAAA"
+
+// nodeFlags are the flags shared by start and test-kraft-server-start.
+type nodeFlags struct {
+	configFlags
+	logFlags
+	shutdownTimeout time.Duration
+	cpuProfile      string
+}
+
+func (f *nodeFlags) register(fs *pflag.FlagSet) {
+	f.configFlags.register(fs)
+	f.logFlags.register(fs)
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "bound on graceful shutdown after SIGINT/SIGTERM")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
+}
+
+// runStart runs a controller on __cluster_metadata; the log dirs must have
+// been formatted.
+func runStart(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("start", stderr)
+	var f nodeFlags
+	f.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	lg, err := f.newLogger(stderr)
+	if err != nil {
+		return err
+	}
+	defer lg.Sync() //nolint:errcheck
+	p, err := f.load()
+	if err != nil {
+		return err
+	}
+	cfg, err := NewConfig(p, false)
+	if err != nil {
+		return err
+	}
+	logWarnings(lg, cfg)
+	id, err := clusterid.Load(cfg.LogDirs, cfg.MetadataLogDir, cfg.NodeID)
+	if err != nil {
+		return err
+	}
+	rc := raftConfig(cfg)
+	rc.ClusterID = id.ClusterID
+	rc.DirectoryID = id.DirectoryID
+	rc.TopicName, rc.TopicID = raft.MetadataTopicName, raft.MetadataTopicID
+	return startNode(f, cfg, rc, nil, lg, stdout)
+}
+
+// runTestServer is Kafka's TestRaftServer: a quorum node on
+// __raft_performance_test with the workload. An unformatted metadata dir is
+// formatted on first start with TestRaftServer's cluster id.
+func runTestServer(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("test-kraft-server-start", stderr)
+	var f nodeFlags
+	f.register(fs)
+	dirIDText := fs.String("replica-directory-id", "", "this replica's directory id (a uuid, not zero); required")
+	var wc workloadConfig
+	fs.IntVar(&wc.Throughput, "throughput", 20000, "records/s appended while leader; 0 = unthrottled (bounded by --max-in-flight)")
+	fs.IntVar(&wc.RecordSize, "record-size", 256, "record size in bytes")
+	fs.IntVar(&wc.MaxInFlight, "max-in-flight", 10000, "at most this many appended but uncommitted records")
+	fs.BoolVar(&wc.StatsJSON, "stats-json", false, "print stats as one JSON object per line")
+	fs.DurationVar(&wc.StatsEvery, "stats-interval", 5*time.Second, "how often to print stats")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dirIDText == "" {
+		return errors.New("--replica-directory-id is required")
+	}
+	dirID, err := clusterid.Parse(*dirIDText)
+	if err != nil {
+		return fmt.Errorf("--replica-directory-id: %w", err)
+	}
+	if dirID.IsZero() {
+		return errors.New("--replica-directory-id: the zero uuid is not a directory id")
+	}
+	switch {
+	case wc.Throughput < 0:
+		return fmt.Errorf("--throughput %d: must be >= 0", wc.Throughput)
+	case wc.RecordSize < 1 || wc.RecordSize > 1<<20:
+		return fmt.Errorf("--record-size %d: must be in 1..1048576", wc.RecordSize)
+	case wc.MaxInFlight < 1:
+		return fmt.Errorf("--max-in-flight %d: must be >= 1", wc.MaxInFlight)
+	}
+	lg, err := f.newLogger(stderr)
+	if err != nil {
+		return err
+	}
+	defer lg.Sync() //nolint:errcheck
+	p, err := f.load()
+	if err != nil {
+		return err
+	}
+	// TestRaftServer forces process.roles=controller. kraftd keeps an
+	// explicit process.roles=broker: that node is an observer (it follows
+	// the log, never votes, runs no workload).
+	observer := false
+	if v, ok := p.Get("process.roles"); ok && strings.TrimSpace(strings.ToLower(v)) == "broker" {
+		observer = true
+	}
+	cfg, err := NewConfig(p, !observer)
+	if err != nil {
+		return err
+	}
+	logWarnings(lg, cfg)
+	clusterID, err := ensureTestFormatted(cfg, dirID, lg)
+	if err != nil {
+		return err
+	}
+	rc := raftConfig(cfg)
+	rc.ClusterID = clusterID
+	rc.DirectoryID = dirID
+	rc.TopicName, rc.TopicID = raft.PerformanceTestTopicName, raft.PerformanceTestTopicID
+	var w *workload
+	if !observer {
+		w = newWorkload(wc, cfg.NodeID, stdout, lg.Named("workload"), time.Now())
+	} else {
+		// Observers print commit stats too (no latency: they append nothing).
+		wc.Throughput, wc.MaxInFlight = 0, 0
+		w = newWorkload(wc, cfg.NodeID, stdout, lg.Named("workload"), time.Now())
+		w.stopped = true
+	}
+	return startNode(f, cfg, rc, w, lg, stdout)
+}
+
+// ensureTestFormatted formats the metadata dir the way TestRaftServer needs
+// (cluster id AAAAAAAAAAAAAAAAAAAAAA) when it has no meta.properties, and
+// returns the cluster id of the dir. A dir formatted earlier (also by
+// `format` with another cluster id) keeps its id.
+func ensureTestFormatted(cfg *Config, dirID clusterid.UUID, lg *zap.Logger) (string, error) {
+	dir := cfg.MetadataLogDir
+	mp, err := clusterid.ReadMetaProperties(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("create metadata log dir: %w", err)
+		}
+		mp = clusterid.MetaProperties{Version: 1, ClusterID: testRaftClusterID, NodeID: cfg.NodeID, DirectoryID: dirID}
+		if err := clusterid.WriteMetaProperties(dir, mp); err != nil {
+			return "", err
+		}
+		lg.Info("formatted metadata log dir for the raft performance test", zap.String("dir", dir),
+			zap.String("cluster_id", mp.ClusterID), zap.Int32("node_id", mp.NodeID), zap.Stringer("directory_id", dirID))
+	case err != nil:
+		return "", err
+	}
+	id, err := clusterid.Load(nil, dir, cfg.NodeID)
+	if err != nil {
+		return "", err
+	}
+	if id.DirectoryID != dirID {
+		lg.Warn("--replica-directory-id differs from directory.id in meta.properties; using the flag as TestRaftServer does",
+			zap.Stringer("flag", dirID), zap.Stringer("meta_properties", id.DirectoryID))
+	}
+	return id.ClusterID, nil
+}
+
+func logWarnings(lg *zap.Logger, cfg *Config) {
+	for _, w := range cfg.Warnings {
+		lg.Warn("config: " + w)
+	}
+}
+
+// startNode locks and opens the log, installs signal handling and runs the
+// node; the workload (if any) prints its summary at the end.
+func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Logger, stdout io.Writer) (err error) {
+	lg = lg.With(zap.Int32("node_id", cfg.NodeID))
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			pf.Close()
+		}()
+	}
+	partDir := filepath.Join(cfg.MetadataLogDir, rc.TopicName+"-0")
+	unlock, err := lockDir(cfg.MetadataLogDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := openStorage(partDir, cfg, lg.Named("log"))
+	if err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	lg.Info("starting", zap.String("cluster_id", rc.ClusterID), zap.String("topic", rc.TopicName),
+		zap.String("log_dir", partDir), zap.Bool("voter", cfg.IsVoter()),
+		zap.Duration("election_timeout", rc.ElectionTimeout), zap.Duration("append_linger", rc.AppendLinger))
+	err = runNode(nodeOptions{
+		cfg: cfg, raft: rc, log: st.log, store: st.store, closeLog: st.close, workload: w, lg: lg,
+		signals: sigs, exitNow: os.Exit, shutdownT: f.shutdownTimeout,
+	})
+	if w != nil {
+		w.printStats(time.Now(), w.lastStatus, true)
+	}
+	return err
+}
+
+// lockDir takes an exclusive flock on dir/.lock, as Kafka does, so two
+// processes never share a log dir.
+func lockDir(dir string) (func(), error) {
+	path := filepath.Join(dir, ".lock")
+	fd, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fd.Close()
+		return nil, fmt.Errorf("lock %s: %w (is another node using %s?)", path, err, dir)
+	}
+	return func() { fd.Close() }, nil
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"syscall"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/raft"
+)
+
+// appendDriver is the part of raft.Driver the workload uses.
+type appendDriver interface {
+	Append(now time.Time, epoch int32, records [][]byte) (int64, error)
+}
+
+// workloadConfig are test-kraft-server-start's workload flags.
+type workloadConfig struct {
+	Throughput   int // records/s; 0 = unthrottled
+	RecordSize   int // bytes
+	MaxInFlight  int // appended but not yet committed records, at most
+	StatsJSON    bool
+	StatsEvery   time.Duration
+	AppendTick   time.Duration // granularity of throttled appends
+	MaxPerAppend int           // records per Append call
+}
+
+// pendingAppend is one Append call awaiting commit.
+type pendingAppend struct {
+	first, last int64 // offsets
+	at          time.Time
+}
+
+// workload is TestRaftServer's workload: while leader it appends records and
+// measures commit latency (append call to HandleCommit on the leader). It is
+// used only on the run loop's goroutine (tick and the listener callbacks run
+// inside Poll/Step), so it needs no locks.
+type workload struct {
+	cfg    workloadConfig
+	out    io.Writer
+	lg     *zap.Logger
+	nodeID int32
+	driver appendDriver
+
+	// Leadership as seen by tick: appends are made only in leaderEpoch.
+	leaderEpoch int32 // -1 when not leader
+	leaderSince time.Time
+	appended    int64 // records appended in this leadership
+	pending     []pendingAppend
+	inFlight    int
+	seq         uint64
+	last        raft.LeaderAndEpoch
+	lastStatus  raft.Status // as of the last tick (for the final summary)
+
+	// Counters.
+	committed      int64 // data records committed (any node)
+	committedBytes int64
+	hwOffset       int64 // last committed offset + 1
+
+	// Interval stats.
+	intervalStart     time.Time
+	intervalCommitted int64
+	intervalBytes     int64
+	interval          *hdrhistogram.Histogram // µs
+	total             *hdrhistogram.Histogram // µs
+	nextStats         time.Time
+	started           time.Time
+	appendErrors      int64
+	stopped           bool // a non-retriable append error
+}
+
+func newWorkload(cfg workloadConfig, nodeID int32, out io.Writer, lg *zap.Logger, now time.Time) *workload {
+	if cfg.StatsEvery <= 0 {
+		cfg.StatsEvery = 5 * time.Second
+	}
+	if cfg.AppendTick <= 0 {
+		cfg.AppendTick = time.Millisecond
+	}
+	if cfg.MaxPerAppend <= 0 {
+		cfg.MaxPerAppend = 4096
+	}
+	return &workload{
+		cfg: cfg, out: out, lg: lg, nodeID: nodeID, leaderEpoch: -1,
+		last:          raft.LeaderAndEpoch{LeaderID: -1},
+		interval:      hdrhistogram.New(1, 60_000_000, 3),
+		total:         hdrhistogram.New(1, 60_000_000, 3),
+		intervalStart: now, nextStats: now.Add(cfg.StatsEvery), started: now,
+	}
+}
+
+// tick appends what is due and prints stats when due; it returns when it
+// wants to run next.
+func (w *workload) tick(now time.Time, st raft.Status) time.Time {
+	w.lastStatus = st
+	if !now.Before(w.nextStats) {
+		w.printStats(now, st, false)
+		w.nextStats = now.Add(w.cfg.StatsEvery)
+	}
+	next := w.nextStats
+	if st.Role != raft.RoleLeader || w.stopped {
+		if w.leaderEpoch != -1 {
+			w.loseLeadership()
+		}
+		return next
+	}
+	if w.leaderEpoch != st.Epoch {
+		w.loseLeadership()
+		w.leaderEpoch = st.Epoch
+		w.leaderSince = now
+		w.appended = 0
+	}
+	room := w.cfg.MaxInFlight - w.inFlight
+	var want int
+	if w.cfg.Throughput > 0 {
+		due := int64(now.Sub(w.leaderSince).Seconds() * float64(w.cfg.Throughput))
+		want = int(min(due-w.appended, int64(room)))
+		// Wake when the next record is due, no more often than AppendTick.
+		nextDue := w.leaderSince.Add(time.Duration(float64(w.appended+int64(max(want, 0))+1) / float64(w.cfg.Throughput) * float64(time.Second)))
+		if nextDue.Before(now.Add(w.cfg.AppendTick)) {
+			nextDue = now.Add(w.cfg.AppendTick)
+		}
+		if nextDue.Before(next) {
+			next = nextDue
+		}
+	} else {
+		want = room
+	}
+	for want > 0 {
+		k := min(want, w.cfg.MaxPerAppend)
+		if !w.appendRecords(now, st.Epoch, k) {
+			break
+		}
+		want -= k
+	}
+	return next
+}
+
+// appendRecords appends k records; false when the driver refused (not
+// leader any more, buffer full): try again later.
+func (w *workload) appendRecords(now time.Time, epoch int32, k int) bool {
+	// One slab per call; each record: 8-byte sequence, 4-byte node id,
+	// 4-byte epoch, zeros (as TestRaftServer's zero payload).
+	slab := make([]byte, k*w.cfg.RecordSize)
+	recs := make([][]byte, k)
+	for i := range recs {
+		r := slab[i*w.cfg.RecordSize : (i+1)*w.cfg.RecordSize]
+		w.seq++
+		if len(r) >= 16 {
+			binary.BigEndian.PutUint64(r, w.seq)
+			binary.BigEndian.PutUint32(r[8:], uint32(w.nodeID))
+			binary.BigEndian.PutUint32(r[12:], uint32(epoch))
+		}
+		recs[i] = r
+	}
+	last, err := w.driver.Append(now, epoch, recs)
+	if err != nil {
+		w.seq -= uint64(k)
+		w.appendErrors++
+		switch {
+		case errors.Is(err, raft.ErrBufferFull), errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrInvalidEpoch), errors.Is(err, raft.ErrShutdown):
+		default:
+			w.lg.Error("workload append failed; the workload stops", zap.Error(err), zap.Int("records", k))
+			w.stopped = true
+		}
+		return false
+	}
+	w.pending = append(w.pending, pendingAppend{first: last - int64(k) + 1, last: last, at: now})
+	w.inFlight += k
+	w.appended += int64(k)
+	return true
+}
+
+func (w *workload) loseLeadership() {
+	w.leaderEpoch = -1
+	w.pending = w.pending[:0]
+	w.inFlight = 0
+}
+
+// HandleCommit counts committed data records and, on the leader, records the
+// latency of its own appends.
+func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
+	now := time.Now()
+	for _, b := range batches {
+		w.hwOffset = b.LastOffset + 1
+		if b.Control {
+			continue
+		}
+		n := int64(len(b.Records))
+		w.committed += n
+		w.intervalCommitted += n
+		for _, r := range b.Records {
+			w.committedBytes += int64(len(r))
+			w.intervalBytes += int64(len(r))
+		}
+		if w.leaderEpoch < 0 || b.Epoch != w.leaderEpoch {
+			continue
+		}
+		for len(w.pending) > 0 && w.pending[0].first <= b.LastOffset {
+			p := &w.pending[0]
+			upto := min(p.last, b.LastOffset)
+			cnt := upto - p.first + 1
+			us := max(now.Sub(p.at).Microseconds(), 1)
+			_ = w.interval.RecordValues(us, cnt)
+			_ = w.total.RecordValues(us, cnt)
+			w.inFlight -= int(cnt)
+			if upto == p.last {
+				w.pending = w.pending[1:]
+			} else {
+				p.first = upto + 1
+			}
+		}
+	}
+	if len(w.pending) == 0 {
+		w.pending = nil // let the backing array go
+	}
+}
+
+func (w *workload) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) {
+	w.hwOffset = id.Offset
+}
+
+func (w *workload) HandleLeaderChange(l raft.LeaderAndEpoch) { w.last = l }
+
+func (w *workload) BeginShutdown() {}
+
+// stats is one line of --stats-json (field names are parsed by tools).
+type stats struct {
+	NodeID           int32   `json:"node_id"`
+	LeaderID         int32   `json:"leader_id"`
+	Epoch            int32   `json:"epoch"`
+	Role             string  `json:"role"`
+	HighWatermark    int64   `json:"high_watermark"`
+	CommittedRecords int64   `json:"committed_records"`
+	IntervalSec      float64 `json:"interval_sec"`
+	RecordsPerSec    float64 `json:"records_per_sec"`
+	MBPerSec         float64 `json:"mb_per_sec"`
+	LatencyCount     int64   `json:"latency_count"`
+	P50Ms            float64 `json:"p50_ms"`
+	P75Ms            float64 `json:"p75_ms"`
+	P99Ms            float64 `json:"p99_ms"`
+	P999Ms           float64 `json:"p999_ms"`
+	MaxMs            float64 `json:"max_ms"`
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	PeakRSSMB        float64 `json:"peak_rss_mb"`
+	Final            bool    `json:"final"`
+}
+
+func (w *workload) printStats(now time.Time, st raft.Status, final bool) {
+	h := w.interval
+	elapsed := now.Sub(w.intervalStart).Seconds()
+	committed, bytes := w.intervalCommitted, w.intervalBytes
+	if final {
+		h = w.total
+		elapsed = now.Sub(w.started).Seconds()
+		committed, bytes = w.committed, w.committedBytes
+	}
+	s := stats{
+		NodeID: w.nodeID, LeaderID: st.LeaderID, Epoch: st.Epoch, Role: st.Role.String(),
+		HighWatermark: st.HighWatermark, CommittedRecords: w.committed, IntervalSec: round3(elapsed),
+		LatencyCount: h.TotalCount(), Final: final,
+	}
+	if elapsed > 0 {
+		s.RecordsPerSec = round3(float64(committed) / elapsed)
+		s.MBPerSec = round3(float64(bytes) / elapsed / 1e6)
+	}
+	if h.TotalCount() > 0 {
+		ms := func(us int64) float64 { return round3(float64(us) / 1000) }
+		s.P50Ms, s.P75Ms, s.P99Ms = ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(75)), ms(h.ValueAtQuantile(99))
+		s.P999Ms, s.MaxMs = ms(h.ValueAtQuantile(99.9)), ms(h.Max())
+	}
+	s.CPUSeconds, s.PeakRSSMB = resourceUsage()
+	if w.cfg.StatsJSON {
+		b, _ := json.Marshal(s)
+		fmt.Fprintln(w.out, string(b))
+	} else {
+		prefix := "stats"
+		if final {
+			prefix = "summary"
+		}
+		line := fmt.Sprintf("%s: node %d %s epoch %d leader %d: committed %d records (%.1f records/s, %.3f MB/s over %.1fs)",
+			prefix, s.NodeID, s.Role, s.Epoch, s.LeaderID, s.CommittedRecords, s.RecordsPerSec, s.MBPerSec, s.IntervalSec)
+		if s.LatencyCount > 0 {
+			line += fmt.Sprintf(", commit latency ms p50 %.3f p75 %.3f p99 %.3f p99.9 %.3f max %.3f (%d records)",
+				s.P50Ms, s.P75Ms, s.P99Ms, s.P999Ms, s.MaxMs, s.LatencyCount)
+		}
+		if final {
+			line += fmt.Sprintf(", cpu %.2fs, peak rss %.1f MB", s.CPUSeconds, s.PeakRSSMB)
+		}
+		fmt.Fprintln(w.out, line)
+	}
+	w.interval.Reset()
+	w.intervalStart = now
+	w.intervalCommitted, w.intervalBytes = 0, 0
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// resourceUsage returns user+system CPU seconds and peak RSS (MB) of this
+// process.
+func resourceUsage() (cpuSeconds, peakRSSMB float64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return round3(cpu.Seconds()), round3(float64(ru.Maxrss) / 1024) // Maxrss is KiB on Linux
+}
