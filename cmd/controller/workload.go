@@ -21,6 +21,10 @@ type appendDriver interface {
 	Append(now time.Time, epoch int32, records [][]byte) (int64, error)
 }
 
+// maxLatencyMicros is the histograms' range (60 s); longer latencies are
+// recorded as 60 s.
+const maxLatencyMicros = 60_000_000
+
 // workloadConfig are test-kraft-server-start's workload flags.
 type workloadConfig struct {
 	Throughput   int // records/s; 0 = unthrottled
@@ -73,6 +77,7 @@ type workload struct {
 	nextStats         time.Time
 	started           time.Time
 	appendErrors      int64
+	clock             func() time.Time // commit observation time (tests replace it)
 	stopped           bool // a non-retriable append error
 }
 
@@ -89,8 +94,9 @@ func newWorkload(cfg workloadConfig, nodeID int32, out io.Writer, lg *zap.Logger
 	return &workload{
 		cfg: cfg, out: out, lg: lg, nodeID: nodeID, leaderEpoch: -1,
 		last:          raft.LeaderAndEpoch{LeaderID: -1},
-		interval:      hdrhistogram.New(1, 60_000_000, 3),
-		total:         hdrhistogram.New(1, 60_000_000, 3),
+		interval:      hdrhistogram.New(1, maxLatencyMicros, 3),
+		total:         hdrhistogram.New(1, maxLatencyMicros, 3),
+		clock:         time.Now,
 		intervalStart: now, nextStats: now.Add(cfg.StatsEvery), started: now,
 	}
 }
@@ -186,7 +192,7 @@ func (w *workload) loseLeadership() {
 // HandleCommit counts committed data records and, on the leader, records the
 // latency of its own appends.
 func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
-	now := time.Now()
+	now := w.clock()
 	for _, b := range batches {
 		w.hwOffset = b.LastOffset + 1
 		if b.Control {
@@ -206,7 +212,9 @@ func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
 			p := &w.pending[0]
 			upto := min(p.last, b.LastOffset)
 			cnt := upto - p.first + 1
-			us := max(now.Sub(p.at).Microseconds(), 1)
+			// Clamp into the histogram's range: a value it cannot
+			// track would be dropped, hiding the worst latencies.
+			us := min(max(now.Sub(p.at).Microseconds(), 1), maxLatencyMicros)
 			_ = w.interval.RecordValues(us, cnt)
 			_ = w.total.RecordValues(us, cnt)
 			w.inFlight -= int(cnt)

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/raft"
+)
+
+// fakeDriver assigns offsets like a leader's Append.
+type fakeDriver struct {
+	next    int64
+	calls   [][][]byte
+	refuse  error
+	epochOf []int32
+}
+
+func (f *fakeDriver) Append(now time.Time, epoch int32, records [][]byte) (int64, error) {
+	if f.refuse != nil {
+		return 0, f.refuse
+	}
+	f.calls = append(f.calls, records)
+	f.epochOf = append(f.epochOf, epoch)
+	f.next += int64(len(records))
+	return f.next - 1, nil
+}
+
+func (f *fakeDriver) appended() int {
+	n := 0
+	for _, c := range f.calls {
+		n += len(c)
+	}
+	return n
+}
+
+func leaderStatus(epoch int32) raft.Status {
+	return raft.Status{NodeID: 1, Role: raft.RoleLeader, Epoch: epoch, LeaderID: 1}
+}
+
+func TestWorkloadThrottle(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var out bytes.Buffer
+	w := newWorkload(workloadConfig{Throughput: 1000, RecordSize: 32, MaxInFlight: 10000}, 1, &out, zap.NewNop(), t0)
+	d := &fakeDriver{}
+	w.driver = d
+	w.tick(t0, leaderStatus(3))
+	if d.appended() != 0 {
+		t.Fatalf("appended %d at t0", d.appended())
+	}
+	next := w.tick(t0.Add(100*time.Millisecond), leaderStatus(3))
+	if got := d.appended(); got != 100 {
+		t.Fatalf("after 100ms at 1000/s: appended %d, want 100", got)
+	}
+	if next.Before(t0.Add(101 * time.Millisecond)) {
+		t.Errorf("next wake %v is before the append tick", next.Sub(t0))
+	}
+	// Records carry sequence, node id and epoch.
+	r := d.calls[0][0]
+	if len(r) != 32 || binary.BigEndian.Uint64(r) != 1 || binary.BigEndian.Uint32(r[8:]) != 1 || binary.BigEndian.Uint32(r[12:]) != 3 {
+		t.Errorf("record %x", r)
+	}
+	w.tick(t0.Add(1*time.Second), leaderStatus(3))
+	if got := d.appended(); got != 1000 {
+		t.Fatalf("after 1s: appended %d, want 1000", got)
+	}
+}
+
+func TestWorkloadMaxInFlightAndLatency(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var out bytes.Buffer
+	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 16, MaxInFlight: 50, MaxPerAppend: 20, StatsJSON: true}, 1, &out, zap.NewNop(), t0)
+	d := &fakeDriver{}
+	w.driver = d
+	w.clock = func() time.Time { return t0.Add(1500 * time.Microsecond) }
+	w.tick(t0, leaderStatus(2))
+	if got := d.appended(); got != 50 || len(d.calls) != 3 {
+		t.Fatalf("unthrottled: appended %d in %d calls, want 50 in 3", got, len(d.calls))
+	}
+	w.tick(t0.Add(time.Millisecond), leaderStatus(2))
+	if d.appended() != 50 {
+		t.Fatalf("went past max in flight: %d", d.appended())
+	}
+	// Commit offsets 0..29 (first call and half of the second).
+	w.HandleCommit([]raft.CommittedBatch{
+		{BaseOffset: 0, LastOffset: 0, Epoch: 2, Control: true, Records: [][]byte{{1}}},
+		{BaseOffset: 0, LastOffset: 29, Epoch: 2, Records: make([][]byte, 30)},
+	})
+	if w.inFlight != 20 || w.committed != 30 {
+		t.Fatalf("inFlight %d committed %d, want 20 and 30", w.inFlight, w.committed)
+	}
+	if w.total.TotalCount() != 30 {
+		t.Fatalf("latency samples %d, want 30", w.total.TotalCount())
+	}
+	if v := w.total.ValueAtQuantile(50); v < 1490 || v > 1510 {
+		t.Fatalf("median latency %dus, want 1500us", v)
+	}
+	w.tick(t0.Add(2*time.Millisecond), leaderStatus(2))
+	if d.appended() != 80 {
+		t.Fatalf("refill: appended %d, want 80", d.appended())
+	}
+	// Commits of another epoch count but are not our latency.
+	w.HandleCommit([]raft.CommittedBatch{{BaseOffset: 30, LastOffset: 39, Epoch: 1, Records: make([][]byte, 10)}})
+	if w.total.TotalCount() != 30 || w.committed != 40 {
+		t.Fatalf("foreign epoch: samples %d committed %d", w.total.TotalCount(), w.committed)
+	}
+	// Losing leadership drops what was pending.
+	w.tick(t0.Add(3*time.Millisecond), raft.Status{NodeID: 1, Role: raft.RoleFollower, Epoch: 3, LeaderID: 2})
+	if w.inFlight != 0 || len(w.pending) != 0 {
+		t.Fatalf("after losing leadership: inFlight %d pending %d", w.inFlight, len(w.pending))
+	}
+	// A refused append is retried later, not counted.
+	d.refuse = raft.ErrBufferFull
+	w.tick(t0.Add(4*time.Millisecond), leaderStatus(4))
+	if w.inFlight != 0 || w.stopped {
+		t.Fatalf("refused append: inFlight %d stopped %v", w.inFlight, w.stopped)
+	}
+	d.refuse = nil
+	w.tick(t0.Add(5*time.Millisecond), leaderStatus(4))
+	if w.inFlight != 50 || d.epochOf[len(d.epochOf)-1] != 4 {
+		t.Fatalf("after refusal: inFlight %d", w.inFlight)
+	}
+
+	w.printStats(t0.Add(5*time.Second), leaderStatus(4), true)
+	var s stats
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &s); err != nil {
+		t.Fatalf("stats json %q: %v", out.String(), err)
+	}
+	if !s.Final || s.NodeID != 1 || s.Epoch != 4 || s.CommittedRecords != 40 || s.LatencyCount != 30 || s.RecordsPerSec != 8 {
+		t.Fatalf("stats %+v", s)
+	}
+	for _, k := range []string{"node_id", "leader_id", "epoch", "committed_records", "records_per_sec", "mb_per_sec", "p50_ms", "p75_ms", "p99_ms", "p999_ms", "max_ms", "cpu_seconds", "peak_rss_mb"} {
+		if !strings.Contains(out.String(), `"`+k+`"`) {
+			t.Errorf("stats json lacks %q", k)
+		}
+	}
+}
+
+func TestWorkloadStopsOnHardError(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 16, MaxInFlight: 10}, 1, &bytes.Buffer{}, zap.NewNop(), t0)
+	d := &fakeDriver{refuse: raft.ErrRecordTooLarge}
+	w.driver = d
+	w.tick(t0, leaderStatus(1))
+	if !w.stopped {
+		t.Fatal("workload did not stop on ErrRecordTooLarge")
+	}
+	d.refuse = nil
+	w.tick(t0.Add(time.Second), leaderStatus(1))
+	if d.appended() != 0 {
+		t.Fatal("stopped workload appended")
+	}
+}
