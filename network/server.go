@@ -264,8 +264,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ln := range s.listeners {
 		ln.Close()
 	}
-	var done chan struct{}
-	if len(s.conns) > 0 {
+	done := s.connsDone // a concurrent Shutdown's
+	if done == nil && len(s.conns) > 0 {
 		done = make(chan struct{})
 		s.connsDone = done
 	}
