@@ -2,6 +2,7 @@ package interop
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/interop/kafkatest"
+	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -41,7 +43,9 @@ type fakeVoter struct {
 	t         *testing.T
 	id        int32
 	clusterID string
-	ln        net.Listener
+	ln        net.Listener    // plain listener mode
+	srv       *network.Server // network.Server mode
+	address   string
 
 	mu     sync.Mutex
 	epoch  int32 // highest epoch seen in a real vote or BeginQuorumEpoch
@@ -51,21 +55,65 @@ type fakeVoter struct {
 	wg     sync.WaitGroup
 }
 
-func newFakeVoter(t *testing.T, id int32, clusterID string) *fakeVoter {
+// newFakeVoter starts the fake on 127.0.0.1. With useServer it is built on kraftd's
+// network.Server (which answers ApiVersions itself); otherwise on a plain listener that keeps
+// every raw frame for the byte-for-byte re-encoding check.
+func newFakeVoter(t *testing.T, id int32, clusterID string, useServer bool) *fakeVoter {
+	f := &fakeVoter{t: t, id: id, clusterID: clusterID, notify: make(chan struct{}, 1)}
+	if useServer {
+		seq := map[*network.ConnInfo]int{}
+		conns := map[*network.ConnInfo]int{}
+		var smu sync.Mutex
+		h := network.HandlerFunc(func(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+			smu.Lock()
+			n, ok := conns[c]
+			if !ok {
+				n = len(conns)
+				conns[c] = n
+			}
+			s := seq[c]
+			seq[c]++
+			smu.Unlock()
+			f.record(captured{conn: n, seq: s, hdr: hdr, req: req})
+			respond(f.answer(hdr, req))
+		})
+		srv, err := network.NewServer(network.ServerConfig{
+			Listeners: []network.ListenerConfig{{Name: kafkatest.ControllerListener, Addr: "127.0.0.1:0"}},
+		}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		f.srv = srv
+		f.address = srv.Addrs()[kafkatest.ControllerListener].String()
+		t.Cleanup(f.close)
+		return f
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeVoter{t: t, id: id, clusterID: clusterID, ln: ln, notify: make(chan struct{}, 1)}
+	f.ln = ln
+	f.address = ln.Addr().String()
 	f.wg.Add(1)
 	go f.accept()
 	t.Cleanup(f.close)
 	return f
 }
 
-func (f *fakeVoter) addr() string { return f.ln.Addr().String() }
+func (f *fakeVoter) addr() string { return f.address }
 
 func (f *fakeVoter) close() {
+	if f.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := f.srv.Shutdown(ctx); err != nil {
+			f.t.Logf("network server shutdown: %v", err)
+		}
+		return
+	}
 	f.ln.Close()
 	f.mu.Lock()
 	for _, c := range f.conns {
@@ -248,13 +296,20 @@ func (f *fakeVoter) waitFor(deadline time.Time, ok func(captured) bool) (capture
 
 // TestKafkaElectsWithKraftdVote: a real Kafka controller whose static voter set names a
 // kraftd listener talks to it: ApiVersions gets kraftd's answer, the controller asks for
-// votes, the granted vote makes it leader and it sends BeginQuorumEpoch. Every frame it
-// sends decodes with kraftd's codec and re-encodes to the same bytes.
+// votes, the granted vote makes it leader and it sends BeginQuorumEpoch (and EndQuorumEpoch
+// when stopped). Every frame it sends decodes with kraftd's codec; on the plain listener each
+// also re-encodes to the same bytes. The same exchange runs over kraftd's network.Server.
 func TestKafkaElectsWithKraftdVote(t *testing.T) {
+	t.Run("codec", func(t *testing.T) { testKafkaElectsWithKraftdVote(t, false) })
+	t.Run("network.Server", func(t *testing.T) { testKafkaElectsWithKraftdVote(t, true) })
+}
+
+func testKafkaElectsWithKraftdVote(t *testing.T, useServer bool) {
 	env := kafkatest.Require(t)
 	clusterID := kafkatest.NewUUID()
-	fake := newFakeVoter(t, 2, clusterID)
+	fake := newFakeVoter(t, 2, clusterID, useServer)
 	port := kafkatest.FreePort(t)
+	start := time.Now()
 	ctrl := env.StartController(t, kafkatest.ControllerConfig{
 		NodeID:    1,
 		ClusterID: clusterID,
@@ -273,10 +328,19 @@ func TestKafkaElectsWithKraftdVote(t *testing.T) {
 	if err := ctrl.WaitLog("Completed transition to Leader", 10*time.Second); err != nil {
 		t.Error(err)
 	}
-	// A graceful shutdown of the leader tells the other voter (EndQuorumEpoch) when it can.
-	if err := ctrl.Stop(); err != nil {
-		t.Logf("controller exit: %v", err)
+	elected := time.Since(start)
+	// A graceful shutdown of the leader tells the other voter (EndQuorumEpoch). Kafka then
+	// waits up to its shutdown timeout for a successor the fake never becomes: kill it once
+	// the EndQuorumEpoch has arrived.
+	ctrl.Terminate()
+	if _, ok := fake.waitFor(time.Now().Add(15*time.Second), func(c captured) bool {
+		_, isEQE := c.req.(*kmsg.EndQuorumEpochRequest)
+		return isEQE
+	}); !ok {
+		t.Errorf("no EndQuorumEpoch from the Kafka leader after SIGTERM")
 	}
+	ctrl.Kill()
+	t.Logf("JVM started and elected (BeginQuorumEpoch received) after %v, stopped after %v", elected.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	frames := fake.snapshot()
 	t.Logf("frames from Kafka %s:\n%s", kafkatest.KafkaVersion, listFrames(frames))
 
@@ -293,7 +357,7 @@ func TestKafkaElectsWithKraftdVote(t *testing.T) {
 			}
 			continue
 		}
-		if re := protocol.AppendRequest(nil, c.hdr.CorrelationID, c.hdr.ClientID, c.req); !bytes.Equal(re, c.frame) {
+		if re := protocol.AppendRequest(nil, c.hdr.CorrelationID, c.hdr.ClientID, c.req); c.frame != nil && !bytes.Equal(re, c.frame) {
 			t.Errorf("%s re-encodes differently:\nkafka:  %x\nkraftd: %x", c, c.frame, re)
 		}
 		switch r := c.req.(type) {
@@ -318,11 +382,12 @@ func TestKafkaElectsWithKraftdVote(t *testing.T) {
 		}
 	}
 	for conn, c := range firstOnConn {
-		if c.hdr.APIKey != protocol.KeyApiVersions {
+		// network.Server answers ApiVersions itself: its handler never sees it.
+		if !useServer && c.hdr.APIKey != protocol.KeyApiVersions {
 			t.Errorf("connection %d opened with %s, not ApiVersions", conn, kmsg.NameForKey(c.hdr.APIKey))
 		}
 	}
-	if !sawApiVersions || !sawVote {
+	if (!useServer && !sawApiVersions) || !sawVote {
 		t.Errorf("saw ApiVersions %v, Vote %v (pre-vote %v): Kafka did not go through kraftd's answer to an election", sawApiVersions, sawVote, sawPreVote)
 	}
 	b := bqe.req.(*kmsg.BeginQuorumEpochRequest)

@@ -113,6 +113,13 @@ func (p *Process) Stop() error {
 	return err
 }
 
+// Terminate sends SIGTERM without waiting (Stop or Kill finish the job).
+func (p *Process) Terminate() {
+	if exited, _ := p.Exited(); !exited {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+}
+
 // Kill sends SIGKILL (a crash: no shutdown hook, no flush) and waits for the exit.
 func (p *Process) Kill() {
 	if exited, _ := p.Exited(); exited {
