@@ -45,7 +45,14 @@ type nodeOptions struct {
 	signals   <-chan os.Signal
 	exitNow   func(code int) // second signal; os.Exit in production
 	shutdownT time.Duration  // bound on graceful shutdown
+	// maintain runs on the loop every maintainEvery (log retention); nil =
+	// none. An error is fatal like a log error in the driver.
+	maintain func(now time.Time) error
 }
+
+// maintainEvery is how often the loop runs log maintenance (Kafka's log
+// cleaner period for the metadata log is 60 s).
+const maintainEvery = 60 * time.Second
 
 // statusSnapshot is what connection goroutines may read without the loop:
 // published by the loop after each round (atomic pointer swap).
@@ -429,8 +436,15 @@ func (n *node) loop() error {
 		shutdownUntil time.Time
 	)
 	w := n.o.workload
+	nextMaintain := time.Now().Add(maintainEvery)
 	for {
 		now := time.Now()
+		if n.o.maintain != nil && !now.Before(nextMaintain) {
+			if err := n.o.maintain(now); err != nil {
+				return n.fatal("log maintenance", err)
+			}
+			nextMaintain = now.Add(maintainEvery)
+		}
 		next, err := n.driver.Poll(now)
 		if err != nil {
 			return n.fatal("poll", err)
@@ -462,6 +476,9 @@ func (n *node) loop() error {
 			if shutdownUntil.Before(next) {
 				next = shutdownUntil
 			}
+		}
+		if n.o.maintain != nil && nextMaintain.Before(next) {
+			next = nextMaintain
 		}
 		d := next.Sub(now)
 		if d < 0 {

@@ -210,7 +210,7 @@ func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Lo
 		return err
 	}
 	defer unlock()
-	st, err := openStorage(partDir, cfg, lg.Named("log"))
+	st, err := openStorage(partDir, cfg, rc.TopicID, lg.Named("log"))
 	if err != nil {
 		return err
 	}
@@ -223,6 +223,13 @@ func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Lo
 	err = runNode(nodeOptions{
 		cfg: cfg, raft: rc, log: st.log, store: st.store, closeLog: st.close, workload: w, lg: lg,
 		signals: sigs, exitNow: os.Exit, shutdownT: f.shutdownTimeout,
+		maintain: func(now time.Time) error {
+			cleaned, err := st.log.MaybeClean(now)
+			if cleaned {
+				lg.Info("log retention removed old segments and snapshots", zap.Int64("log_start_offset", st.log.StartOffset()))
+			}
+			return err
+		},
 	})
 	if w != nil {
 		w.printStats(time.Now(), w.lastStatus, true)

@@ -1,23 +1,40 @@
 package main
 
 import (
+	"fmt"
+	"time"
+
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/raft"
-	"github.com/kraftd/kraftd/raft/rafttest"
 )
 
 type storage struct {
-	log   raft.Log
+	log   *metadatalog.Log
 	store raft.QuorumStateStore
 	close func() error
 }
 
-// openStorage opens the partition dir's log and quorum-state.
-// For now the log and the quorum state live in memory (nothing survives a
-// restart); metadatalog's on-disk log replaces this.
-func openStorage(partDir string, cfg *Config, lg *zap.Logger) (*storage, error) {
-	lg.Warn("the log and quorum state are kept in memory in this build: nothing survives a restart", zap.String("dir", partDir))
-	l := rafttest.NewMemLog()
-	return &storage{log: l, store: rafttest.NewMemStateStore(), close: l.Close}, nil
+// openStorage opens (and recovers) the partition dir's segments and its
+// quorum-state file.
+func openStorage(partDir string, cfg *Config, topicID [16]byte, lg *zap.Logger) (*storage, error) {
+	start := time.Now()
+	l, err := metadatalog.Open(metadatalog.Options{
+		Dir:             partDir,
+		Logger:          lg,
+		TopicID:         topicID,
+		SegmentBytes:    cfg.SegmentBytes,
+		SegmentMinBytes: cfg.SegmentMinBytes,
+		SegmentMs:       cfg.SegmentMs,
+		RetentionBytes:  cfg.MaxRetentionBytes,
+		RetentionMs:     cfg.MaxRetentionMs,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	end := l.EndOffset()
+	lg.Info("log opened", zap.String("dir", partDir), zap.Int64("log_start_offset", l.StartOffset()),
+		zap.Int64("log_end_offset", end.Offset), zap.Int32("last_epoch", end.Epoch), zap.Duration("took", time.Since(start)))
+	return &storage{log: l, store: metadatalog.NewQuorumStateStore(nil, partDir), close: l.Close}, nil
 }

@@ -78,7 +78,7 @@ type workload struct {
 	started           time.Time
 	appendErrors      int64
 	clock             func() time.Time // commit observation time (tests replace it)
-	stopped           bool // a non-retriable append error
+	stopped           bool             // a non-retriable append error
 }
 
 func newWorkload(cfg workloadConfig, nodeID int32, out io.Writer, lg *zap.Logger, now time.Time) *workload {
