@@ -1,0 +1,154 @@
+package metadatalog
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/kraftd/kraftd/raft"
+)
+
+// Files written by Kafka's FileQuorumStateStore (testdata/quorum-state).
+func TestQuorumStateKafkaFiles(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want raft.ElectionState
+	}{
+		{"static-kraftv0-follower-or-leader.json", raft.ElectionState{Epoch: 2, LeaderID: 1, VotedID: -1, Voters: []int32{1, 2, 3}}},
+		{"dynamic-observer-node4.json", raft.ElectionState{Epoch: 1, LeaderID: 3, VotedID: -1, Voters: []int32{}}},
+		{"dynamic-kraftv1-voter.json", raft.ElectionState{Epoch: 1, LeaderID: 3, VotedID: -1}},
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", "quorum-state", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, QuorumStateFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := NewQuorumStateStore(nil, dir)
+		st, ok, err := s.Read()
+		if err != nil || !ok {
+			t.Fatalf("%s: %v %v", tc.file, ok, err)
+		}
+		if !reflect.DeepEqual(st, tc.want) {
+			t.Fatalf("%s: got %+v, want %+v", tc.file, st, tc.want)
+		}
+		// Written back byte for byte as Kafka wrote it.
+		if err := s.Write(st); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := os.ReadFile(s.Path())
+		if string(out) != string(data) {
+			t.Fatalf("%s: rewrite\n%s\nwant\n%s", tc.file, out, data)
+		}
+	}
+}
+
+func TestQuorumStateRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s := NewQuorumStateStore(nil, dir)
+	if _, ok, err := s.Read(); ok || err != nil {
+		t.Fatalf("missing file must mean a fresh node: %v %v", ok, err)
+	}
+	for _, st := range []raft.ElectionState{
+		{Epoch: 7, LeaderID: -1, VotedID: 2, VotedDirectoryID: [16]byte{1, 2, 3, 15: 9}},
+		{Epoch: 8, LeaderID: 1, VotedID: -1, Voters: []int32{1, 2, 3}},
+		{Epoch: 2147483647, LeaderID: 2147483647, VotedID: -1, Voters: []int32{}},
+		{Epoch: 0, LeaderID: -1, VotedID: -1},
+	} {
+		if err := s.Write(st); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := s.Read()
+		if err != nil || !ok || !reflect.DeepEqual(got, st) {
+			t.Fatalf("round trip: %+v %v %v, want %+v", got, ok, err, st)
+		}
+		if _, err := os.Stat(s.Path() + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+			t.Fatal("temp file left behind")
+		}
+	}
+	data, _ := os.ReadFile(s.Path())
+	if string(data) != `{"leaderId":-1,"leaderEpoch":0,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}` {
+		t.Fatalf("v1 text %s", data)
+	}
+	if err := s.Write(raft.ElectionState{Voters: []int32{1}, VotedDirectoryID: [16]byte{1}}); err == nil {
+		t.Fatal("v0 with a directory id must be refused")
+	}
+}
+
+func TestQuorumStateCorrupt(t *testing.T) {
+	for _, tc := range []struct{ name, text, want string }{
+		{"empty", "", "empty"},
+		{"truncated", `{"leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOf`, "JSON"},
+		{"not json", "hello", "JSON"},
+		{"array", "[1,2]", "JSON"},
+		{"null", "null", "JSON object"},
+		{"no version", `{"leaderId":1,"leaderEpoch":2,"votedId":-1}`, "data_version"},
+		{"unknown version", `{"leaderId":1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":2}`, "data_version (2)"},
+		{"missing field v1", `{"leaderId":1,"leaderEpoch":2,"votedId":-1,"data_version":1}`, "votedDirectoryId"},
+		{"missing field v0", `{"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":0,"data_version":0}`, "currentVoters"},
+		{"epoch not int", `{"leaderId":1,"leaderEpoch":"2","votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}`, "leaderEpoch"},
+		{"epoch overflow", `{"leaderId":1,"leaderEpoch":2147483648,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}`, "leaderEpoch"},
+		{"bad uuid", `{"leaderId":1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"xyz","data_version":1}`, "votedDirectoryId"},
+		{"bad voter", `{"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":0,"currentVoters":[{"id":1}],"data_version":0}`, "voterId"},
+		{"second line", "{\"leaderId\":1,\"leaderEpoch\":2,\"votedId\":-1,\"votedDirectoryId\":\"AAAAAAAAAAAAAAAAAAAAAA\",\"data_version\":1}\ngarbage", "after the first line"},
+		{"binary", "\x00\x01\x02", "JSON"},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, QuorumStateFile), []byte(tc.text), 0o644)
+		s := NewQuorumStateStore(nil, dir)
+		_, ok, err := s.Read()
+		if err == nil || ok {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), s.Path()) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v (want the file name and %q)", tc.name, err, tc.want)
+		}
+	}
+	// v0 with currentVoters null is Kafka-legal.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, QuorumStateFile), []byte(`{"clusterId":"","leaderId":-1,"leaderEpoch":3,"votedId":-1,"appliedOffset":0,"currentVoters":null,"data_version":0}`), 0o644)
+	if st, ok, err := NewQuorumStateStore(nil, dir).Read(); err != nil || !ok || st.Voters == nil || st.Epoch != 3 {
+		t.Fatalf("null voters: %+v %v", st, err)
+	}
+}
+
+// Every step of a write can fail; the file then still holds the old state.
+func TestQuorumStateWriteFailures(t *testing.T) {
+	dir := t.TempDir()
+	ffs := NewFaultFS(OSFS)
+	s := NewQuorumStateStore(ffs, dir)
+	old := raft.ElectionState{Epoch: 4, LeaderID: 1, VotedID: -1}
+	if err := s.Write(old); err != nil {
+		t.Fatal(err)
+	}
+	ffs.FailWritesAfter(10)
+	err := s.Write(raft.ElectionState{Epoch: 5, LeaderID: -1, VotedID: 2})
+	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), s.Path()) {
+		t.Fatalf("disk full: %v", err)
+	}
+	ffs.FailWritesAfter(-1)
+	ffs.FailSyncs(syscall.EIO)
+	if err := s.Write(raft.ElectionState{Epoch: 5, LeaderID: -1, VotedID: 2}); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("fsync failure: %v", err)
+	}
+	ffs.FailSyncs(nil)
+	st, ok, err := s.Read()
+	if err != nil || !ok || !reflect.DeepEqual(st, old) {
+		t.Fatalf("after failed writes: %+v %v", st, err)
+	}
+	// A stale temp file from a crash mid-write does not matter.
+	os.WriteFile(s.Path()+".tmp", []byte("{garbage"), 0o644)
+	if st, _, err := s.Read(); err != nil || st.Epoch != 4 {
+		t.Fatalf("stale tmp: %+v %v", st, err)
+	}
+	if err := s.Write(raft.ElectionState{Epoch: 6, LeaderID: -1, VotedID: -1}); err != nil {
+		t.Fatal(err)
+	}
+}

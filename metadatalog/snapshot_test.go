@@ -1,0 +1,231 @@
+package metadatalog
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft"
+)
+
+// snapshotBytes builds snapshot content as Kafka writes it: header control
+// batch, a data batch, footer control batch, base offsets from 0, batch
+// epoch = snapshot epoch.
+func snapshotBytes(epoch int32, ts int64, payload int) []byte {
+	hdr := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	for i := 0; i < 8; i++ {
+		hdr[2+i] = byte(uint64(ts) >> (56 - 8*i))
+	}
+	out := protocol.AppendBatch(nil, protocol.Batch{BaseOffset: 0, PartitionLeaderEpoch: epoch, Control: true, BaseTimestamp: ts,
+		Records: []protocol.Record{{Key: []byte{0, 0, 0, 3}, Value: hdr}}})
+	out = protocol.AppendBatch(out, protocol.Batch{BaseOffset: 1, PartitionLeaderEpoch: epoch, BaseTimestamp: ts,
+		Records: []protocol.Record{{Value: bytes.Repeat([]byte{7}, payload)}}})
+	return protocol.AppendBatch(out, protocol.Batch{BaseOffset: 2, PartitionLeaderEpoch: epoch, Control: true, BaseTimestamp: ts,
+		Records: []protocol.Record{{Key: []byte{0, 0, 0, 4}, Value: []byte{0, 0, 0}}}})
+}
+
+func writeSnapshot(t *testing.T, l *testLog, id raft.OffsetAndEpoch, content []byte) {
+	t.Helper()
+	w, err := l.CreateSnapshot(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(content); err != nil {
+		t.Fatal(err)
+	}
+	if w.Size() != int64(len(content)) {
+		t.Fatalf("size %d", w.Size())
+	}
+	if err := w.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+}
+
+func TestSnapshotLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	l := openTest(t, smallOpts(dir))
+	for i := int64(0); i < 20; i++ {
+		l.mustAppend(mkBatch(i, 1, 1, 300))
+	}
+	l.Flush()
+	id := raft.OffsetAndEpoch{Offset: 10, Epoch: 1}
+	content := snapshotBytes(1, 1700000000000, 50)
+
+	w, err := l.CreateSnapshot(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(content[:20])
+	if _, ok := l.LatestSnapshot(); ok {
+		t.Fatal("unfrozen snapshot visible")
+	}
+	parts, _ := filepath.Glob(filepath.Join(dir, "00000000000000000010-0000000001-*.checkpoint.part"))
+	if len(parts) != 1 {
+		t.Fatalf("part files: %v", parts)
+	}
+	w.Close() // discard
+	if parts, _ = filepath.Glob(filepath.Join(dir, "*.part")); len(parts) != 0 {
+		t.Fatalf("Close without Freeze left %v", parts)
+	}
+
+	writeSnapshot(t, l, id, content)
+	p := filepath.Join(dir, "00000000000000000010-0000000001.checkpoint")
+	if st, err := os.Stat(p); err != nil || st.Mode().Perm()&0o222 != 0 {
+		t.Fatalf("frozen snapshot file: %v %v", st, err)
+	}
+	if _, err := l.CreateSnapshot(id); !errors.Is(err, ErrSnapshotExists) {
+		t.Fatalf("duplicate: %v", err)
+	}
+	r, err := l.OpenSnapshot(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, r.Size())
+	if _, err := r.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, content) || r.ID() != id {
+		t.Fatalf("snapshot content: %v", err)
+	}
+	r.Close()
+	if _, err := l.OpenSnapshot(raft.OffsetAndEpoch{Offset: 3, Epoch: 1}); !errors.Is(err, raft.ErrSnapshotNotFound) {
+		t.Fatalf("unknown snapshot: %v", err)
+	}
+	if ts, err := l.snapshotTimestamp(id); err != nil || ts != 1700000000000 {
+		t.Fatalf("header timestamp %d %v", ts, err)
+	}
+	// A crash while writing a snapshot leaves a .part that open removes.
+	w, _ = l.CreateSnapshot(raft.OffsetAndEpoch{Offset: 15, Epoch: 1})
+	w.Write(content)
+	l.reopen()
+	if parts, _ = filepath.Glob(filepath.Join(dir, "*.part")); len(parts) != 0 {
+		t.Fatalf("open left %v", parts)
+	}
+	if got := l.Snapshots(); len(got) != 1 || got[0] != id {
+		t.Fatalf("snapshots after reopen: %v", got)
+	}
+
+	// Follower installing a snapshot past its log end.
+	id2 := raft.OffsetAndEpoch{Offset: 50, Epoch: 3}
+	writeSnapshot(t, l, id2, snapshotBytes(3, 1700000000001, 10))
+	if err := l.TruncateToSnapshot(raft.OffsetAndEpoch{Offset: 60, Epoch: 3}); !errors.Is(err, raft.ErrSnapshotNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+	if err := l.TruncateToSnapshot(id2); err != nil {
+		t.Fatal(err)
+	}
+	if l.StartOffset() != 50 || l.EndOffset() != (raft.OffsetAndEpoch{Offset: 50, Epoch: 3}) || l.FlushedOffset() != 50 {
+		t.Fatalf("after install: start %d end %+v", l.StartOffset(), l.EndOffset())
+	}
+	if got := l.Snapshots(); len(got) != 1 || got[0] != id2 {
+		t.Fatalf("older snapshots must go: %v", got)
+	}
+	if _, err := l.Read(49, 10); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("read below start: %v", err)
+	}
+	l.mustAppend(mkBatch(50, 3, 1, 10))
+	l.Flush()
+	l.reopen()
+	if l.StartOffset() != 50 || l.EndOffset().Offset != 51 {
+		t.Fatalf("reopen after install: %d %+v", l.StartOffset(), l.EndOffset())
+	}
+	// EndOffsetForEpoch below the first epoch points at the snapshot.
+	if oe, ok := l.EndOffsetForEpoch(2); !ok || oe != id2 {
+		t.Fatalf("EndOffsetForEpoch(2) = %+v %v, want the snapshot id", oe, ok)
+	}
+}
+
+func TestOpenSnapshotStates(t *testing.T) {
+	// A snapshot past the log end (crash during install): the log restarts
+	// at it.
+	dir := t.TempDir()
+	l := openTest(t, Options{Dir: dir})
+	l.mustAppend(mkBatch(0, 1, 5, 10))
+	l.Flush()
+	l.Close()
+	os.WriteFile(filepath.Join(dir, "00000000000000000100-0000000002.checkpoint"), snapshotBytes(2, 1, 1), 0o444)
+	l = openTest(t, Options{Dir: dir})
+	if l.StartOffset() != 100 || l.EndOffset() != (raft.OffsetAndEpoch{Offset: 100, Epoch: 2}) {
+		t.Fatalf("start %d end %+v", l.StartOffset(), l.EndOffset())
+	}
+	if segs := segFiles(t, dir); len(segs) != 1 || filepath.Base(segs[0]) != "00000000000000000100.log" {
+		t.Fatalf("segments %v", segs)
+	}
+	l.Close()
+	// Log start > 0 with no snapshot at or above it is refused.
+	os.Remove(filepath.Join(dir, "00000000000000000100-0000000002.checkpoint"))
+	if _, err := Open(Options{Dir: dir}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "no snapshot") {
+		t.Fatalf("start without snapshot: %v", err)
+	}
+}
+
+func TestRetention(t *testing.T) {
+	dir := t.TempDir()
+	opts := smallOpts(dir)
+	opts.RetentionBytes = 6000
+	opts.RetentionMs = -1
+	l := openTest(t, opts)
+	for i := int64(0); i < 60; i++ {
+		l.mustAppend(mkBatch(i, 1, 1, 300))
+	}
+	l.Flush()
+	l.SetHighWatermark(40)
+	ids := []raft.OffsetAndEpoch{{Offset: 20, Epoch: 1}, {Offset: 35, Epoch: 1}, {Offset: 50, Epoch: 1}}
+	for _, id := range ids {
+		writeSnapshot(t, l, id, snapshotBytes(1, 1000, 100))
+	}
+	nseg := len(segFiles(t, dir))
+	cleaned, err := l.MaybeClean(time.Unix(0, 0))
+	if err != nil || !cleaned {
+		t.Fatalf("clean: %v %v", cleaned, err)
+	}
+	// The start may move to 35 (<= HW 40) but not to 50 (above the HW).
+	if l.StartOffset() != 35 {
+		t.Fatalf("start offset %d", l.StartOffset())
+	}
+	if got := l.Snapshots(); len(got) != 2 || got[0] != ids[1] {
+		t.Fatalf("snapshots %v", got)
+	}
+	if len(segFiles(t, dir)) >= nseg {
+		t.Fatal("no segment deleted")
+	}
+	for _, s := range l.segs[1:] {
+		if s.base > 35 && l.segs[0].base > 35 {
+			t.Fatal("segment holding the start deleted")
+		}
+	}
+	if _, err := l.Read(35, 100); err != nil {
+		t.Fatalf("read at the new start: %v", err)
+	}
+	l.SetHighWatermark(60)
+	l.MaybeClean(time.Unix(0, 0))
+	if got := l.Snapshots(); len(got) != 1 || got[0] != ids[2] || l.StartOffset() != 50 {
+		t.Fatalf("newest snapshot must stay: %v start %d", got, l.StartOffset())
+	}
+	l.reopen()
+	if l.StartOffset() > 50 || l.EndOffset().Offset != 60 {
+		t.Fatalf("reopen: start %d end %d", l.StartOffset(), l.EndOffset().Offset)
+	}
+
+	// Retention by time: the oldest snapshot's header timestamp.
+	dir2 := t.TempDir()
+	opts2 := smallOpts(dir2)
+	opts2.RetentionBytes = -1
+	opts2.RetentionMs = 1000
+	l2 := openTest(t, opts2)
+	for i := int64(0); i < 30; i++ {
+		l2.mustAppend(mkBatch(i, 1, 1, 300))
+	}
+	l2.SetHighWatermark(30)
+	writeSnapshot(t, l2, raft.OffsetAndEpoch{Offset: 10, Epoch: 1}, snapshotBytes(1, 10_000, 1))
+	writeSnapshot(t, l2, raft.OffsetAndEpoch{Offset: 20, Epoch: 1}, snapshotBytes(1, 20_000, 1))
+	if c, _ := l2.MaybeClean(time.UnixMilli(10_500)); c {
+		t.Fatal("cleaned before retention.ms")
+	}
+	if c, err := l2.MaybeClean(time.UnixMilli(11_001)); !c || err != nil || l2.StartOffset() != 20 {
+		t.Fatalf("time retention: %v %v start %d", c, err, l2.StartOffset())
+	}
+}
