@@ -1,7 +1,70 @@
 // Package raft is kraftd's KRaft (KIP-595) replica: a deterministic state
 // machine plus the Driver that runs it. Inputs are inbound requests and
-// responses (Step), the passage of time (Poll), appends and shutdown; outputs
-// are Outbound requests and replies through a Transport, log and quorum-state
-// writes, and listener callbacks. The package reads no clock, starts no
-// goroutines and touches no socket or file: the caller injects all of them.
+// responses (Step), the passage of time (Poll), appends (Append), Resign and
+// Shutdown; outputs are Outbound requests and replies through a Transport,
+// log and quorum-state writes, and listener callbacks. The package reads no
+// clock, starts no goroutines and touches no socket or file: the caller
+// injects the time, a seeded *rand.Rand, the Log, the QuorumStateStore and
+// the Transport.
+//
+// # Roles and legal transitions
+//
+// Modelled on Kafka's QuorumState. "durable" means the quorum-state file is
+// written before the new role acts (e.g. before a vote reply is sent);
+// Prospective and Resigned are memory only. Any other transition is a bug
+// and panics with the transition in the message (packet input never causes
+// one: handlers check first).
+//
+//	Unattached  -> Unattached (higher epoch), Voted (grant, same epoch),
+//	               Prospective (election timer, pre-vote on),
+//	               Candidate (election timer, pre-vote off),
+//	               Follower (leader learned)
+//	Voted       -> Unattached (higher epoch), Prospective, Candidate, Follower
+//	Prospective -> Candidate (majority of pre-votes, or a peer without Vote v2),
+//	               Follower (leader learned, or pre-vote lost with a known leader),
+//	               Unattached/Voted (pre-vote lost, same epoch; keeps its vote),
+//	               Unattached (higher epoch); a standard grant keeps it
+//	               Prospective with the vote recorded (durable)
+//	Candidate   -> Leader (majority), Prospective or Candidate(epoch+1)
+//	               (after the election backoff), Follower, Unattached (higher epoch)
+//	Leader      -> Resigned (Resign, Shutdown, check quorum),
+//	               Follower/Unattached (higher epoch only)
+//	Follower    -> Prospective/Candidate (fetch timer, voters only),
+//	               Follower (higher epoch), Unattached (higher epoch)
+//	Resigned    -> Candidate(epoch+1) (election timer, pre-vote off),
+//	               Unattached(epoch+1) (election timer, pre-vote on or not a voter),
+//	               Follower/Unattached (higher epoch)
+//
+// Observers (no id, or not in the voter set) only move between Unattached
+// and Follower; they never vote for themselves. An id-less observer never
+// grants a vote.
+//
+// Start-up follows kraft-state-machine.md section 3: a node whose file says
+// it led the epoch restarts Resigned; a vote for itself restarts Candidate;
+// the chosen state is written back; a single voter elects itself at once.
+//
+// # Durability rules
+//
+//   - quorum state is written before a vote is answered or a new epoch acts;
+//   - a follower fsyncs appended batches before its next Fetch, which is
+//     what tells the leader they are durable;
+//   - the leader fsyncs once per round (Step/Poll/Append) what it drained and
+//     counts itself toward the high watermark only at Log.FlushedOffset;
+//   - the high watermark is exposed by a leader only once an entry of its
+//     epoch is on a majority, and never decreases;
+//   - a failed log or quorum-state write is fatal: Step/Poll return it and
+//     nothing further is sent or acknowledged.
+//
+// # Usage
+//
+//	d, err := raft.NewDriver(cfg, log, store, transport, rng, logger, now)
+//	for {
+//		select {
+//		case m := <-inbound:        // requests and answers to d's Outbounds
+//			err = d.Step(clock.Now(), m)
+//		case <-timer.C:
+//		}
+//		next, err := d.Poll(clock.Now()) // after every Step/Append too
+//		timer.Reset(next.Sub(clock.Now()))
+//	}
 package raft

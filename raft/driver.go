@@ -4,15 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/purgatory"
 )
 
 // Driver runs one raft replica: the role state machine, the request manager,
-// the fetch purgatory and the listeners. It is not safe for concurrent use:
-// exactly one goroutine calls it. It starts no goroutines, reads no clock and
-// uses only the rng it is given.
+// the fetch purgatory, the append accumulator and the listeners. It is not
+// safe for concurrent use: exactly one goroutine calls it. It starts no
+// goroutines, reads no clock and uses only the rng it is given.
+//
+// A round is one call of Step, Poll or Append. Every round ends with
+// endRound: the leader's fsync of what it appended, high-watermark and
+// purgatory updates, then listener delivery. Step and Append also run the
+// role's timers and sends; call Poll afterwards to learn the next deadline.
 type Driver struct {
 	cfg   Config
 	log   Log
@@ -21,18 +31,73 @@ type Driver struct {
 	rng   *rand.Rand
 	lg    *zap.Logger
 
+	voters   []Voter       // static voter set, sorted by id
+	voterIdx map[int32]int // id -> index in voters
+	isVoter  bool          // local id is in the voter set
+	majority int           // floor(len(voters)/2) + 1
+
+	// Quorum state. Invariant: what the store holds matches these fields
+	// for every role except Prospective and Resigned (memory only).
 	role     Role
 	epoch    int32
 	leaderID int32 // -1 when unknown
-	votedID  int32 // -1 when no vote
+	votedID  int32 // -1 when no vote in this epoch
 	votedDir [16]byte
-	hw       int64 // -1 while unknown
+	// hw is the high watermark, -1 while unknown. Invariant: never
+	// decreases while known; on a follower hw <= log end offset.
+	hw int64
 
-	fatal error // first log/store failure; every later call returns it
+	// Timers; a zero time means "not armed".
+	electionDeadline time.Time // Unattached (voter), Voted, Prospective, Candidate, Resigned
+	fetchDeadline    time.Time // Follower
+
+	retries  int            // elections since a leader was last known (Candidate backoff)
+	election *electionState // Prospective and Candidate
+	leader   *leaderState   // Leader
+	follower *followerState // Follower
+	resigned *resignedState // Resigned
+
+	reqs    requestManager
+	corrSeq uint64
+
+	parked *purgatory.Purgatory[*parkedFetch]
+
+	listeners   []*listenerCtx
+	pendingRegs []Listener
+
+	shuttingDown     bool
+	shutdownDeadline time.Time
+	done             bool
+
+	next  time.Time // deadline computed by the last round
+	fatal error     // first log/store failure; every later call returns it
+}
+
+// electionState is a Prospective's pre-vote or a Candidate's vote count.
+type electionState struct {
+	granted  map[int32]bool
+	rejected map[int32]bool
+	// backoffDeadline is set when a Candidate lost or timed out.
+	backoffDeadline time.Time
+	// Prospective only: state to fall back to when the pre-vote fails.
+	prevLeader int32
+}
+
+type followerState struct {
+	hasFetched bool // a successful Fetch/FetchSnapshot response arrived in this epoch
+	// snapshot is non-nil while a snapshot is being downloaded; regular
+	// fetches pause meanwhile.
+	snapshot SnapshotWriter
+}
+
+type resignedState struct {
+	preferred []int32        // other voters, most caught up first
+	unacked   map[int32]bool // voters that have not acknowledged EndQuorumEpoch
 }
 
 // NewDriver builds a driver from the persisted quorum state and the log, and
 // writes the chosen initial state back (kraft-state-machine.md section 3).
+// A single voter becomes leader at once.
 func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 	rng *rand.Rand, logger *zap.Logger, now time.Time) (*Driver, error) {
 	if err := cfg.Validate(); err != nil {
@@ -45,48 +110,195 @@ func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 		logger = zap.NewNop()
 	}
 	d := &Driver{
-		cfg: cfg, log: log, store: store, tr: transport, rng: rng, lg: logger,
+		cfg: cfg, log: log, store: store, tr: transport, rng: rng,
+		lg:       logger.With(zap.Int32("node", cfg.NodeID)),
 		leaderID: -1, votedID: -1, hw: -1,
+		voterIdx: make(map[int32]int, len(cfg.Voters)),
+		parked:   purgatory.New[*parkedFetch](),
 	}
-	st, ok, err := store.Read()
-	if err != nil {
-		return nil, fmt.Errorf("raft: read quorum state: %w", err)
+	d.voters = slices.Clone(cfg.Voters)
+	slices.SortFunc(d.voters, func(a, b Voter) int { return int(a.ID) - int(b.ID) })
+	for i, v := range d.voters {
+		d.voterIdx[v.ID] = i
 	}
-	if ok {
-		d.epoch, d.leaderID, d.votedID, d.votedDir = st.Epoch, st.LeaderID, st.VotedID, st.VotedDirectoryID
+	d.majority = len(d.voters)/2 + 1
+	if v, ok := d.voterIdx[cfg.NodeID]; ok && cfg.NodeID >= 0 {
+		dir := d.voters[v].DirectoryID
+		d.isVoter = dir == ([16]byte{}) || dir == cfg.DirectoryID
+	}
+	d.reqs.init()
+	if err := d.initialize(now); err != nil {
+		return nil, err
+	}
+	d.endRound(now)
+	if d.fatal != nil {
+		return nil, d.fatal
 	}
 	return d, nil
+}
+
+// initialize picks the start-up state (first matching rule wins).
+func (d *Driver) initialize(now time.Time) error {
+	st, ok, err := d.store.Read()
+	if err != nil {
+		return fmt.Errorf("raft: read quorum state: %w", err)
+	}
+	if !ok {
+		st = ElectionState{Epoch: 0, LeaderID: -1, VotedID: -1}
+	}
+	local := d.cfg.NodeID
+	logEpoch := d.log.EndOffset().Epoch
+	d.hw = -1
+	switch {
+	case st.VotedID >= 0 && local < 0:
+		return fmt.Errorf("raft: quorum state has a vote for %d in epoch %d but this node has no id", st.VotedID, st.Epoch)
+	case st.Epoch < logEpoch:
+		d.lg.Warn("quorum state epoch is older than the log's last epoch; starting unattached",
+			zap.Int32("stateEpoch", st.Epoch), zap.Int32("logEpoch", logEpoch))
+		d.setState(RoleUnattached, logEpoch, -1, -1, [16]byte{})
+	case st.LeaderID >= 0 && st.LeaderID == local:
+		// Never lead twice in one epoch: unflushed data of the old term
+		// may be lost, so (offset, epoch) pairs could repeat.
+		d.setState(RoleResigned, st.Epoch, local, st.VotedID, st.VotedDirectoryID)
+	case st.VotedID >= 0 && st.VotedID == local && d.isVoter &&
+		(st.VotedDirectoryID == [16]byte{} || st.VotedDirectoryID == d.cfg.DirectoryID):
+		d.setState(RoleCandidate, st.Epoch, -1, local, st.VotedDirectoryID)
+	case st.VotedID >= 0:
+		d.setState(RoleVoted, st.Epoch, st.LeaderID, st.VotedID, st.VotedDirectoryID)
+		if st.LeaderID >= 0 && st.LeaderID != local {
+			d.setState(RoleFollower, st.Epoch, st.LeaderID, st.VotedID, st.VotedDirectoryID)
+		}
+	case st.LeaderID >= 0:
+		d.setState(RoleFollower, st.Epoch, st.LeaderID, -1, [16]byte{})
+	default:
+		d.setState(RoleUnattached, st.Epoch, -1, -1, [16]byte{})
+	}
+	if err := d.writeState(); err != nil {
+		return err
+	}
+	d.enterRole(now, RoleUnattached)
+	d.lg.Info("raft replica started", zap.Stringer("role", d.role), zap.Int32("epoch", d.epoch),
+		zap.Int32("leader", d.leaderID), zap.Int32("voted", d.votedID), zap.Bool("voter", d.isVoter),
+		zap.Int64("logEndOffset", d.log.EndOffset().Offset))
+	switch {
+	case d.role == RoleCandidate:
+		d.maybeWinElection(now)
+	case d.isVoter && len(d.voters) == 1 && d.role != RoleResigned:
+		d.startElection(now)
+	}
+	return d.fatal
 }
 
 // Step handles one Message. A non-nil error is fatal (log or quorum-state
 // write failed): the caller stops the node and exits non-zero.
 func (d *Driver) Step(now time.Time, m Message) error {
+	if d.fatal != nil {
+		return d.fatal
+	}
+	if m.Request != nil {
+		d.handleRequest(now, m.Request, m.Ref)
+	} else {
+		d.handleResponse(now, m)
+	}
+	if d.fatal == nil {
+		d.pollState(now)
+	}
+	d.endRound(now)
 	return d.fatal
 }
 
 // Poll runs due timers (elections, fetches, linger, purgatory expiry, check
 // quorum) and returns the time it next needs to be polled.
 func (d *Driver) Poll(now time.Time) (time.Time, error) {
-	return now.Add(d.cfg.ElectionTimeout), d.fatal
+	if d.fatal != nil {
+		return time.Time{}, d.fatal
+	}
+	d.expireParked(now)
+	d.pollState(now)
+	d.endRound(now)
+	return d.next, d.fatal
 }
+
+// Next returns the deadline computed by the last Step, Poll or Append.
+func (d *Driver) Next() time.Time { return d.next }
 
 // Append (leader only) queues records for the next batch and returns the
-// offset the last record will get.
+// offset the last record will get. The records of one call always share a
+// batch. Errors: ErrNotLeader (not leader, or an older epoch),
+// ErrInvalidEpoch (a newer epoch), ErrRecordTooLarge, ErrBufferFull,
+// ErrShutdown, or the fatal error.
 func (d *Driver) Append(now time.Time, epoch int32, records [][]byte) (int64, error) {
-	return 0, ErrNotLeader
+	if d.fatal != nil {
+		return 0, d.fatal
+	}
+	if epoch > d.epoch {
+		return 0, fmt.Errorf("%w: append for epoch %d, local epoch %d", ErrInvalidEpoch, epoch, d.epoch)
+	}
+	if d.role != RoleLeader || epoch < d.epoch {
+		return 0, fmt.Errorf("%w: append for epoch %d, local epoch %d is %s", ErrNotLeader, epoch, d.epoch, d.role)
+	}
+	if d.shuttingDown {
+		return 0, ErrShutdown
+	}
+	last, err := d.leader.acc.add(now, records, d.cfg)
+	if err != nil {
+		return 0, err
+	}
+	d.pollState(now)
+	d.endRound(now)
+	return last, d.fatal
 }
 
-// Register adds a listener; it is told the current leader on the next round.
-func (d *Driver) Register(l Listener) {}
+// Register adds a listener. It is told the current leader, and handed the
+// committed data, from the next round on.
+func (d *Driver) Register(l Listener) {
+	d.pendingRegs = append(d.pendingRegs, l)
+}
 
-// Resign makes the leader of epoch step down. Older epochs are ignored.
-func (d *Driver) Resign(now time.Time, epoch int32) error { return ErrNotLeader }
+// Resign makes the leader of epoch step down (it sends EndQuorumEpoch and
+// becomes Resigned at the next round). An older epoch is ignored.
+func (d *Driver) Resign(now time.Time, epoch int32) error {
+	if d.fatal != nil {
+		return d.fatal
+	}
+	switch {
+	case epoch < d.epoch:
+		return nil
+	case epoch > d.epoch:
+		return fmt.Errorf("%w: resign epoch %d, local epoch %d", ErrInvalidEpoch, epoch, d.epoch)
+	case d.role == RoleResigned:
+		return nil
+	case d.role != RoleLeader:
+		return fmt.Errorf("%w: resign epoch %d as %s", ErrNotLeader, epoch, d.role)
+	}
+	d.leader.resignRequested = true
+	d.pollState(now)
+	d.endRound(now)
+	return d.fatal
+}
 
-// Shutdown begins graceful shutdown; Done reports when it has finished.
-func (d *Driver) Shutdown(now time.Time) {}
+// Shutdown begins graceful shutdown: listeners get BeginShutdown, a leader
+// resigns (EndQuorumEpoch to its preferred successors), a follower stops at
+// once, other voters wait for a new leader or the shutdown timeout.
+func (d *Driver) Shutdown(now time.Time) {
+	if d.shuttingDown {
+		return
+	}
+	d.shuttingDown = true
+	d.shutdownDeadline = now.Add(d.cfg.ShutdownTimeout)
+	d.lg.Info("raft shutdown requested", zap.Stringer("role", d.role), zap.Int32("epoch", d.epoch))
+	for _, lc := range d.listeners {
+		lc.call(d, "BeginShutdown", func() { lc.l.BeginShutdown() })
+	}
+	if d.fatal == nil {
+		d.pollState(now)
+		d.endRound(now)
+	}
+}
 
-// Done reports whether a graceful shutdown has finished.
-func (d *Driver) Done() bool { return true }
+// Done reports whether a graceful shutdown has finished (or a fatal error
+// stopped the driver).
+func (d *Driver) Done() bool { return d.done || d.fatal != nil }
 
 // Status returns the replica's current quorum view.
 func (d *Driver) Status() Status {
@@ -94,4 +306,278 @@ func (d *Driver) Status() Status {
 		NodeID: d.cfg.NodeID, Role: d.role, Epoch: d.epoch, LeaderID: d.leaderID,
 		HighWatermark: d.hw, LogEndOffset: d.log.EndOffset().Offset, VotedID: d.votedID,
 	}
+}
+
+// fail records a fatal local failure. Nothing is sent or acknowledged after.
+func (d *Driver) fail(err error) {
+	if d.fatal == nil {
+		d.fatal = err
+		d.lg.Error("raft: fatal error, replica stops taking part in the quorum", zap.Error(err))
+	}
+}
+
+// handleRequest dispatches one inbound request by api key.
+func (d *Driver) handleRequest(now time.Time, req kmsg.Request, ref RequestRef) {
+	var resp kmsg.Response
+	switch r := req.(type) {
+	case *kmsg.VoteRequest:
+		resp = d.handleVote(now, r)
+	case *kmsg.BeginQuorumEpochRequest:
+		resp = d.handleBeginQuorumEpoch(now, r)
+	case *kmsg.EndQuorumEpochRequest:
+		resp = d.handleEndQuorumEpoch(now, r)
+	case *kmsg.FetchRequest:
+		resp = d.handleFetch(now, r, ref)
+	case *kmsg.FetchSnapshotRequest:
+		resp = d.handleFetchSnapshot(now, r)
+	case *kmsg.DescribeQuorumRequest:
+		resp = d.handleDescribeQuorum(now, r)
+	case *kmsg.AddRaftVoterRequest:
+		resp = d.handleAddRaftVoter(r)
+	case *kmsg.RemoveRaftVoterRequest:
+		resp = d.handleRemoveRaftVoter(r)
+	case *kmsg.UpdateRaftVoterRequest:
+		resp = d.handleUpdateRaftVoter(r)
+	default:
+		// The network layer only passes raft apis; anything else is a
+		// wiring bug, answered generically so the connection is not stuck.
+		d.lg.Warn("unexpected request api", zap.Int16("key", req.Key()))
+		resp = req.ResponseKind()
+		resp.SetVersion(req.GetVersion())
+		if ec, ok := resp.(interface{ SetErrorCode(int16) }); ok {
+			ec.SetErrorCode(kerr.InvalidRequest.Code)
+		}
+	}
+	if resp == nil || d.fatal != nil {
+		return // parked, or a write failed: nothing is acknowledged
+	}
+	resp.SetVersion(req.GetVersion())
+	d.tr.Reply(ref, resp)
+}
+
+// handleResponse matches a response to the single in-flight request of its
+// destination and dispatches it; anything unexpected is ignored.
+func (d *Driver) handleResponse(now time.Time, m Message) {
+	p, ok := d.reqs.take(m.From, m.Corr)
+	if !ok {
+		d.lg.Debug("ignoring response no longer needed", zap.Int32("from", m.From), zap.Uint64("corr", m.Corr))
+		return
+	}
+	gen := d.reqs.gen
+	success := false
+	if m.Err != nil || m.Response == nil {
+		success = d.handleSendError(now, p, m.Err)
+	} else {
+		switch r := m.Response.(type) {
+		case *kmsg.VoteResponse:
+			success = p.key == apiVote && d.handleVoteResponse(now, p, r)
+		case *kmsg.BeginQuorumEpochResponse:
+			success = p.key == apiBeginQuorumEpoch && d.handleBeginQuorumEpochResponse(now, p, r)
+		case *kmsg.EndQuorumEpochResponse:
+			success = p.key == apiEndQuorumEpoch && d.handleEndQuorumEpochResponse(now, p, r)
+		case *kmsg.FetchResponse:
+			success = p.key == apiFetch && d.handleFetchResponse(now, p, r)
+		case *kmsg.FetchSnapshotResponse:
+			success = p.key == apiFetchSnapshot && d.handleFetchSnapshotResponse(now, p, r)
+		default:
+			d.lg.Warn("unexpected response api", zap.Int16("key", m.Response.Key()))
+		}
+	}
+	if gen == d.reqs.gen && !success {
+		d.reqs.backoff(m.From, now.Add(d.cfg.RetryBackoff))
+	}
+}
+
+// handleSendError handles a request the transport could not complete
+// (timeout, disconnect, unsupported version). Returns whether it counts as
+// handled (no backoff).
+func (d *Driver) handleSendError(now time.Time, p pending, err error) bool {
+	if p.key == apiVote && p.preVote && d.role == RoleProspective && isUnsupportedVersion(err) {
+		// The peer lacks Vote v2: skip pre-vote, as Kafka 4.x does.
+		d.lg.Info("peer does not support pre-vote; becoming candidate", zap.Int32("peer", p.to))
+		d.becomeCandidate(now)
+		return true
+	}
+	d.lg.Debug("request failed", zap.Int32("to", p.to), zap.Stringer("api", p.key), zap.Error(err))
+	return false
+}
+
+func isUnsupportedVersion(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, kerr.UnsupportedVersion) {
+		return true
+	}
+	var ke *kerr.Error
+	return errors.As(err, &ke) && ke.Code == kerr.UnsupportedVersion.Code
+}
+
+// pollState runs the current role's timers and sends.
+func (d *Driver) pollState(now time.Time) {
+	// Roles may change several times (e.g. Prospective -> Candidate ->
+	// Leader for a single voter); loop until stable, bounded.
+	for i := 0; i < 8 && d.fatal == nil; i++ {
+		role, epoch := d.role, d.epoch
+		switch d.role {
+		case RoleLeader:
+			d.pollLeader(now)
+		case RoleCandidate:
+			d.pollCandidate(now)
+		case RoleProspective:
+			d.pollProspective(now)
+		case RoleFollower:
+			d.pollFollower(now)
+		case RoleUnattached, RoleVoted:
+			d.pollUnattached(now)
+		case RoleResigned:
+			d.pollResigned(now)
+		}
+		if d.role == role && d.epoch == epoch {
+			break
+		}
+	}
+	d.maybeCompleteShutdown(now)
+}
+
+func (d *Driver) maybeCompleteShutdown(now time.Time) {
+	if !d.shuttingDown || d.done {
+		return
+	}
+	switch {
+	case !now.Before(d.shutdownDeadline):
+	case !d.isVoter, len(d.voters) == 1:
+	case d.role == RoleFollower && d.leaderID != d.cfg.NodeID:
+	default:
+		return
+	}
+	d.done = true
+	d.lg.Info("raft shutdown complete", zap.Stringer("role", d.role), zap.Int32("epoch", d.epoch))
+}
+
+// endRound finishes a round: the leader flushes what it appended and
+// updates its high watermark, woken fetches are answered, listeners are fed,
+// and the next deadline is computed.
+func (d *Driver) endRound(now time.Time) {
+	if d.fatal == nil && d.role == RoleLeader {
+		d.flushLeader(now)
+	}
+	if d.fatal == nil {
+		d.pollListeners(now)
+		d.pruneAppendTimes()
+	}
+	d.next = d.computeNext(now)
+}
+
+func (d *Driver) computeNext(now time.Time) time.Time {
+	next := now.Add(time.Hour)
+	consider := func(t time.Time) {
+		if !t.IsZero() && t.Before(next) {
+			next = t
+		}
+	}
+	// Only deadlines the current role acts on: an ignored, expired one
+	// would make the caller poll in a busy loop.
+	switch d.role {
+	case RoleUnattached, RoleVoted:
+		if d.isVoter && !d.shuttingDown {
+			consider(d.electionDeadline)
+		}
+	case RoleProspective:
+		consider(d.electionDeadline)
+	case RoleCandidate:
+		if !d.shuttingDown {
+			if !d.election.backoffDeadline.IsZero() {
+				consider(d.election.backoffDeadline)
+			} else {
+				consider(d.electionDeadline)
+			}
+		}
+	case RoleFollower:
+		if !d.shuttingDown && (d.isVoter || d.fetchDeadline.After(now)) {
+			consider(d.fetchDeadline)
+		}
+	case RoleResigned:
+		if !d.shuttingDown {
+			consider(d.electionDeadline)
+		}
+	case RoleLeader:
+		l := d.leader
+		consider(l.beginQuorumDue)
+		if len(d.voters) > 1 {
+			consider(l.checkQuorumDeadline)
+		}
+		if t, ok := l.acc.drainDeadline(); ok {
+			consider(t)
+		}
+	}
+	if t, ok := d.parked.NextDeadline(); ok {
+		consider(t)
+	}
+	consider(d.reqs.nextBackoffEnd(now))
+	if d.shuttingDown && !d.done {
+		consider(d.shutdownDeadline)
+	}
+	if next.Before(now) {
+		next = now
+	}
+	return next
+}
+
+// randomElectionTimeout is uniform in [T, 2T).
+func (d *Driver) randomElectionTimeout() time.Duration {
+	t := d.cfg.ElectionTimeout
+	if t <= 0 {
+		return 0
+	}
+	return t + time.Duration(d.rng.Int64N(int64(t)))
+}
+
+// electionBackoff is Kafka's binary exponential backoff with jitter:
+// min(100ms * rand[0, 2^retries), election.backoff.max).
+func (d *Driver) electionBackoff() time.Duration {
+	r := max(1, min(d.retries, 21))
+	b := 100 * time.Millisecond * time.Duration(d.rng.Int64N(int64(1)<<r))
+	return min(b, d.cfg.ElectionBackoffMax)
+}
+
+// voterKeyMatches: static voters have no directory id and match any.
+func (d *Driver) voterDir(id int32) [16]byte {
+	if i, ok := d.voterIdx[id]; ok {
+		return d.voters[i].DirectoryID
+	}
+	return [16]byte{}
+}
+
+func (d *Driver) isVoterKey(id int32, dir [16]byte) bool {
+	i, ok := d.voterIdx[id]
+	if !ok {
+		return false
+	}
+	vd := d.voters[i].DirectoryID
+	return vd == [16]byte{} || vd == dir
+}
+
+func (d *Driver) voterIDs() []int32 {
+	ids := make([]int32, len(d.voters))
+	for i, v := range d.voters {
+		ids[i] = v.ID
+	}
+	return ids
+}
+
+// lastFetched is (log end offset, epoch of the last record): the position
+// compared by the vote up-to-date rule.
+func (d *Driver) lastFetched() OffsetAndEpoch { return d.log.EndOffset() }
+
+func (d *Driver) nextCorr() uint64 {
+	d.corrSeq++
+	return d.corrSeq
+}
+
+// send issues a request to a destination whose connection is ready.
+func (d *Driver) send(now time.Time, to int32, key apiKey, req kmsg.Request, preVote bool) {
+	corr := d.nextCorr()
+	d.reqs.sent(to, corr, key, preVote, d.epoch)
+	d.tr.Send(Outbound{To: to, Corr: corr, Request: req})
 }

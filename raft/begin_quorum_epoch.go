@@ -1,0 +1,101 @@
+package raft
+
+// BeginQuorumEpoch (key 53): v0-v1 (v0 is not flexible).
+//
+// Behavior (receiver):
+//   - cluster id mismatch -> top INCONSISTENT_CLUSTER_ID;
+//   - wrong topic/partition shape -> top INVALID_REQUEST;
+//   - voter-only check on (LeaderId, LeaderEpoch): older epoch ->
+//     FENCED_LEADER_EPOCH, negative leader id -> INVALID_REQUEST;
+//   - learn the leader: a higher epoch, or the same epoch with no leader
+//     known, makes this node a Follower (observers too);
+//   - refused, with INVALID_REQUEST and an error log, and never applied
+//     (Kafka pitfall 18): a second leader for an epoch that has one, this
+//     node named leader when it is not, and a higher epoch naming the leader
+//     this node already follows (a leader only reaches a new epoch through
+//     an election; the follower learns it from its Fetch answers);
+//   - voter key not this node -> INVALID_VOTER_KEY (after the transition);
+//   - else NONE.
+//
+// Behavior (sender): the leader sends it to every other voter at once and
+// every fetch.timeout/2 for the whole epoch.
+//
+// Version notes: v1 adds VoterId, VoterDirectoryId, LeaderEndpoints and the
+// response NodeEndpoints.
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpochRequest) kmsg.Response {
+	resp := kmsg.NewPtrBeginQuorumEpochResponse()
+	if !d.validClusterID(req.ClusterID) {
+		resp.ErrorCode = errInconsistentCluster
+		return resp
+	}
+	if len(req.Topics) != 1 || req.Topics[0].Topic != d.cfg.TopicName ||
+		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+		resp.ErrorCode = errInvalidRequest
+		return resp
+	}
+	p := &req.Topics[0].Partitions[0]
+	answer := func(code int16) kmsg.Response {
+		t := kmsg.NewBeginQuorumEpochResponseTopic()
+		t.Topic = d.cfg.TopicName
+		rp := kmsg.NewBeginQuorumEpochResponseTopicPartition()
+		rp.Partition = d.cfg.Partition
+		rp.ErrorCode = code
+		rp.LeaderID = d.reportedLeader(p.LeaderID)
+		if code == errNone && d.leaderID == p.LeaderID && d.role == RoleFollower {
+			rp.LeaderID = d.leaderID // acknowledging the sender as our leader
+		}
+		rp.LeaderEpoch = d.epoch
+		t.Partitions = append(t.Partitions, rp)
+		resp.Topics = append(resp.Topics, t)
+		if req.Version >= 1 && rp.LeaderID >= 0 {
+			if id, ep, ok := d.leaderEndpoint(); ok {
+				ne := kmsg.NewBeginQuorumEpochResponseNodeEndpoint()
+				ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+				resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
+			}
+		}
+		return resp
+	}
+	if code := d.voterOnlyCheck(p.LeaderEpoch, p.LeaderID); code != errNone {
+		return answer(code)
+	}
+	if reason := d.forgedLeaderClaim(p.LeaderEpoch, p.LeaderID); reason != "" {
+		d.lg.Error("refusing BeginQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
+			zap.Int32("claimedLeader", p.LeaderID), zap.Int32("localEpoch", d.epoch),
+			zap.Int32("knownLeader", d.leaderID), zap.Stringer("role", d.role))
+		return answer(errInvalidRequest)
+	}
+	d.maybeFollow(now, p.LeaderEpoch, p.LeaderID, "BeginQuorumEpoch")
+	if d.fatal != nil {
+		return nil
+	}
+	if req.Version >= 1 && req.VoterID >= 0 &&
+		(req.VoterID != d.cfg.NodeID || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != d.cfg.DirectoryID)) {
+		return answer(errInvalidVoterKey)
+	}
+	return answer(errNone)
+}
+
+// forgedLeaderClaim explains why a leader claim (from BeginQuorumEpoch or
+// EndQuorumEpoch) cannot be true, or returns "".
+func (d *Driver) forgedLeaderClaim(epoch, leader int32) string {
+	switch {
+	case leader == d.cfg.NodeID && !(epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned)):
+		return "it names this node leader of an epoch it does not lead"
+	case epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned) && leader != d.cfg.NodeID:
+		return "another node claims this node's own epoch"
+	case epoch == d.epoch && d.leaderID >= 0 && d.leaderID != leader:
+		return "a second leader for the epoch"
+	case epoch > d.epoch && d.leaderID >= 0 && leader == d.leaderID && d.role == RoleFollower:
+		return "a higher epoch naming the leader of the current epoch"
+	}
+	return ""
+}

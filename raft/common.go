@@ -1,0 +1,147 @@
+package raft
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+)
+
+// Error codes used by the handlers.
+var (
+	errNone                 = int16(0)
+	errUnknownServer        = kerr.UnknownServerError.Code
+	errUnknownTopic         = kerr.UnknownTopicOrPartition.Code
+	errNotLeader            = kerr.NotLeaderForPartition.Code
+	errRequestTimedOut      = kerr.RequestTimedOut.Code
+	errBrokerNotAvailable   = kerr.BrokerNotAvailable.Code
+	errUnsupportedVersion   = kerr.UnsupportedVersion.Code
+	errInvalidRequest       = kerr.InvalidRequest.Code
+	errFencedLeaderEpoch    = kerr.FencedLeaderEpoch.Code
+	errUnknownLeaderEpoch   = kerr.UnknownLeaderEpoch.Code
+	errSnapshotNotFound     = kerr.SnapshotNotFound.Code
+	errPositionOutOfRange   = kerr.PositionOutOfRange.Code
+	errInconsistentCluster  = kerr.InconsistentClusterID.Code
+	errInvalidVoterKey      = kerr.InvalidVoterKey.Code
+	errClusterAuthorization = kerr.ClusterAuthorizationFailed.Code
+)
+
+// validClusterID: null is accepted, otherwise exact string equality ("" is
+// not null).
+func (d *Driver) validClusterID(id *string) bool {
+	return id == nil || *id == d.cfg.ClusterID
+}
+
+// voterOnlyCheck validates the epoch and sender of Vote, BeginQuorumEpoch
+// and EndQuorumEpoch.
+func (d *Driver) voterOnlyCheck(epoch, sender int32) int16 {
+	switch {
+	case epoch < d.epoch:
+		return errFencedLeaderEpoch
+	case sender < 0:
+		return errInvalidRequest
+	}
+	return errNone
+}
+
+// leaderOnlyCheck validates the epoch of Fetch and FetchSnapshot.
+func (d *Driver) leaderOnlyCheck(epoch int32) int16 {
+	switch {
+	case epoch < d.epoch:
+		return errFencedLeaderEpoch
+	case epoch > d.epoch:
+		return errUnknownLeaderEpoch
+	case d.role != RoleLeader:
+		return errNotLeader
+	case d.shuttingDown:
+		return errBrokerNotAvailable
+	}
+	return errNone
+}
+
+// reportedLeader is the leader id put in a response to requester. Never
+// the requester itself: a JVM node halts when told it leads an epoch while
+// it does not (e.g. a resigned leader), and a real leader loses nothing by
+// reading -1.
+func (d *Driver) reportedLeader(requester int32) int32 {
+	if d.leaderID >= 0 && d.leaderID == requester && requester != d.cfg.NodeID {
+		return -1
+	}
+	return d.leaderID
+}
+
+// leaderEndpoint is the current leader's address on the default listener.
+func (d *Driver) leaderEndpoint() (int32, Endpoint, bool) {
+	if d.leaderID < 0 {
+		return -1, Endpoint{}, false
+	}
+	var eps []Endpoint
+	if d.leaderID == d.cfg.NodeID {
+		eps = d.cfg.Endpoints
+	} else if i, ok := d.voterIdx[d.leaderID]; ok {
+		eps = d.voters[i].Endpoints
+	}
+	for _, e := range eps {
+		if e.Name == d.cfg.ListenerName {
+			return d.leaderID, e, true
+		}
+	}
+	if len(eps) > 0 && d.cfg.ListenerName == "" {
+		return d.leaderID, eps[0], true
+	}
+	return -1, Endpoint{}, false
+}
+
+// handleCommonResponse applies the partition-level rules every raft
+// response shares (kraft-protocol.md section 13). It returns handled=true
+// when the response is fully dealt with, and then success tells whether
+// the destination should back off (false) or is ready again (true).
+func (d *Driver) handleCommonResponse(now time.Time, code int16, leader, epoch int32, from int32, api apiKey) (handled, success bool) {
+	switch {
+	case epoch < d.epoch || code == errUnknownLeaderEpoch:
+		return true, true // stale: ignore
+	case epoch > d.epoch || code == errFencedLeaderEpoch || code == errNotLeader:
+		if leader >= 0 {
+			d.maybeFollow(now, epoch, leader, api.String()+" response")
+		} else {
+			d.observeEpoch(now, epoch)
+		}
+		return true, true
+	case leader >= 0 && d.leaderID < 0 && d.role != RoleLeader:
+		// Same epoch, leader newly learned: follow, and process the
+		// payload of a NONE answer in the same round.
+		changed := d.maybeFollow(now, epoch, leader, api.String()+" response")
+		if code != errNone || !changed {
+			return true, code == errNone
+		}
+		return false, false
+	case leader >= 0 && d.leaderID >= 0 && leader != d.leaderID:
+		d.lg.Error("response names a second leader for the epoch; ignored", zap.Stringer("api", api),
+			zap.Int32("from", from), zap.Int32("epoch", epoch), zap.Int32("claimed", leader), zap.Int32("known", d.leaderID))
+		return true, false
+	case code == errBrokerNotAvailable:
+		return true, false
+	case code == errInvalidVoterKey:
+		d.lg.Warn("peer reports an invalid voter key", zap.Stringer("api", api), zap.Int32("from", from))
+		return true, true
+	case code == errInvalidRequest:
+		d.lg.Error("peer rejected request as invalid", zap.Stringer("api", api), zap.Int32("from", from))
+		return true, false
+	case code != errNone:
+		d.lg.Warn("unexpected error in response", zap.Stringer("api", api), zap.Int32("from", from),
+			zap.Int16("error", code))
+		return true, false
+	}
+	return false, false
+}
+
+// handleTopLevelError: everything backs off and retries (cluster
+// authorization failures included: a local decision, logged loudly).
+func (d *Driver) handleTopLevelError(code int16, api apiKey, from int32) bool {
+	if code == errClusterAuthorization {
+		d.lg.Error("cluster authorization failed", zap.Stringer("api", api), zap.Int32("from", from))
+	} else {
+		d.lg.Warn("top-level error in response", zap.Stringer("api", api), zap.Int32("from", from), zap.Int16("error", code))
+	}
+	return false
+}

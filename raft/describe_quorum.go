@@ -1,0 +1,126 @@
+package raft
+
+// DescribeQuorum (key 55): v0-v2.
+//
+// Behavior: no cluster id. Wrong topic/partition -> partition
+// UNKNOWN_TOPIC_OR_PARTITION echoing the request; not leader -> partition
+// NOT_LEADER_OR_FOLLOWER with the standard message and no leader info;
+// leader -> NONE with leader id, epoch, HW (-1 until known), every voter
+// (the leader included, both its timestamps "now") and the observers seen
+// in the last 5 minutes. Timestamps are ms of the driver's clock; unknown
+// values are -1.
+//
+// Version notes: v1 adds LastFetchTimestamp/LastCaughtUpTimestamp; v2 adds
+// ErrorMessage, ReplicaDirectoryId and Nodes (each voter's listeners).
+
+import (
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumRequest) kmsg.Response {
+	resp := kmsg.NewPtrDescribeQuorumResponse()
+	if len(req.Topics) != 1 || req.Topics[0].Topic != d.cfg.TopicName ||
+		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+		for _, rt := range req.Topics {
+			t := kmsg.NewDescribeQuorumResponseTopic()
+			t.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				p := kmsg.NewDescribeQuorumResponseTopicPartition()
+				p.Partition = rp.Partition
+				p.ErrorCode = errUnknownTopic
+				p.LeaderID, p.LeaderEpoch, p.HighWatermark = -1, -1, -1
+				t.Partitions = append(t.Partitions, p)
+			}
+			resp.Topics = append(resp.Topics, t)
+		}
+		return resp
+	}
+	t := kmsg.NewDescribeQuorumResponseTopic()
+	t.Topic = d.cfg.TopicName
+	p := kmsg.NewDescribeQuorumResponseTopicPartition()
+	p.Partition = d.cfg.Partition
+	if d.role != RoleLeader {
+		p.ErrorCode = errNotLeader
+		msg := "The server is not the leader for that topic-partition."
+		p.ErrorMessage = &msg
+		p.LeaderID, p.LeaderEpoch, p.HighWatermark = -1, -1, -1
+		t.Partitions = append(t.Partitions, p)
+		resp.Topics = append(resp.Topics, t)
+		return resp
+	}
+	l := d.leader
+	p.LeaderID = d.cfg.NodeID
+	p.LeaderEpoch = d.epoch
+	p.HighWatermark = l.highWatermark
+	ms := func(t time.Time) int64 {
+		if t.IsZero() {
+			return -1
+		}
+		return t.UnixMilli()
+	}
+	state := func(r *replicaState) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+		s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+		s.ReplicaID = r.id
+		s.ReplicaDirectoryID = r.dir
+		s.LogEndOffset = r.endOffset
+		s.LastFetchTimestamp = ms(r.lastFetch)
+		s.LastCaughtUpTimestamp = ms(r.lastCaughtUp)
+		if r.id == d.cfg.NodeID {
+			s.LogEndOffset = d.log.EndOffset().Offset
+			s.ReplicaDirectoryID = d.cfg.DirectoryID
+			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = now.UnixMilli(), now.UnixMilli()
+		}
+		return s
+	}
+	for _, v := range d.voters {
+		if r := l.voters[v.ID]; r != nil {
+			p.CurrentVoters = append(p.CurrentVoters, state(r))
+		}
+	}
+	ids := make([]int32, 0, len(l.observers))
+	for id, r := range l.observers {
+		if now.Sub(r.lastFetch) > d.cfg.ObserverSession {
+			delete(l.observers, id) // not seen for the session time
+			continue
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		p.Observers = append(p.Observers, state(l.observers[id]))
+	}
+	if p.CurrentVoters == nil {
+		p.CurrentVoters = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}
+	}
+	if p.Observers == nil {
+		p.Observers = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}
+	}
+	t.Partitions = append(t.Partitions, p)
+	resp.Topics = append(resp.Topics, t)
+	for _, v := range d.voters {
+		n := kmsg.NewDescribeQuorumResponseNode()
+		n.NodeID = v.ID
+		eps := v.Endpoints
+		if v.ID == d.cfg.NodeID && len(d.cfg.Endpoints) > 0 {
+			eps = d.cfg.Endpoints
+		}
+		for _, e := range eps {
+			ln := kmsg.NewDescribeQuorumResponseNodeListener()
+			ln.Name, ln.Host, ln.Port = e.Name, e.Host, uint16(e.Port)
+			n.Listeners = append(n.Listeners, ln)
+		}
+		resp.Nodes = append(resp.Nodes, n)
+	}
+	return resp
+}
+
+// DescribeQuorum answers a DescribeQuorum request directly (for callers that
+// serve it outside Step, e.g. an admin path). Same result as through Step.
+func (d *Driver) DescribeQuorum(now time.Time, req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
+	resp := d.handleDescribeQuorum(now, req).(*kmsg.DescribeQuorumResponse)
+	resp.Version = req.Version
+	return resp
+}

@@ -1,0 +1,440 @@
+package raft
+
+// Fetch (key 1): v13-v17 as a raft fetch (topic ids); older versions get
+// top-level INVALID_REQUEST because they carry no topic id.
+//
+// Behavior (leader), in Kafka's order:
+//   - cluster id (tag 0) mismatch -> top INCONSISTENT_CLUSTER_ID;
+//   - not exactly one topic (by TopicId) with one partition -> top INVALID_REQUEST;
+//   - MaxWaitMs < 0, FetchOffset < 0, LastFetchedEpoch < 0 or >
+//     CurrentLeaderEpoch -> partition INVALID_REQUEST;
+//   - leader-only check on CurrentLeaderEpoch -> FENCED_LEADER_EPOCH,
+//     UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, BROKER_NOT_AVAILABLE
+//     (shutting down);
+//   - FetchOffset 0 with a snapshot other than 0-0 -> SnapshotId; else
+//     (FetchOffset, LastFetchedEpoch) validated against the epoch cache
+//     and the oldest snapshot -> DivergingEpoch, SnapshotId or valid;
+//   - valid: the replica's end offset is recorded (voters move the HW,
+//     observers are only tracked), records from FetchOffset up to 8 MiB
+//     (uncommitted included, PartitionMaxBytes ignored);
+//   - nothing to return and MaxWaitMs > 0: parked until the log end offset
+//     passes FetchOffset or MaxWaitMs elapses, then rebuilt; answered with
+//     NOT_LEADER_OR_FOLLOWER if leadership ends meanwhile.
+//   - HighWatermark is -1 until an entry of the leader's epoch is committed
+//     and on every error; CurrentLeader is always filled.
+//
+// Behavior (follower): one Fetch in flight, FetchOffset = log end offset,
+// LastFetchedEpoch, MaxWaitMs 500; a NONE answer truncates on
+// DivergingEpoch (never below the HW), switches to FetchSnapshot on
+// SnapshotId, or appends and fsyncs (before the next Fetch acknowledges it)
+// and sets HW = min(leader HW, log end offset).
+//
+// Version notes: v15 moves ReplicaId into ReplicaState; v16 adds the
+// response NodeEndpoints; v17 adds ReplicaDirectoryId.
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// parkedFetch is a Fetch waiting in the purgatory.
+type parkedFetch struct {
+	ref       RequestRef
+	req       *kmsg.FetchRequest
+	replicaID int32
+	replica   [16]byte
+}
+
+func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
+}
+
+func (d *Driver) handleFetch(now time.Time, req *kmsg.FetchRequest, ref RequestRef) kmsg.Response {
+	resp := kmsg.NewPtrFetchResponse()
+	if !d.validClusterID(req.ClusterID) {
+		resp.ErrorCode = errInconsistentCluster
+		return resp
+	}
+	if req.Version < 13 || len(req.Topics) != 1 || req.Topics[0].TopicID != d.cfg.TopicID ||
+		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+		resp.ErrorCode = errInvalidRequest
+		return resp
+	}
+	p := &req.Topics[0].Partitions[0]
+	replicaID := fetchReplicaID(req)
+	if req.MaxWaitMillis < 0 || p.FetchOffset < 0 || p.LastFetchedEpoch < 0 || p.LastFetchedEpoch > p.CurrentLeaderEpoch {
+		return d.fetchError(req, replicaID, errInvalidRequest)
+	}
+	pf := &parkedFetch{ref: ref, req: req, replicaID: replicaID, replica: p.ReplicaDirectoryID}
+	return d.tryCompleteFetch(now, pf, true)
+}
+
+// tryCompleteFetch builds the answer to a fetch, or parks it (returning
+// nil) when there is nothing to send yet.
+func (d *Driver) tryCompleteFetch(now time.Time, pf *parkedFetch, mayPark bool) kmsg.Response {
+	req := pf.req
+	p := &req.Topics[0].Partitions[0]
+	if code := d.leaderOnlyCheck(p.CurrentLeaderEpoch); code != errNone {
+		return d.fetchError(req, pf.replicaID, code)
+	}
+	var (
+		diverging, snapshot *OffsetAndEpoch
+		records             []byte
+	)
+	kind, oe := d.validateFetchPosition(p.FetchOffset, p.LastFetchedEpoch)
+	switch kind {
+	case fetchDiverging:
+		diverging = &oe
+	case fetchSnapshot:
+		snapshot = &oe
+	default:
+		d.recordFetch(now, pf.replicaID, pf.replica, p.FetchOffset)
+		if p.FetchOffset < d.log.EndOffset().Offset {
+			b, err := d.log.Read(p.FetchOffset, d.cfg.MaxFetchBytes)
+			if err != nil {
+				d.lg.Error("fetch: log read failed", zap.Int64("offset", p.FetchOffset), zap.Error(err))
+				return d.fetchError(req, pf.replicaID, errUnknownServer)
+			}
+			records = b
+		}
+	}
+	if mayPark && len(records) == 0 && diverging == nil && snapshot == nil && req.MaxWaitMillis > 0 {
+		wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, d.cfg.MaxFetchWait*4)
+		d.parked.Add(p.FetchOffset, now.Add(wait), pf)
+		return nil
+	}
+	return d.fetchAnswer(req, pf.replicaID, errNone, d.leader.highWatermark, records, diverging, snapshot)
+}
+
+// completeParked rebuilds a woken fetch and answers it.
+func (d *Driver) completeParked(now time.Time, pf *parkedFetch) {
+	if d.fatal != nil {
+		return
+	}
+	resp := d.tryCompleteFetch(now, pf, false)
+	resp.SetVersion(pf.req.Version)
+	d.tr.Reply(pf.ref, resp)
+}
+
+// expireParked answers fetches whose MaxWaitMs elapsed.
+func (d *Driver) expireParked(now time.Time) {
+	if d.parked.Len() == 0 {
+		return
+	}
+	d.parked.Expire(now, func(pf *parkedFetch) { d.completeParked(now, pf) })
+}
+
+func (d *Driver) replyParkedError(pf *parkedFetch, code int16) {
+	if d.fatal != nil {
+		return
+	}
+	resp := d.fetchError(pf.req, pf.replicaID, code)
+	resp.SetVersion(pf.req.Version)
+	d.tr.Reply(pf.ref, resp)
+}
+
+type fetchKind int
+
+const (
+	fetchValid fetchKind = iota
+	fetchDiverging
+	fetchSnapshot
+)
+
+// validateFetchPosition checks (offset, last fetched epoch) of a follower
+// against the leader's log (kraft-state-machine.md 8.3).
+func (d *Driver) validateFetchPosition(off int64, epoch int32) (fetchKind, OffsetAndEpoch) {
+	if off == 0 {
+		if snap, ok := d.log.LatestSnapshot(); ok && snap != (OffsetAndEpoch{}) {
+			return fetchSnapshot, snap
+		}
+	}
+	start := d.log.StartOffset()
+	if start == 0 && off == 0 {
+		return fetchValid, OffsetAndEpoch{}
+	}
+	if earliest, ok := d.log.EarliestSnapshot(); ok {
+		if off < start || (off == start && epoch != earliest.Epoch) || epoch < earliest.Epoch {
+			latest, _ := d.log.LatestSnapshot()
+			return fetchSnapshot, latest
+		}
+	}
+	end := d.log.EndOffset()
+	oe, ok := d.log.EndOffsetForEpoch(epoch)
+	if !ok {
+		if end.Offset > start {
+			// The follower's epoch predates everything held here.
+			oe = OffsetAndEpoch{Offset: start, Epoch: epoch}
+		} else {
+			oe = end
+		}
+	}
+	if oe.Epoch != epoch || oe.Offset < off {
+		return fetchDiverging, OffsetAndEpoch{Offset: min(oe.Offset, end.Offset), Epoch: oe.Epoch}
+	}
+	return fetchValid, OffsetAndEpoch{}
+}
+
+func (d *Driver) fetchError(req *kmsg.FetchRequest, replicaID int32, code int16) *kmsg.FetchResponse {
+	return d.fetchAnswer(req, replicaID, code, -1, nil, nil, nil)
+}
+
+func (d *Driver) fetchAnswer(req *kmsg.FetchRequest, replicaID int32, code int16, hw int64, records []byte,
+	diverging, snapshot *OffsetAndEpoch) *kmsg.FetchResponse {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = req.Version
+	t := kmsg.NewFetchResponseTopic()
+	t.Topic = d.cfg.TopicName
+	t.TopicID = d.cfg.TopicID
+	p := kmsg.NewFetchResponseTopicPartition()
+	p.Partition = d.cfg.Partition
+	p.ErrorCode = code
+	p.HighWatermark = hw
+	if code != errNone {
+		p.HighWatermark = -1
+	}
+	p.LogStartOffset = d.log.StartOffset()
+	p.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	p.CurrentLeader.LeaderID = d.reportedLeader(replicaID)
+	p.CurrentLeader.LeaderEpoch = d.epoch
+	if diverging != nil {
+		p.DivergingEpoch.Epoch = diverging.Epoch
+		p.DivergingEpoch.EndOffset = diverging.Offset
+	}
+	if snapshot != nil {
+		p.SnapshotID.Epoch = snapshot.Epoch
+		p.SnapshotID.EndOffset = snapshot.Offset
+	}
+	p.RecordBatches = records
+	t.Partitions = append(t.Partitions, p)
+	resp.Topics = append(resp.Topics, t)
+	if req.Version >= 16 && p.CurrentLeader.LeaderID >= 0 {
+		if id, ep, ok := d.leaderEndpoint(); ok {
+			b := kmsg.NewFetchResponseBroker()
+			b.NodeID, b.Host, b.Port = id, ep.Host, ep.Port
+			resp.Brokers = append(resp.Brokers, b)
+		}
+	}
+	return resp
+}
+
+// buildFetch is the follower's (or observer's) Fetch at its log end.
+func (d *Driver) buildFetch() *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.ClusterID = d.clusterIDPtr()
+	req.ReplicaID = d.cfg.NodeID
+	req.ReplicaState.ID = d.cfg.NodeID
+	req.MaxWaitMillis = int32(d.cfg.MaxFetchWait / time.Millisecond)
+	req.MaxBytes = int32(d.cfg.MaxFetchBytes)
+	t := kmsg.NewFetchRequestTopic()
+	t.Topic = d.cfg.TopicName
+	t.TopicID = d.cfg.TopicID
+	p := kmsg.NewFetchRequestTopicPartition()
+	p.Partition = d.cfg.Partition
+	p.CurrentLeaderEpoch = d.epoch
+	end := d.log.EndOffset()
+	p.FetchOffset = end.Offset
+	p.LastFetchedEpoch = end.Epoch
+	p.ReplicaDirectoryID = d.cfg.DirectoryID
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	return req
+}
+
+// pollFollower: a voter whose fetch timer expired starts an election
+// (never while shutting down); otherwise fetch (or download the snapshot)
+// from the leader. Observers fall back to the bootstrap servers when the
+// leader cannot be reached.
+func (d *Driver) pollFollower(now time.Time) {
+	f := d.follower
+	expired := !now.Before(d.fetchDeadline)
+	if d.isVoter {
+		switch {
+		case d.shuttingDown:
+		case expired:
+			d.lg.Info("fetch timeout expired; starting an election", zap.Int32("leader", d.leaderID), zap.Int32("epoch", d.epoch))
+			d.startElection(now)
+		default:
+			d.maybeSendFetch(now, f)
+		}
+		return
+	}
+	switch {
+	case expired, d.reqs.backingOff(d.leaderID, now):
+		d.maybeSendAnyVoterFetch(now)
+	case !d.reqs.anyInFlight():
+		d.maybeSendFetch(now, f)
+	}
+}
+
+func (d *Driver) maybeSendFetch(now time.Time, f *followerState) {
+	if d.reqs.fetchInFlight() || !d.reqs.ready(d.leaderID, now) {
+		return
+	}
+	if f.snapshot != nil {
+		d.send(now, d.leaderID, apiFetchSnapshot, d.buildFetchSnapshot(f.snapshot), false)
+		return
+	}
+	d.send(now, d.leaderID, apiFetch, d.buildFetch(), false)
+}
+
+func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchResponse) bool {
+	if resp.ErrorCode != errNone {
+		return d.handleTopLevelError(resp.ErrorCode, apiFetch, p.to)
+	}
+	if len(resp.Topics) != 1 || resp.Topics[0].TopicID != d.cfg.TopicID ||
+		len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+		d.lg.Warn("fetch response for another partition; dropped", zap.Int32("from", p.to))
+		return false
+	}
+	rp := &resp.Topics[0].Partitions[0]
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch, p.to, apiFetch); handled {
+		return ok
+	}
+	if d.role != RoleFollower || p.epoch != d.epoch {
+		return true
+	}
+	f := d.follower
+	switch {
+	case rp.DivergingEpoch.Epoch >= 0:
+		if !d.truncateToDivergence(OffsetAndEpoch{Offset: rp.DivergingEpoch.EndOffset, Epoch: rp.DivergingEpoch.Epoch}) {
+			return false
+		}
+	case rp.SnapshotID.Epoch >= 0 || rp.SnapshotID.EndOffset >= 0:
+		if rp.SnapshotID.Epoch < 0 || rp.SnapshotID.EndOffset < 0 {
+			d.lg.Error("leader sent an invalid snapshot id", zap.Int64("endOffset", rp.SnapshotID.EndOffset),
+				zap.Int32("epoch", rp.SnapshotID.Epoch))
+			return false
+		}
+		if !d.startSnapshotDownload(OffsetAndEpoch{Offset: rp.SnapshotID.EndOffset, Epoch: rp.SnapshotID.Epoch}) {
+			return false
+		}
+	default:
+		if len(rp.RecordBatches) > 0 {
+			if err := d.appendAsFollower(rp.RecordBatches); err != nil {
+				if d.fatal != nil {
+					return false
+				}
+				d.lg.Error("fetch: records not appended", zap.Int32("from", p.to), zap.Error(err))
+				return false
+			}
+		}
+		d.updateFollowerHW(rp.HighWatermark)
+	}
+	f.hasFetched = true
+	d.fetchDeadline = now.Add(d.cfg.FetchTimeout)
+	return true
+}
+
+var errBadRecords = errors.New("raft: invalid records from leader")
+
+// appendAsFollower validates and appends the leader's batches, then fsyncs
+// (voters always) so the next Fetch acknowledges only durable data.
+func (d *Driver) appendAsFollower(data []byte) error {
+	end := d.log.EndOffset()
+	leo, lastEpoch := end.Offset, end.Epoch
+	// Skip whole batches we already have; every batch must check out, and
+	// offsets and epochs must continue our log (so a refusal by the log
+	// below can only be a local failure).
+	rest := data
+	start, pos := -1, 0
+	next := leo
+	for len(rest) > 0 {
+		h, err := protocol.CheckBatch(rest)
+		if err != nil {
+			if errors.Is(err, protocol.ErrShortBatch) && pos > 0 {
+				break // a read may end in a partial batch; keep the whole ones
+			}
+			return fmt.Errorf("%w: batch at byte %d: %v", errBadRecords, pos, err)
+		}
+		if h.LastOffset() >= leo {
+			if start < 0 {
+				start = pos
+			}
+			if h.BaseOffset != next {
+				return fmt.Errorf("%w: batch [%d, %d] does not start at offset %d", errBadRecords, h.BaseOffset, h.LastOffset(), next)
+			}
+			if h.PartitionLeaderEpoch > d.epoch || h.PartitionLeaderEpoch < lastEpoch {
+				return fmt.Errorf("%w: batch at offset %d has epoch %d (log epoch %d, leader epoch %d)",
+					errBadRecords, h.BaseOffset, h.PartitionLeaderEpoch, lastEpoch, d.epoch)
+			}
+			next, lastEpoch = h.NextOffset(), h.PartitionLeaderEpoch
+		}
+		pos += h.Size()
+		rest = rest[h.Size():]
+	}
+	if start < 0 {
+		return nil
+	}
+	if _, err := d.log.Append(data[start:pos]); err != nil {
+		// The log refused without writing (offset/epoch order): input
+		// error. Anything else leaves the log in an unknown state.
+		err = fmt.Errorf("raft: append as follower at offset %d: %w", leo, err)
+		d.fail(err)
+		return err
+	}
+	if d.isVoter || d.cfg.FsyncAsObserver {
+		if err := d.log.Flush(); err != nil {
+			err = fmt.Errorf("raft: flush follower log to offset %d: %w", d.log.EndOffset().Offset, err)
+			d.fail(err)
+			return err
+		}
+	}
+	return nil
+}
+
+// updateFollowerHW: HW = min(leader HW, log end offset), never decreasing.
+func (d *Driver) updateFollowerHW(leaderHW int64) {
+	if leaderHW < 0 {
+		return
+	}
+	hw := min(leaderHW, d.log.EndOffset().Offset)
+	if hw > d.hw {
+		d.hw = hw
+		d.log.SetHighWatermark(hw)
+	}
+}
+
+// truncateToDivergence truncates where the leader's log and ours part
+// (kraft-state-machine.md 8.2), refusing to go below the HW.
+func (d *Driver) truncateToDivergence(div OffsetAndEpoch) bool {
+	end := d.log.EndOffset()
+	var target int64
+	if div.Epoch == 0 {
+		target = min(div.Offset, end.Offset)
+	} else if oe, ok := d.log.EndOffsetForEpoch(div.Epoch); ok {
+		if oe.Epoch == div.Epoch {
+			target = min(oe.Offset, div.Offset)
+		} else {
+			target = oe.Offset
+		}
+	} else {
+		target = d.log.StartOffset()
+	}
+	target = min(target, end.Offset)
+	if d.hw >= 0 && target < d.hw {
+		d.lg.Error("leader asked to truncate below the high watermark; refused",
+			zap.Int64("target", target), zap.Int64("highWatermark", d.hw),
+			zap.Int64("divergingEndOffset", div.Offset), zap.Int32("divergingEpoch", div.Epoch))
+		return false
+	}
+	if target == end.Offset {
+		return true
+	}
+	if err := d.log.TruncateTo(target); err != nil {
+		d.fail(fmt.Errorf("raft: truncate to %d: %w", target, err))
+		return false
+	}
+	d.lg.Info("truncated log to the divergence point", zap.Int64("offset", target), zap.Int64("previousEnd", end.Offset),
+		zap.Int32("leader", d.leaderID))
+	return true
+}

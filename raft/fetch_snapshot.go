@@ -1,0 +1,232 @@
+package raft
+
+// FetchSnapshot (key 59): v0-v1 (KIP-630).
+//
+// Behavior (leader):
+//   - cluster id (tag 0) mismatch -> top INCONSISTENT_CLUSTER_ID;
+//   - topics count != 1 and partitions count != 1 -> top INVALID_REQUEST;
+//     wrong topic name/partition -> partition UNKNOWN_TOPIC_OR_PARTITION;
+//   - leader-only check on CurrentLeaderEpoch -> partition epoch errors;
+//   - unknown snapshot id, or the bootstrap id 0-0 -> SNAPSHOT_NOT_FOUND;
+//   - Position < 0 or >= size -> POSITION_OUT_OF_RANGE;
+//   - else raw snapshot bytes [Position, Position+min(MaxBytes, 8 MiB)),
+//     Size, SnapshotId and CurrentLeader; counts toward check quorum.
+//
+// Behavior (follower): downloads the snapshot the leader named in a Fetch
+// answer, resuming at the bytes already written; when complete it freezes
+// the file, truncates the log to it and tells listeners to load it.
+// SNAPSHOT_NOT_FOUND drops the partial file and goes back to Fetch.
+//
+// Version notes: v1 adds ReplicaDirectoryId and the response NodeEndpoints.
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+func (d *Driver) handleFetchSnapshot(now time.Time, req *kmsg.FetchSnapshotRequest) kmsg.Response {
+	resp := kmsg.NewPtrFetchSnapshotResponse()
+	if !d.validClusterID(req.ClusterID) {
+		resp.ErrorCode = errInconsistentCluster
+		return resp
+	}
+	if len(req.Topics) != 1 && (len(req.Topics) == 0 || len(req.Topics[0].Partitions) != 1) {
+		resp.ErrorCode = errInvalidRequest
+		return resp
+	}
+	rt := &req.Topics[0]
+	if len(rt.Partitions) == 0 {
+		resp.ErrorCode = errInvalidRequest
+		return resp
+	}
+	p := &rt.Partitions[0]
+	answer := func(code int16, withLeader bool) *kmsg.FetchSnapshotResponseTopicPartition {
+		t := kmsg.NewFetchSnapshotResponseTopic()
+		t.Topic = rt.Topic
+		rp := kmsg.NewFetchSnapshotResponseTopicPartition()
+		rp.Partition = p.Partition
+		rp.ErrorCode = code
+		if withLeader {
+			rp.CurrentLeader.LeaderID = d.reportedLeader(req.ReplicaID)
+			rp.CurrentLeader.LeaderEpoch = d.epoch
+		}
+		t.Partitions = append(t.Partitions, rp)
+		resp.Topics = append(resp.Topics, t)
+		if req.Version >= 1 && rp.CurrentLeader.LeaderID >= 0 && withLeader {
+			if id, ep, ok := d.leaderEndpoint(); ok {
+				ne := kmsg.NewFetchSnapshotResponseNodeEndpoint()
+				ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+				resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
+			}
+		}
+		return &resp.Topics[0].Partitions[0]
+	}
+	if len(req.Topics) != 1 || len(rt.Partitions) != 1 || rt.Topic != d.cfg.TopicName || p.Partition != d.cfg.Partition {
+		answer(errUnknownTopic, false)
+		return resp
+	}
+	if code := d.leaderOnlyCheck(p.CurrentLeaderEpoch); code != errNone {
+		answer(code, true)
+		return resp
+	}
+	id := OffsetAndEpoch{Offset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
+	if id == (OffsetAndEpoch{}) {
+		answer(errSnapshotNotFound, true)
+		return resp
+	}
+	r, err := d.log.OpenSnapshot(id)
+	if err != nil {
+		answer(errSnapshotNotFound, true)
+		return resp
+	}
+	defer r.Close()
+	size := r.Size()
+	if p.Position < 0 || p.Position >= size {
+		answer(errPositionOutOfRange, true)
+		return resp
+	}
+	n := int64(d.cfg.MaxSnapshotChunk)
+	if req.MaxBytes > 0 && int64(req.MaxBytes) < n {
+		n = int64(req.MaxBytes)
+	}
+	n = min(n, size-p.Position)
+	buf := make([]byte, n)
+	if got, err := r.ReadAt(buf, p.Position); err != nil && !(err == io.EOF && int64(got) == n) {
+		d.lg.Error("fetch snapshot: read failed", zap.Int64("endOffset", id.Offset), zap.Int32("epoch", id.Epoch),
+			zap.Int64("position", p.Position), zap.Error(err))
+		answer(errSnapshotNotFound, true)
+		return resp
+	}
+	rp := answer(errNone, true)
+	rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch = id.Offset, id.Epoch
+	rp.Size = size
+	rp.Position = p.Position
+	rp.Bytes = buf
+	if req.ReplicaID >= 0 && d.isVoterKey(req.ReplicaID, p.ReplicaDirectoryID) {
+		d.countCheckQuorum(now, req.ReplicaID)
+	}
+	return resp
+}
+
+func (d *Driver) buildFetchSnapshot(w SnapshotWriter) *kmsg.FetchSnapshotRequest {
+	req := kmsg.NewPtrFetchSnapshotRequest()
+	req.ClusterID = d.clusterIDPtr()
+	req.ReplicaID = d.cfg.NodeID
+	req.MaxBytes = int32(d.cfg.MaxSnapshotChunk)
+	t := kmsg.NewFetchSnapshotRequestTopic()
+	t.Topic = d.cfg.TopicName
+	p := kmsg.NewFetchSnapshotRequestTopicPartition()
+	p.Partition = d.cfg.Partition
+	p.CurrentLeaderEpoch = d.epoch
+	id := w.ID()
+	p.SnapshotID.EndOffset, p.SnapshotID.Epoch = id.Offset, id.Epoch
+	p.Position = w.Size()
+	p.ReplicaDirectoryID = d.cfg.DirectoryID
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	return req
+}
+
+// startSnapshotDownload begins fetching snapshot id (named by the leader).
+func (d *Driver) startSnapshotDownload(id OffsetAndEpoch) bool {
+	if r, err := d.log.OpenSnapshot(id); err == nil {
+		// Already held locally: just move the log past it.
+		_ = r.Close()
+		if id.Offset > d.log.EndOffset().Offset {
+			return d.installSnapshot(id)
+		}
+		return true
+	}
+	w, err := d.log.CreateSnapshot(id)
+	if err != nil {
+		d.fail(fmt.Errorf("raft: create snapshot %d-%d for download: %w", id.Offset, id.Epoch, err))
+		return false
+	}
+	d.follower.snapshot = w
+	d.lg.Info("fetching snapshot from leader", zap.Int64("endOffset", id.Offset), zap.Int32("epoch", id.Epoch),
+		zap.Int32("leader", d.leaderID))
+	return true
+}
+
+// installSnapshot makes a complete local snapshot the start of the log.
+func (d *Driver) installSnapshot(id OffsetAndEpoch) bool {
+	if d.hw > id.Offset {
+		// The snapshot is behind what we have committed; keep the log.
+		return true
+	}
+	if err := d.log.TruncateToSnapshot(id); err != nil {
+		d.fail(fmt.Errorf("raft: truncate log to snapshot %d-%d: %w", id.Offset, id.Epoch, err))
+		return false
+	}
+	if id.Offset > d.hw {
+		d.hw = id.Offset
+		d.log.SetHighWatermark(id.Offset)
+	}
+	d.lg.Info("installed snapshot", zap.Int64("endOffset", id.Offset), zap.Int32("epoch", id.Epoch))
+	return true
+}
+
+func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kmsg.FetchSnapshotResponse) bool {
+	if resp.ErrorCode != errNone {
+		return d.handleTopLevelError(resp.ErrorCode, apiFetchSnapshot, p.to)
+	}
+	if len(resp.Topics) != 1 || resp.Topics[0].Topic != d.cfg.TopicName ||
+		len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+		return false
+	}
+	rp := &resp.Topics[0].Partitions[0]
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch, p.to, apiFetchSnapshot); handled {
+		if rp.ErrorCode == errSnapshotNotFound {
+			d.abandonSnapshot("leader no longer has it")
+		}
+		return ok
+	}
+	if d.role != RoleFollower || p.epoch != d.epoch || d.follower.snapshot == nil {
+		return true
+	}
+	f := d.follower
+	w := f.snapshot
+	id := w.ID()
+	if rp.SnapshotID.EndOffset != id.Offset || rp.SnapshotID.Epoch != id.Epoch {
+		d.lg.Error("fetch snapshot response for another snapshot", zap.Int64("endOffset", rp.SnapshotID.EndOffset),
+			zap.Int32("epoch", rp.SnapshotID.Epoch))
+		return false
+	}
+	if rp.Position != w.Size() || rp.Size < 0 || rp.Position+int64(len(rp.Bytes)) > rp.Size {
+		d.lg.Error("fetch snapshot response at an unexpected position", zap.Int64("position", rp.Position),
+			zap.Int64("have", w.Size()), zap.Int64("size", rp.Size))
+		return false
+	}
+	if _, err := w.Write(rp.Bytes); err != nil {
+		d.fail(fmt.Errorf("raft: write snapshot %d-%d at %d: %w", id.Offset, id.Epoch, w.Size(), err))
+		return false
+	}
+	if w.Size() == rp.Size {
+		if err := w.Freeze(); err != nil {
+			d.fail(fmt.Errorf("raft: freeze snapshot %d-%d: %w", id.Offset, id.Epoch, err))
+			return false
+		}
+		_ = w.Close()
+		f.snapshot = nil
+		if !d.installSnapshot(id) {
+			return false
+		}
+	}
+	f.hasFetched = true
+	d.fetchDeadline = now.Add(d.cfg.FetchTimeout)
+	return true
+}
+
+func (d *Driver) abandonSnapshot(why string) {
+	if d.follower == nil || d.follower.snapshot == nil {
+		return
+	}
+	id := d.follower.snapshot.ID()
+	_ = d.follower.snapshot.Close()
+	d.follower.snapshot = nil
+	d.lg.Warn("abandoned snapshot download", zap.Int64("endOffset", id.Offset), zap.Int32("epoch", id.Epoch), zap.String("why", why))
+}

@@ -1,0 +1,353 @@
+package raft
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// replicaState is what the leader knows of one replica from its fetches.
+type replicaState struct {
+	id  int32
+	dir [16]byte
+	// endOffset is the replica's log end offset as told by its last valid
+	// Fetch (FetchOffset), -1 while unknown.
+	endOffset     int64
+	lastFetch     time.Time // zero while unknown
+	lastCaughtUp  time.Time
+	prevFetch     time.Time
+	prevLeaderEnd int64 // leader's end offset at the previous fetch
+}
+
+// leaderState lives while the node leads its epoch.
+type leaderState struct {
+	epochStartOffset int64
+	// highWatermark is the HW exposed in this epoch: -1 until an entry of
+	// this epoch is replicated on a majority. Invariant: never decreases.
+	highWatermark  int64
+	voters         map[int32]*replicaState // remote voters and the leader itself
+	observers      map[int32]*replicaState // keyed by replica id
+	grantingVoters []int32
+
+	checkQuorumDeadline time.Time
+	fetchedVoters       map[int32]bool // voters with a valid fetch in the current window
+	beginQuorumDue      time.Time
+	resignRequested     bool
+
+	acc         accumulator
+	unflushed   bool            // appended since the last fsync
+	appendTimes map[int64]int64 // batch base offset -> append time (unix ns), for listeners
+}
+
+// becomeLeader: a Candidate won. The LeaderChange control batch is the
+// first entry of the epoch; the HW stays unknown until it commits.
+func (d *Driver) becomeLeader(now time.Time) {
+	granted := make([]int32, 0, len(d.election.granted))
+	for id := range d.election.granted {
+		granted = append(granted, id)
+	}
+	slices.Sort(granted)
+	d.transition(now, RoleLeader, d.epoch, d.cfg.NodeID, d.votedID, d.votedDir, true)
+	if d.fatal != nil {
+		return
+	}
+	leo := d.log.EndOffset().Offset
+	l := &leaderState{
+		epochStartOffset:    leo,
+		highWatermark:       -1,
+		voters:              make(map[int32]*replicaState, len(d.voters)),
+		observers:           map[int32]*replicaState{},
+		grantingVoters:      granted,
+		checkQuorumDeadline: now.Add(d.checkQuorumTimeout()),
+		fetchedVoters:       map[int32]bool{},
+		beginQuorumDue:      now,
+		appendTimes:         map[int64]int64{},
+	}
+	for _, v := range d.voters {
+		l.voters[v.ID] = &replicaState{id: v.ID, dir: v.DirectoryID, endOffset: -1, prevLeaderEnd: -1}
+	}
+	d.leader = l
+	// LeaderChangeMessage v0: voters, and the voters that granted (self
+	// included). Appended at once so the epoch has an entry at its start.
+	msg := kmsg.NewLeaderChangeMessage()
+	msg.Version = 0
+	msg.LeaderID = d.cfg.NodeID
+	for _, v := range d.voters {
+		mv := kmsg.NewLeaderChangeMessageVoter()
+		mv.VoterID = v.ID
+		msg.Voters = append(msg.Voters, mv)
+	}
+	for _, id := range granted {
+		mv := kmsg.NewLeaderChangeMessageVoter()
+		mv.VoterID = id
+		msg.GrantingVoters = append(msg.GrantingVoters, mv)
+	}
+	batch := protocol.AppendBatch(nil, protocol.Batch{
+		BaseOffset:           leo,
+		PartitionLeaderEpoch: d.epoch,
+		Control:              true,
+		BaseTimestamp:        now.UnixMilli(),
+		MaxTimestamp:         now.UnixMilli(),
+		Records:              []protocol.Record{{Key: controlKey(controlTypeLeaderChange), Value: msg.AppendTo(nil)}},
+	})
+	if _, err := d.log.Append(batch); err != nil {
+		d.fail(fmt.Errorf("raft: append LeaderChange at offset %d epoch %d: %w", leo, d.epoch, err))
+		return
+	}
+	l.unflushed = true
+	l.appendTimes[leo] = now.UnixNano()
+	l.acc.reset(d.log.EndOffset().Offset, d.epoch)
+	d.lg.Info("became leader", zap.Int32("epoch", d.epoch), zap.Int64("epochStartOffset", leo),
+		zap.Int32s("grantingVoters", granted))
+}
+
+const controlTypeLeaderChange = 2
+
+// controlKey is a control record key: version 0, then the control type.
+func controlKey(typ int16) []byte {
+	k := make([]byte, 4)
+	binary.BigEndian.PutUint16(k[2:], uint16(typ))
+	return k
+}
+
+func (d *Driver) checkQuorumTimeout() time.Duration { return d.cfg.FetchTimeout * 3 / 2 }
+
+// pollLeader: resign if asked or check quorum expired, drain appends, send
+// BeginQuorumEpoch when due.
+func (d *Driver) pollLeader(now time.Time) {
+	l := d.leader
+	if d.shuttingDown || l.resignRequested || (len(d.voters) > 1 && !now.Before(l.checkQuorumDeadline)) {
+		if !d.shuttingDown && !l.resignRequested {
+			d.lg.Warn("resigning: fewer than a majority of voters fetched within the check-quorum timeout",
+				zap.Int32("epoch", d.epoch), zap.Duration("timeout", d.checkQuorumTimeout()))
+		}
+		d.becomeResigned(now)
+		return
+	}
+	if len(d.voters) == 1 {
+		l.checkQuorumDeadline = now.Add(d.checkQuorumTimeout())
+	}
+	if l.acc.shouldDrain(now) {
+		d.drainAppends(now)
+		if d.fatal != nil {
+			return
+		}
+	}
+	if !now.Before(l.beginQuorumDue) {
+		for _, v := range d.voters {
+			if v.ID == d.cfg.NodeID || !d.reqs.ready(v.ID, now) {
+				continue
+			}
+			d.send(now, v.ID, apiBeginQuorumEpoch, d.buildBeginQuorumEpoch(v), false)
+		}
+		l.beginQuorumDue = now.Add(d.cfg.FetchTimeout / 2)
+	}
+}
+
+// drainAppends writes every accumulated batch to the log (offsets were
+// assigned at Append). The fsync follows in flushLeader, once per round.
+func (d *Driver) drainAppends(now time.Time) {
+	l := d.leader
+	for _, b := range l.acc.drain() {
+		recs := make([]protocol.Record, len(b.records))
+		for i, v := range b.records {
+			recs[i] = protocol.Record{Value: v}
+		}
+		data := protocol.AppendBatch(nil, protocol.Batch{
+			BaseOffset:           b.base,
+			PartitionLeaderEpoch: d.epoch,
+			BaseTimestamp:        now.UnixMilli(),
+			MaxTimestamp:         now.UnixMilli(),
+			Records:              recs,
+		})
+		last, err := d.log.Append(data)
+		if err != nil {
+			d.fail(fmt.Errorf("raft: append batch at offset %d epoch %d: %w", b.base, d.epoch, err))
+			return
+		}
+		if want := b.base + int64(len(b.records)) - 1; last != want {
+			d.fail(fmt.Errorf("raft: append batch at offset %d: log assigned last offset %d, want %d", b.base, last, want))
+			return
+		}
+		l.unflushed = true
+		l.appendTimes[b.base] = now.UnixNano()
+	}
+}
+
+// flushLeader makes the round's appends durable, then counts the leader at
+// its flushed offset, which may advance the HW and wake parked fetches.
+func (d *Driver) flushLeader(now time.Time) {
+	l := d.leader
+	if l.unflushed {
+		if err := d.log.Flush(); err != nil {
+			d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", d.log.EndOffset().Offset, err))
+			return
+		}
+		l.unflushed = false
+	}
+	self := l.voters[d.cfg.NodeID]
+	if self != nil {
+		self.endOffset = d.log.FlushedOffset()
+		self.lastFetch, self.lastCaughtUp = now, now
+	}
+	d.maybeAdvanceHighWatermark()
+	// Parked fetches wait for the log end offset to pass their offset.
+	leo := d.log.EndOffset().Offset
+	if d.parked.Len() > 0 {
+		d.parked.CompleteUpTo(leo, func(p *parkedFetch) { d.completeParked(now, p) })
+	}
+}
+
+// maybeAdvanceHighWatermark applies the majority rule: the offset at index
+// floor(n/2) of the voters' end offsets sorted descending, accepted only
+// when above the epoch start offset (an entry of this epoch is on a
+// majority) and above the current HW.
+func (d *Driver) maybeAdvanceHighWatermark() bool {
+	l := d.leader
+	offs := make([]int64, 0, len(l.voters))
+	for _, r := range l.voters {
+		offs = append(offs, r.endOffset)
+	}
+	hw, ok := majorityOffset(offs)
+	if !ok || hw <= l.epochStartOffset || hw <= l.highWatermark {
+		return false
+	}
+	l.highWatermark = hw
+	if hw > d.hw {
+		d.hw = hw
+		d.log.SetHighWatermark(hw)
+	}
+	return true
+}
+
+// majorityOffset returns the largest offset that a majority of the given
+// end offsets (-1 = unknown) have reached.
+func majorityOffset(offs []int64) (int64, bool) {
+	if len(offs) == 0 {
+		return 0, false
+	}
+	s := slices.Clone(offs)
+	slices.SortFunc(s, func(a, b int64) int {
+		switch {
+		case a > b:
+			return -1
+		case a < b:
+			return 1
+		}
+		return 0
+	})
+	v := s[len(s)/2]
+	return v, v >= 0
+}
+
+// preferredSuccessors orders the other voters by fetched offset, most
+// caught up first (ties: lower id first; unknown last).
+func (l *leaderState) preferredSuccessors(self int32) []int32 {
+	rs := make([]*replicaState, 0, len(l.voters))
+	for _, r := range l.voters {
+		if r.id != self {
+			rs = append(rs, r)
+		}
+	}
+	slices.SortFunc(rs, func(a, b *replicaState) int {
+		if a.endOffset != b.endOffset {
+			if a.endOffset > b.endOffset {
+				return -1
+			}
+			return 1
+		}
+		return int(a.id) - int(b.id)
+	})
+	out := make([]int32, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.id)
+	}
+	return out
+}
+
+// recordFetch updates replica tracking after a VALID fetch and counts it
+// for check quorum. Returns whether the HW advanced.
+func (d *Driver) recordFetch(now time.Time, id int32, dir [16]byte, fetchOffset int64) bool {
+	l := d.leader
+	if id < 0 {
+		return false
+	}
+	leo := d.log.EndOffset().Offset
+	var r *replicaState
+	isVoter := d.isVoterKey(id, dir)
+	if isVoter {
+		r = l.voters[id]
+	} else {
+		r = l.observers[id]
+		if r == nil {
+			r = &replicaState{id: id, endOffset: -1, prevLeaderEnd: -1}
+			l.observers[id] = r
+		}
+		r.dir = dir
+	}
+	if r == nil || id == d.cfg.NodeID {
+		return false
+	}
+	if fetchOffset >= leo {
+		r.lastCaughtUp = now
+	} else if r.prevLeaderEnd >= 0 && fetchOffset >= r.prevLeaderEnd {
+		r.lastCaughtUp = r.prevFetch
+	}
+	r.prevFetch, r.prevLeaderEnd = now, leo
+	r.lastFetch = now
+	// Set even when lower (a replica that lost unflushed data in a crash
+	// fetches from below): the HW itself never decreases.
+	r.endOffset = fetchOffset
+	if isVoter {
+		d.countCheckQuorum(now, id)
+		return d.maybeAdvanceHighWatermark()
+	}
+	return false
+}
+
+// countCheckQuorum resets the check-quorum window once majority-1 distinct
+// other voters fetched in it.
+func (d *Driver) countCheckQuorum(now time.Time, id int32) {
+	l := d.leader
+	l.fetchedVoters[id] = true
+	need := d.majority
+	if d.isVoter {
+		need--
+	}
+	if len(l.fetchedVoters) >= need {
+		l.checkQuorumDeadline = now.Add(d.checkQuorumTimeout())
+		clear(l.fetchedVoters)
+	}
+}
+
+func (d *Driver) buildBeginQuorumEpoch(v Voter) *kmsg.BeginQuorumEpochRequest {
+	req := kmsg.NewPtrBeginQuorumEpochRequest()
+	req.ClusterID = d.clusterIDPtr()
+	req.VoterID = v.ID
+	t := kmsg.NewBeginQuorumEpochRequestTopic()
+	t.Topic = d.cfg.TopicName
+	p := kmsg.NewBeginQuorumEpochRequestTopicPartition()
+	p.Partition = d.cfg.Partition
+	p.VoterDirectoryID = v.DirectoryID
+	p.LeaderID = d.cfg.NodeID
+	p.LeaderEpoch = d.epoch
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	for _, e := range d.cfg.Endpoints {
+		le := kmsg.NewBeginQuorumEpochRequestLeaderEndpoint()
+		le.Name, le.Host, le.Port = e.Name, e.Host, uint16(e.Port)
+		req.LeaderEndpoints = append(req.LeaderEndpoints, le)
+	}
+	return req
+}
+
+func (d *Driver) clusterIDPtr() *string {
+	s := d.cfg.ClusterID
+	return &s
+}

@@ -1,0 +1,304 @@
+package raft
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+)
+
+// setState assigns the quorum-state fields without side effects.
+func (d *Driver) setState(role Role, epoch, leader, voted int32, votedDir [16]byte) {
+	d.role, d.epoch, d.leaderID, d.votedID, d.votedDir = role, epoch, leader, voted, votedDir
+}
+
+// writeState persists the current quorum state. A failure is fatal.
+func (d *Driver) writeState() error {
+	st := ElectionState{
+		Epoch:            d.epoch,
+		LeaderID:         d.leaderID,
+		VotedID:          d.votedID,
+		VotedDirectoryID: d.votedDir,
+		Voters:           d.voterIDs(),
+	}
+	if err := d.store.Write(st); err != nil {
+		err = fmt.Errorf("raft: write quorum state (epoch %d, leader %d, voted %d): %w", st.Epoch, st.LeaderID, st.VotedID, err)
+		d.fail(err)
+		return err
+	}
+	return nil
+}
+
+// legalTransition reports whether from -> to is a transition Kafka's
+// QuorumState allows (doc.go lists them); epoch is the target epoch.
+func (d *Driver) legalTransition(to Role, epoch int32) bool {
+	from := d.role
+	if epoch < d.epoch {
+		return false
+	}
+	higher := epoch > d.epoch
+	switch to {
+	case RoleUnattached:
+		// Same epoch only for a failed pre-vote (Prospective) or at start.
+		return higher || from == RoleProspective
+	case RoleVoted:
+		// Granting a vote, or a failed pre-vote falling back with its vote.
+		return !higher && (from == RoleUnattached || from == RoleProspective)
+	case RoleProspective:
+		return !higher && (from == RoleUnattached || from == RoleVoted || from == RoleFollower ||
+			from == RoleCandidate)
+	case RoleCandidate:
+		return epoch == d.epoch+1 && from != RoleLeader
+	case RoleLeader:
+		return from == RoleCandidate && !higher
+	case RoleFollower:
+		if higher {
+			return true
+		}
+		return from != RoleLeader && from != RoleResigned
+	case RoleResigned:
+		return from == RoleLeader && !higher
+	}
+	return false
+}
+
+// transition moves to a new role. A durable transition writes the quorum
+// state before the new role acts; impossible transitions panic (they are
+// bugs, never the result of packet input, which callers validate first).
+func (d *Driver) transition(now time.Time, to Role, epoch, leader, voted int32, votedDir [16]byte, durable bool) {
+	if !d.legalTransition(to, epoch) {
+		panic(fmt.Sprintf("raft: invalid transition [%s epoch %d -> %s epoch %d] (leader %d, voted %d)",
+			d.role, d.epoch, to, epoch, leader, voted))
+	}
+	if to == RoleFollower && leader == d.cfg.NodeID {
+		panic(fmt.Sprintf("raft: invalid transition [%s -> Follower of itself, epoch %d]", d.role, epoch))
+	}
+	from, fromEpoch := d.role, d.epoch
+	prev := struct {
+		role                 Role
+		epoch, leader, voted int32
+		votedDir             [16]byte
+	}{d.role, d.epoch, d.leaderID, d.votedID, d.votedDir}
+	d.setState(to, epoch, leader, voted, votedDir)
+	if durable {
+		if err := d.writeState(); err != nil {
+			d.setState(prev.role, prev.epoch, prev.leader, prev.voted, prev.votedDir)
+			return
+		}
+	}
+	d.exitRole(now, from, fromEpoch)
+	d.enterRole(now, from)
+	d.lg.Info("completed transition", zap.String("from", fmt.Sprintf("%s(epoch %d)", from, fromEpoch)),
+		zap.String("to", fmt.Sprintf("%s(epoch %d)", to, epoch)), zap.Int32("leader", leader), zap.Int32("voted", voted))
+}
+
+// exitRole releases what the previous role held. Every transition forgets
+// in-flight requests, so late responses are ignored.
+func (d *Driver) exitRole(now time.Time, from Role, fromEpoch int32) {
+	d.reqs.reset()
+	if d.leader != nil {
+		// Parked fetches go back with NOT_LEADER_OR_FOLLOWER so followers
+		// re-route at once; undrained appends are dropped.
+		d.parked.CompleteAll(func(p *parkedFetch) {
+			d.replyParkedError(p, kerr.NotLeaderForPartition.Code)
+		})
+		d.leader = nil
+	}
+	if d.follower != nil && d.follower.snapshot != nil {
+		_ = d.follower.snapshot.Close()
+	}
+	d.follower = nil
+	d.election = nil
+	d.resigned = nil
+	d.electionDeadline = time.Time{}
+	d.fetchDeadline = time.Time{}
+}
+
+// enterRole arms the new role's timers and state.
+func (d *Driver) enterRole(now time.Time, from Role) {
+	switch d.role {
+	case RoleUnattached, RoleVoted:
+		if d.isVoter {
+			d.electionDeadline = now.Add(d.randomElectionTimeout())
+		}
+		if d.leaderID >= 0 {
+			d.retries = 0
+		}
+	case RoleProspective:
+		d.election = &electionState{granted: map[int32]bool{}, rejected: map[int32]bool{}, prevLeader: d.leaderID}
+		if d.isVoter {
+			d.election.granted[d.cfg.NodeID] = true
+		}
+		d.electionDeadline = now.Add(d.randomElectionTimeout())
+	case RoleCandidate:
+		d.retries++
+		d.election = &electionState{granted: map[int32]bool{d.cfg.NodeID: true}, rejected: map[int32]bool{}, prevLeader: -1}
+		d.electionDeadline = now.Add(d.randomElectionTimeout())
+	case RoleLeader:
+		d.retries = 0
+	case RoleFollower:
+		d.retries = 0
+		d.follower = &followerState{}
+		d.fetchDeadline = now.Add(d.cfg.FetchTimeout)
+	case RoleResigned:
+		d.electionDeadline = now.Add(d.randomElectionTimeout())
+		// Restarted as Resigned: no successor order is known.
+		d.resigned = &resignedState{unacked: map[int32]bool{}}
+		for _, v := range d.voters {
+			if v.ID != d.cfg.NodeID {
+				d.resigned.unacked[v.ID] = true
+			}
+		}
+	}
+}
+
+// becomeUnattached moves to Unattached at a higher epoch (no leader, no vote).
+func (d *Driver) becomeUnattached(now time.Time, epoch int32) {
+	carried := d.electionDeadline
+	keep := d.role == RoleUnattached || d.role == RoleVoted || d.role == RoleCandidate || d.role == RoleProspective
+	d.transition(now, RoleUnattached, epoch, -1, -1, [16]byte{}, true)
+	if keep && d.role == RoleUnattached && d.isVoter && !carried.IsZero() {
+		// The remaining time of the previous election timer carries over.
+		d.electionDeadline = carried
+	}
+}
+
+// becomeFollower follows leader in epoch (callers checked the guards).
+func (d *Driver) becomeFollower(now time.Time, epoch, leader int32) {
+	voted, dir := int32(-1), [16]byte{}
+	if epoch == d.epoch {
+		voted, dir = d.votedID, d.votedDir // the vote stays recorded within the epoch
+	}
+	d.transition(now, RoleFollower, epoch, leader, voted, dir, true)
+}
+
+// maybeFollow applies a leader learned from a message, refusing anything
+// that contradicts what this node knows (two leaders for one epoch, or this
+// node named leader when it is not). Returns whether the state changed.
+func (d *Driver) maybeFollow(now time.Time, epoch, leader int32, source string) bool {
+	if leader < 0 || epoch < d.epoch {
+		return false
+	}
+	if leader == d.cfg.NodeID {
+		if !(epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned)) {
+			d.lg.Error("refusing message naming this node leader of an epoch it does not lead",
+				zap.String("source", source), zap.Int32("epoch", epoch), zap.Stringer("role", d.role), zap.Int32("localEpoch", d.epoch))
+		}
+		return false
+	}
+	if epoch == d.epoch {
+		switch {
+		case d.role == RoleLeader || d.role == RoleResigned:
+			d.lg.Error("refusing message naming another leader for this node's own epoch",
+				zap.String("source", source), zap.Int32("epoch", epoch), zap.Int32("claimedLeader", leader))
+			return false
+		case d.leaderID >= 0 && d.leaderID != leader:
+			d.lg.Error("refusing message naming a second leader for the epoch",
+				zap.String("source", source), zap.Int32("epoch", epoch), zap.Int32("knownLeader", d.leaderID),
+				zap.Int32("claimedLeader", leader))
+			return false
+		case d.role == RoleFollower:
+			return false // already following it
+		}
+	}
+	d.becomeFollower(now, epoch, leader)
+	return true
+}
+
+// observeEpoch applies epoch news without a leader: a higher epoch moves
+// the node to Unattached.
+func (d *Driver) observeEpoch(now time.Time, epoch int32) bool {
+	if epoch <= d.epoch {
+		return false
+	}
+	d.becomeUnattached(now, epoch)
+	return true
+}
+
+// grantVote records a standard vote (durable before the answer leaves).
+func (d *Driver) grantVote(now time.Time, candidate int32, dir [16]byte) bool {
+	if d.role == RoleProspective {
+		// Prospective+voted: the vote is persisted, the role stays.
+		d.votedID, d.votedDir = candidate, dir
+		if err := d.writeState(); err != nil {
+			return false
+		}
+		return true
+	}
+	d.transition(now, RoleVoted, d.epoch, d.leaderID, candidate, dir, true)
+	return d.fatal == nil
+}
+
+// becomeProspective starts a pre-vote in the current epoch (memory only).
+func (d *Driver) becomeProspective(now time.Time) {
+	d.transition(now, RoleProspective, d.epoch, d.leaderID, d.votedID, d.votedDir, false)
+	d.maybeWinElection(now)
+}
+
+// becomeCandidate bumps the epoch and votes for itself (durable).
+func (d *Driver) becomeCandidate(now time.Time) {
+	d.transition(now, RoleCandidate, d.epoch+1, -1, d.cfg.NodeID, d.cfg.DirectoryID, true)
+	if d.fatal == nil {
+		d.maybeWinElection(now)
+	}
+}
+
+// startElection is what an expired election or fetch timer does.
+func (d *Driver) startElection(now time.Time) {
+	if d.cfg.PreVote {
+		d.becomeProspective(now)
+	} else {
+		d.becomeCandidate(now)
+	}
+}
+
+// maybeWinElection checks the count after a grant (or at entry: a single
+// voter wins at once).
+func (d *Driver) maybeWinElection(now time.Time) {
+	e := d.election
+	if e == nil || !e.backoffDeadline.IsZero() {
+		return
+	}
+	if len(e.granted) >= d.majority {
+		switch d.role {
+		case RoleProspective:
+			d.becomeCandidate(now)
+		case RoleCandidate:
+			d.becomeLeader(now)
+		}
+		return
+	}
+	if len(e.rejected) > len(d.voters)-d.majority {
+		d.loseElection(now)
+	}
+}
+
+// loseElection: a Candidate backs off; a Prospective falls back.
+func (d *Driver) loseElection(now time.Time) {
+	switch d.role {
+	case RoleCandidate:
+		b := d.electionBackoff()
+		d.election.backoffDeadline = now.Add(b)
+		d.lg.Info("election lost or timed out; backing off", zap.Int32("epoch", d.epoch), zap.Duration("backoff", b))
+	case RoleProspective:
+		prev := d.election.prevLeader
+		if prev >= 0 && prev != d.cfg.NodeID {
+			d.transition(now, RoleFollower, d.epoch, prev, d.votedID, d.votedDir, true)
+		} else {
+			// Keep the vote of this epoch, if any.
+			role := RoleUnattached
+			if d.votedID >= 0 {
+				role = RoleVoted
+			}
+			d.transition(now, role, d.epoch, -1, d.votedID, d.votedDir, true)
+		}
+	}
+}
+
+// becomeResigned: the leader steps down in its epoch (memory only).
+func (d *Driver) becomeResigned(now time.Time) {
+	preferred := d.leader.preferredSuccessors(d.cfg.NodeID)
+	d.transition(now, RoleResigned, d.epoch, d.cfg.NodeID, d.votedID, d.votedDir, false)
+	d.resigned.preferred = preferred
+}

@@ -1,0 +1,130 @@
+package raft
+
+import "time"
+
+type apiKey int16
+
+const (
+	apiFetch            apiKey = 1
+	apiVote             apiKey = 52
+	apiBeginQuorumEpoch apiKey = 53
+	apiEndQuorumEpoch   apiKey = 54
+	apiFetchSnapshot    apiKey = 59
+)
+
+func (k apiKey) String() string {
+	switch k {
+	case apiFetch:
+		return "Fetch"
+	case apiVote:
+		return "Vote"
+	case apiBeginQuorumEpoch:
+		return "BeginQuorumEpoch"
+	case apiEndQuorumEpoch:
+		return "EndQuorumEpoch"
+	case apiFetchSnapshot:
+		return "FetchSnapshot"
+	}
+	return "api?"
+}
+
+// pending is the single in-flight request to one destination.
+type pending struct {
+	to      int32
+	corr    uint64
+	key     apiKey
+	preVote bool
+	epoch   int32 // local epoch when sent
+}
+
+// destState: a destination is ready, in flight (one request) or backing
+// off. Request timeouts are the transport's: it answers every Outbound.
+type destState struct {
+	inflight     bool
+	p            pending
+	backoffUntil time.Time
+}
+
+// requestManager tracks destinations. Every state transition resets it, so
+// responses to requests sent in an older state are ignored.
+// Invariant: at most one Fetch or FetchSnapshot is in flight in total.
+type requestManager struct {
+	dests map[int32]*destState
+	gen   uint64 // bumped by reset
+}
+
+func (m *requestManager) init() { m.dests = map[int32]*destState{} }
+
+func (m *requestManager) reset() {
+	clear(m.dests)
+	m.gen++
+}
+
+func (m *requestManager) get(to int32) *destState {
+	s := m.dests[to]
+	if s == nil {
+		s = &destState{}
+		m.dests[to] = s
+	}
+	return s
+}
+
+func (m *requestManager) ready(to int32, now time.Time) bool {
+	s := m.dests[to]
+	return s == nil || !s.inflight && !now.Before(s.backoffUntil)
+}
+
+func (m *requestManager) backingOff(to int32, now time.Time) bool {
+	s := m.dests[to]
+	return s != nil && !s.inflight && now.Before(s.backoffUntil)
+}
+
+func (m *requestManager) sent(to int32, corr uint64, key apiKey, preVote bool, epoch int32) {
+	s := m.get(to)
+	s.inflight = true
+	s.p = pending{to: to, corr: corr, key: key, preVote: preVote, epoch: epoch}
+	s.backoffUntil = time.Time{}
+}
+
+// take consumes the in-flight request matching (from, corr).
+func (m *requestManager) take(from int32, corr uint64) (pending, bool) {
+	s := m.dests[from]
+	if s == nil || !s.inflight || s.p.corr != corr {
+		return pending{}, false
+	}
+	s.inflight = false
+	return s.p, true
+}
+
+func (m *requestManager) backoff(to int32, until time.Time) {
+	m.get(to).backoffUntil = until
+}
+
+// fetchInFlight reports whether any Fetch or FetchSnapshot is outstanding.
+func (m *requestManager) fetchInFlight() bool {
+	for _, s := range m.dests {
+		if s.inflight && (s.p.key == apiFetch || s.p.key == apiFetchSnapshot) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *requestManager) anyInFlight() bool {
+	for _, s := range m.dests {
+		if s.inflight {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *requestManager) nextBackoffEnd(now time.Time) time.Time {
+	var t time.Time
+	for _, s := range m.dests {
+		if !s.inflight && s.backoffUntil.After(now) && (t.IsZero() || s.backoffUntil.Before(t)) {
+			t = s.backoffUntil
+		}
+	}
+	return t
+}

@@ -1,0 +1,181 @@
+package raft
+
+// Vote (key 52): v0-v2.
+//
+// Behavior (receiver), in Kafka's order:
+//   - cluster id mismatch ("" is not null) -> top INCONSISTENT_CLUSTER_ID;
+//   - not exactly one topic/partition naming the raft partition -> top
+//     INVALID_REQUEST;
+//   - LastOffset < 0, LastOffsetEpoch < 0, or LastOffsetEpoch >=
+//     CandidateEpoch (> for a pre-vote) -> partition INVALID_REQUEST;
+//   - voter-only check: epoch < local -> FENCED_LEADER_EPOCH, negative
+//     candidate id -> INVALID_REQUEST;
+//   - a higher epoch moves this node to Unattached at that epoch (durable),
+//     even for a pre-vote and even when the vote is then refused;
+//   - voter key (VoterId, VoterDirectoryId) not this node -> INVALID_VOTER_KEY;
+//   - grant per role (kraft-state-machine.md 6.2/6.3) when the candidate's
+//     (last epoch, end offset) >= ours; a standard grant is persisted before
+//     the answer leaves. Pre-votes change no state.
+//
+// Behavior (sender): Prospective sends PreVote=true at its current epoch,
+// Candidate sends PreVote=false at its bumped epoch; answers are counted per
+// voter; UNSUPPORTED_VERSION to a pre-vote makes a Prospective a Candidate.
+//
+// Version notes: v1 adds VoterId, directory ids and NodeEndpoints; v2 adds
+// PreVote (kraftd advertises v2 only when pre-vote is enabled).
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+func (d *Driver) handleVote(now time.Time, req *kmsg.VoteRequest) kmsg.Response {
+	resp := kmsg.NewPtrVoteResponse()
+	if !d.validClusterID(req.ClusterID) {
+		resp.ErrorCode = errInconsistentCluster
+		return resp
+	}
+	if len(req.Topics) != 1 || req.Topics[0].Topic != d.cfg.TopicName ||
+		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+		resp.ErrorCode = errInvalidRequest
+		return resp
+	}
+	p := &req.Topics[0].Partitions[0]
+	preVote := req.Version >= 2 && p.PreVote
+	answer := func(code int16, granted bool) kmsg.Response {
+		t := kmsg.NewVoteResponseTopic()
+		t.Topic = d.cfg.TopicName
+		rp := kmsg.NewVoteResponseTopicPartition()
+		rp.Partition = d.cfg.Partition
+		rp.ErrorCode = code
+		rp.LeaderID = d.reportedLeader(p.CandidateID)
+		rp.LeaderEpoch = d.epoch
+		rp.VoteGranted = granted
+		t.Partitions = append(t.Partitions, rp)
+		resp.Topics = append(resp.Topics, t)
+		if req.Version >= 1 && rp.LeaderID >= 0 {
+			if id, ep, ok := d.leaderEndpoint(); ok {
+				ne := kmsg.NewVoteResponseNodeEndpoint()
+				ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+				resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
+			}
+		}
+		return resp
+	}
+	if p.LastOffset < 0 || p.LastOffsetEpoch < 0 || p.LastOffsetEpoch > p.CandidateEpoch ||
+		(!preVote && p.LastOffsetEpoch == p.CandidateEpoch) {
+		return answer(errInvalidRequest, false)
+	}
+	if code := d.voterOnlyCheck(p.CandidateEpoch, p.CandidateID); code != errNone {
+		return answer(code, false)
+	}
+	if p.CandidateEpoch > d.epoch {
+		d.becomeUnattached(now, p.CandidateEpoch)
+		if d.fatal != nil {
+			return nil
+		}
+	}
+	if req.Version >= 1 && req.VoterID >= 0 &&
+		(req.VoterID != d.cfg.NodeID || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != d.cfg.DirectoryID)) {
+		return answer(errInvalidVoterKey, false)
+	}
+	granted := d.decideVote(now, p, preVote)
+	if d.fatal != nil {
+		return nil
+	}
+	d.lg.Debug("vote request", zap.Bool("preVote", preVote), zap.Int32("candidate", p.CandidateID),
+		zap.Int32("epoch", p.CandidateEpoch), zap.Bool("granted", granted))
+	return answer(errNone, granted)
+}
+
+// decideVote applies the per-role grant rules; a standard grant is durable.
+func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, preVote bool) bool {
+	if d.cfg.NodeID < 0 {
+		return false // an id-less observer never votes
+	}
+	local := d.lastFetched()
+	upToDate := p.LastOffsetEpoch > local.Epoch ||
+		(p.LastOffsetEpoch == local.Epoch && p.LastOffset >= local.Offset)
+	if preVote {
+		switch d.role {
+		case RoleLeader:
+			return false
+		case RoleFollower:
+			return upToDate && !d.follower.hasFetched
+		}
+		return upToDate
+	}
+	if p.CandidateEpoch != d.epoch {
+		return false
+	}
+	switch d.role {
+	case RoleUnattached, RoleVoted, RoleProspective:
+	default:
+		return false // Candidate (even to itself), Leader, Follower, Resigned
+	}
+	if d.votedID >= 0 {
+		return d.votedID == p.CandidateID &&
+			(d.votedDir == [16]byte{} || d.votedDir == p.CandidateDirectoryID)
+	}
+	if d.leaderID >= 0 || !upToDate {
+		return false
+	}
+	return d.grantVote(now, p.CandidateID, p.CandidateDirectoryID)
+}
+
+func (d *Driver) buildVote(v Voter, preVote bool) *kmsg.VoteRequest {
+	req := kmsg.NewPtrVoteRequest()
+	req.ClusterID = d.clusterIDPtr()
+	req.VoterID = v.ID
+	t := kmsg.NewVoteRequestTopic()
+	t.Topic = d.cfg.TopicName
+	p := kmsg.NewVoteRequestTopicPartition()
+	p.Partition = d.cfg.Partition
+	p.CandidateEpoch = d.epoch
+	p.CandidateID = d.cfg.NodeID
+	p.CandidateDirectoryID = d.cfg.DirectoryID
+	p.VoterDirectoryID = v.DirectoryID
+	end := d.lastFetched()
+	p.LastOffsetEpoch = end.Epoch
+	p.LastOffset = end.Offset
+	p.PreVote = preVote
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	return req
+}
+
+func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteResponse) bool {
+	if resp.ErrorCode != errNone {
+		if resp.ErrorCode == errUnsupportedVersion && p.preVote && d.role == RoleProspective {
+			d.lg.Info("peer does not support pre-vote; becoming candidate", zap.Int32("peer", p.to))
+			d.becomeCandidate(now)
+			return true
+		}
+		return d.handleTopLevelError(resp.ErrorCode, apiVote, p.to)
+	}
+	if len(resp.Topics) != 1 || resp.Topics[0].Topic != d.cfg.TopicName ||
+		len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+		return false
+	}
+	rp := &resp.Topics[0].Partitions[0]
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.LeaderID, rp.LeaderEpoch, p.to, apiVote); handled {
+		return ok
+	}
+	e := d.election
+	wantRole := RoleCandidate
+	if p.preVote {
+		wantRole = RoleProspective
+	}
+	if e == nil || d.role != wantRole || p.epoch != d.epoch || rp.LeaderEpoch != d.epoch {
+		return true // answer to an older election
+	}
+	if rp.VoteGranted {
+		e.granted[p.to] = true
+	} else {
+		e.rejected[p.to] = true
+	}
+	d.maybeWinElection(now)
+	return true
+}
