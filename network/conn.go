@@ -440,16 +440,30 @@ func (c *conn) responder(hdr protocol.RequestHeader) func(kmsg.Response) {
 }
 
 // writeLoop encodes queued responses into one buffer and writes it when the queue is
-// empty (or the buffer is large), so pipelined responses share a write syscall.
+// empty (or the buffer is large), so pipelined responses share a write syscall. Large
+// Fetch records are not copied: they go out as their own segment of a vectored write.
 func (c *conn) writeLoop() {
 	defer c.goroutineDone()
-	var wbuf []byte
+	var (
+		wbuf    []byte      // bytes being appended to; the last segment of a write
+		pending net.Buffers // earlier segments of the next write, in order
+		size    int         // bytes in pending
+	)
 	flush := func() bool {
-		if len(wbuf) == 0 {
+		if len(wbuf) == 0 && len(pending) == 0 {
 			return true
 		}
 		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-		_, err := c.nc.Write(wbuf)
+		var err error
+		if len(pending) == 0 {
+			_, err = c.nc.Write(wbuf)
+		} else {
+			segs := append(pending, wbuf)
+			bufs := segs
+			_, err = bufs.WriteTo(c.nc) // writev
+			clear(segs)                 // drop references to records
+			pending, size = segs[:0], 0
+		}
 		if cap(wbuf) > 4*flushThreshold {
 			wbuf = nil
 		} else {
@@ -490,8 +504,20 @@ func (c *conn) writeLoop() {
 					return
 				}
 				sanitizeResponse(it.resp)
+				if fr, ok := it.resp.(*kmsg.FetchResponse); ok && vectoredFetch {
+					if head, records, tail, ok := splitFetchResponse(it.corr, fr); ok {
+						wbuf = append(wbuf, head...)
+						pending = append(pending, wbuf, records)
+						size += len(wbuf) + len(records)
+						wbuf = append([]byte(nil), tail...) // a new array: the old one is pending
+						if size >= flushThreshold && !flush() {
+							return
+						}
+						continue
+					}
+				}
 				wbuf = protocol.AppendResponse(wbuf, it.corr, it.resp)
-				if len(wbuf) >= flushThreshold && !flush() {
+				if size+len(wbuf) >= flushThreshold && !flush() {
 					return
 				}
 			}
