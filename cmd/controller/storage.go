@@ -36,5 +36,18 @@ func openStorage(partDir string, cfg *Config, topicID [16]byte, lg *zap.Logger) 
 	end := l.EndOffset()
 	lg.Info("log opened", zap.String("dir", partDir), zap.Int64("log_start_offset", l.StartOffset()),
 		zap.Int64("log_end_offset", end.Offset), zap.Int32("last_epoch", end.Epoch), zap.Duration("took", time.Since(start)))
-	return &storage{log: l, store: metadatalog.NewQuorumStateStore(nil, partDir), close: l.Close}, nil
+	return &storage{log: l, store: v0StateStore{metadatalog.NewQuorumStateStore(nil, partDir)}, close: l.Close}, nil
+}
+
+// v0StateStore drops the voted directory id when the state is written in
+// data_version 0 (static voters, kraft.version 0), as Kafka's
+// ElectionState.toQuorumStateData does for that version: the format has no
+// field for it and metadatalog refuses to lose it silently.
+type v0StateStore struct{ raft.QuorumStateStore }
+
+func (s v0StateStore) Write(st raft.ElectionState) error {
+	if st.Voters != nil {
+		st.VotedDirectoryID = [16]byte{}
+	}
+	return s.QuorumStateStore.Write(st)
 }
