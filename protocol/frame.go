@@ -46,19 +46,47 @@ func ReadFrame(r io.Reader, maxSize int32, buf []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var frame []byte
 	if cap(buf) >= int(size) {
-		frame = buf[:size]
-	} else {
-		frame = make([]byte, size)
-	}
-	if _, err := io.ReadFull(r, frame); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+		frame := buf[:size]
+		if _, err := io.ReadFull(r, frame); err != nil {
+			return nil, frameBodyError(size, err)
 		}
-		return nil, fmt.Errorf("protocol: read frame body of %d bytes: %w", size, err)
+		return frame, nil
 	}
-	return frame, nil
+	if size <= frameAllocChunk {
+		frame := make([]byte, size)
+		if _, err := io.ReadFull(r, frame); err != nil {
+			return nil, frameBodyError(size, err)
+		}
+		return frame, nil
+	}
+	// A large frame is allocated as its bytes arrive (doubling from frameAllocChunk), so a
+	// peer that announces 100 MB and sends 4 bytes costs a chunk, not the announced size.
+	frame := make([]byte, frameAllocChunk)
+	read := 0
+	for {
+		n, err := io.ReadFull(r, frame[read:])
+		read += n
+		if err != nil {
+			return nil, frameBodyError(size, err)
+		}
+		if read == int(size) {
+			return frame, nil
+		}
+		grown := make([]byte, min(2*len(frame), int(size)))
+		copy(grown, frame[:read])
+		frame = grown
+	}
+}
+
+// frameAllocChunk is the largest frame body allocated before any of its bytes arrived.
+const frameAllocChunk = 1 << 20
+
+func frameBodyError(size int32, err error) error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("protocol: read frame body of %d bytes: %w", size, err)
 }
 
 // FrameSize decodes and validates a 4-byte big-endian size prefix against maxSize.

@@ -70,11 +70,32 @@ func TestReadFrameErrors(t *testing.T) {
 	if n > 4096 {
 		t.Fatalf("%d bytes allocated for a refused frame", n)
 	}
-	// A frame claiming more bytes than the stream holds allocates the validated size only.
+	// A frame claiming far more bytes than the stream holds allocates a bounded chunk, not
+	// the claimed size.
 	n = allocBytes(func() {
-		_, _ = ReadFrame(bytes.NewReader([]byte{0, 0x10, 0, 0, 1}), DefaultMaxFrameSize, nil)
+		_, _ = ReadFrame(bytes.NewReader([]byte{0x05, 0xf5, 0xe1, 0x00, 1, 2, 3}), DefaultMaxFrameSize, nil)
 	})
-	if n > 1<<20+4096 {
-		t.Fatalf("%d bytes allocated for a 1 MiB frame", n)
+	if n > frameAllocChunk+4096 {
+		t.Fatalf("%d bytes allocated for a truncated 100 MB frame", n)
+	}
+}
+
+func TestReadFrameLarge(t *testing.T) {
+	// Frames above the allocation chunk are read completely and intact, whatever the
+	// reader's chunking.
+	for _, size := range []int{frameAllocChunk, frameAllocChunk + 1, 3*frameAllocChunk + 17} {
+		body := make([]byte, size)
+		for i := range body {
+			body[i] = byte(i * 7)
+		}
+		stream := append([]byte{byte(size >> 24), byte(size >> 16), byte(size >> 8), byte(size)}, body...)
+		got, err := ReadFrame(io.MultiReader(bytes.NewReader(stream[:1000]), bytes.NewReader(stream[1000:])), DefaultMaxFrameSize, nil)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("size %d: %v, equal %v", size, err, bytes.Equal(got, body))
+		}
+		_, err = ReadFrame(bytes.NewReader(stream[:len(stream)-1]), DefaultMaxFrameSize, nil)
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("size %d truncated: %v", size, err)
+		}
 	}
 }

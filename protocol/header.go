@@ -23,7 +23,17 @@ var (
 	ErrUnsupportedVersion = errors.New("protocol: unsupported api version")
 	// ErrMalformedHeader is wrapped when a header is truncated or inconsistent.
 	ErrMalformedHeader = errors.New("protocol: malformed header")
+	// ErrRequestTooLarge is wrapped when a served request's body exceeds MaxRequestBodySize.
+	ErrRequestTooLarge = errors.New("protocol: request too large")
 )
+
+// MaxRequestBodySize bounds the body of a request kraftd decodes. Every served request
+// names one topic and partition and a few endpoints (a JVM Fetch is about 150 bytes), but
+// kmsg materialises each array element before reading it: an array count bounded only by
+// the bytes present still costs up to ~32 bytes of memory per byte of input (Fetch
+// topics). Refusing bodies above 1 MiB keeps a hostile request near 32 MiB instead of
+// gigabytes under Kafka's 100 MB frame limit.
+const MaxRequestBodySize = 1 << 20
 
 // RawRequestHeader is a request header decoded without allocating: ClientID aliases the
 // frame (nil means a null client id).
@@ -129,7 +139,8 @@ func skipTags(b []byte) ([]byte, error) {
 // ParseRequest parses a request frame (header v1/v2 by flexibility, then the kmsg body).
 // For an api kraftd does not serve or a version outside kraftd's range it returns the parsed
 // header and an error wrapping ErrUnsupportedAPI / ErrUnsupportedVersion (so the caller can
-// answer ApiVersions per Kafka's rule or close). Body decode errors are plain errors.
+// answer ApiVersions per Kafka's rule or close). Body decode errors are plain errors (a body
+// above MaxRequestBodySize wraps ErrRequestTooLarge); the caller closes the connection.
 //
 // Byte fields of the returned request alias frame.
 func ParseRequest(frame []byte) (RequestHeader, kmsg.Request, error) {
@@ -145,6 +156,10 @@ func ParseRequest(frame []byte) (RequestHeader, kmsg.Request, error) {
 	if hdr.APIVersion < rng.Min || hdr.APIVersion > rng.Max {
 		return hdr, nil, fmt.Errorf("%w: %s v%d (served: v%d-v%d)", ErrUnsupportedVersion,
 			kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, rng.Min, rng.Max)
+	}
+	if len(body) > MaxRequestBodySize {
+		return hdr, nil, fmt.Errorf("%w: %s v%d body of %d bytes exceeds %d", ErrRequestTooLarge,
+			kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, len(body), MaxRequestBodySize)
 	}
 	req := kmsg.RequestForKey(hdr.APIKey)
 	req.SetVersion(hdr.APIVersion)

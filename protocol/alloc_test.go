@@ -1,0 +1,50 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+)
+
+// TestHugeArrayCountsDoNotAllocate: a request claiming an enormous array count is refused
+// without allocating for the claimed count, and the worst case kmsg can be driven to (an
+// array count bounded only by the remaining bytes) stays proportional to the frame.
+func TestHugeArrayCountsDoNotAllocate(t *testing.T) {
+	id := "c"
+	// Fetch v4: ReplicaID, MaxWait, MinBytes, MaxBytes, IsolationLevel, then int32 topic count.
+	tiny := AppendRequestHeader(nil, KeyFetch, 4, 1, &id)
+	tiny = append(tiny, make([]byte, 17)...)
+	tiny = binary.BigEndian.AppendUint32(tiny, 0x7fffffff)
+	// Fetch v13 (flexible): uvarint topic count.
+	tinyFlex := AppendRequestHeader(nil, KeyFetch, 13, 1, &id)
+	tinyFlex = append(tinyFlex, make([]byte, 25)...)
+	tinyFlex = binary.AppendUvarint(tinyFlex, 0xffffffff)
+	for name, f := range map[string][]byte{"fetch v4": tiny, "fetch v13": tinyFlex} {
+		var err error
+		n := allocBytes(func() { _, _, err = ParseRequest(f) })
+		if err == nil {
+			t.Fatalf("%s: huge count accepted", name)
+		}
+		if n > 4096 {
+			t.Fatalf("%s: %d bytes allocated for a %d-byte frame", name, n, len(f))
+		}
+	}
+
+	// The worst case: a count of half the remaining bytes in a 1 MiB body.
+	big := AppendRequestHeader(nil, KeyFetch, 4, 1, &id)
+	hdrLen := len(big)
+	big = append(big, make([]byte, 17)...)
+	big = binary.BigEndian.AppendUint32(big, uint32((MaxRequestBodySize-21)/2))
+	big = append(big, make([]byte, hdrLen+MaxRequestBodySize-len(big))...)
+	n := allocBytes(func() { _, _, _ = ParseRequest(big) })
+	if n > 40*MaxRequestBodySize {
+		t.Fatalf("%d bytes allocated for a %d-byte frame", n, len(big))
+	}
+	// One byte more is refused before kmsg sees it.
+	big = append(big, 0)
+	var err error
+	n = allocBytes(func() { _, _, err = ParseRequest(big) })
+	if !errors.Is(err, ErrRequestTooLarge) || n > 4096 {
+		t.Fatalf("oversized body: %v, %d bytes allocated", err, n)
+	}
+}
