@@ -57,7 +57,7 @@ func TestRecoverTornTailEveryByte(t *testing.T) {
 		if err := os.WriteFile(p, seg[:cut], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		l := openTest(t, Options{Dir: dir})
+		l := openTest(t, Options{Dir: dir, FS: noSyncFS{OSFS}})
 		if got := l.all(); !bytes.Equal(got, prefix) {
 			t.Fatalf("cut at %d: recovered %d bytes, want the %d-byte prefix", cut, len(got), len(prefix))
 		}
@@ -105,7 +105,7 @@ func TestRecoverBitFlipsInLastBatch(t *testing.T) {
 			os.RemoveAll(dir)
 			os.MkdirAll(dir, 0o755)
 			os.WriteFile(p, data, 0o644)
-			l := openTest(t, Options{Dir: dir})
+			l := openTest(t, Options{Dir: dir, FS: noSyncFS{OSFS}})
 			if got := l.all(); !bytes.Equal(got, prefix) {
 				t.Fatalf("flip byte %d bit %x: recovered %d bytes, want %d", i, bit, len(got), len(prefix))
 			}
@@ -250,7 +250,7 @@ func FuzzRecover(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Open(Options{Dir: dir})
+		l, err := Open(Options{Dir: dir, FS: noSyncFS{OSFS}})
 		if err != nil {
 			// Only "corrupt with a valid batch after it" may refuse.
 			if !errors.Is(err, ErrCorrupt) {
@@ -277,7 +277,7 @@ func FuzzRecover(f *testing.F) {
 		}
 		end := l.EndOffset()
 		l.Close()
-		l2, err := Open(Options{Dir: dir})
+		l2, err := Open(Options{Dir: dir, FS: noSyncFS{OSFS}})
 		if err != nil {
 			t.Fatalf("second open: %v", err)
 		}
