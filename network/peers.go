@@ -347,7 +347,9 @@ func (pr *peer) dial() (*peerConn, error) {
 	if err != nil {
 		pr.failures++
 		wait := pr.backoff(pr.failures - 1)
-		pr.nextDial = start.Add(wait)
+		// From the failure, not the attempt's start: a dial that took its whole timeout
+		// (DNS, SYN lost) still leaves the backoff between attempts.
+		pr.nextDial = time.Now().Add(wait)
 		pr.lastErr = err
 		pr.log.Warn("connect failed", zap.String("addr", addr), zap.Duration("backoff", wait), zap.Error(err))
 		return nil, err
