@@ -91,7 +91,11 @@ func newConn(s *Server, listener string, nc net.Conn) *conn {
 // times and from any goroutine; only the first reason is logged.
 func (c *conn) close(reason string) {
 	c.closeOnce.Do(func() {
-		c.log.Info("closing connection", zap.String("reason", reason))
+		if reason == reasonClientClosed {
+			c.log.Debug("connection closed by the client")
+		} else {
+			c.log.Info("closing connection", zap.String("reason", reason))
+		}
 		close(c.closed)
 		c.nc.Close()
 	})
@@ -161,6 +165,8 @@ func (c *conn) mustStop() (stop, shutdown bool) {
 	defer c.mu.Unlock()
 	return c.stop || c.shutdown, c.shutdown
 }
+
+const reasonClientClosed = "client closed the connection"
 
 // errStopped is returned by readFrame when reading stopped for shutdown or a queued close.
 var errStopped = errors.New("network: connection stopping")
@@ -297,10 +303,8 @@ func (c *conn) readLoop() {
 			// A JVM server closes the connection for an api or version it does not
 			// serve and for a body it cannot decode; clients never send those after
 			// ApiVersions, so the close is logged as the peer's fault.
-			c.log.Warn("closing connection: bad request", zap.Int16("api_key", hdr.APIKey),
-				zap.Int16("api_version", hdr.APIVersion), zap.Int32("correlation_id", hdr.CorrelationID),
-				zap.Error(err))
-			c.stopReading("bad request: " + err.Error())
+			c.stopReading(fmt.Sprintf("bad request (api key %d, version %d, correlation id %d): %v",
+				hdr.APIKey, hdr.APIVersion, hdr.CorrelationID, err))
 			return
 		}
 		if hdr.APIKey == protocol.KeyApiVersions {
@@ -330,13 +334,11 @@ func (c *conn) readFailed(err error) {
 			c.stopReading("server shutdown")
 		}
 	case errors.As(err, &fe):
-		c.log.Warn("closing connection", zap.String("reason", fe.reason), zap.Error(fe.err))
-		c.close(fe.reason)
+		c.close(fe.Error())
 	case errors.Is(err, protocol.ErrFrameTooLarge) || errors.Is(err, protocol.ErrNegativeFrameSize):
 		c.close(err.Error())
 	case errors.Is(err, io.EOF):
-		c.log.Debug("client closed the connection")
-		c.stopReading("client closed the connection")
+		c.stopReading(reasonClientClosed)
 	default:
 		c.close("read: " + err.Error())
 	}
