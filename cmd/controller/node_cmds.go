@@ -87,6 +87,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&wc.MaxInFlight, "max-in-flight", 10000, "at most this many appended but uncommitted records")
 	fs.BoolVar(&wc.StatsJSON, "stats-json", false, "print stats as one JSON object per line")
 	fs.DurationVar(&wc.StatsEvery, "stats-interval", 5*time.Second, "how often to print stats")
+	fs.DurationVar(&wc.Warmup, "stats-warmup", 0, "leave appends of the first DURATION after start out of the final summary's latency")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

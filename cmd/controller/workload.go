@@ -34,6 +34,9 @@ type workloadConfig struct {
 	StatsEvery   time.Duration
 	AppendTick   time.Duration // granularity of throttled appends
 	MaxPerAppend int           // records per Append call
+	// Warmup excludes appends made this soon after start from the summary
+	// histogram (they still count in the periodic stats).
+	Warmup time.Duration
 }
 
 // pendingAppend is one Append call awaiting commit.
@@ -216,7 +219,9 @@ func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
 			// track would be dropped, hiding the worst latencies.
 			us := min(max(now.Sub(p.at).Microseconds(), 1), maxLatencyMicros)
 			_ = w.interval.RecordValues(us, cnt)
-			_ = w.total.RecordValues(us, cnt)
+			if p.at.Sub(w.started) >= w.cfg.Warmup {
+				_ = w.total.RecordValues(us, cnt)
+			}
 			w.inFlight -= int(cnt)
 			if upto == p.last {
 				w.pending = w.pending[1:]

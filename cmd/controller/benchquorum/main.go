@@ -1,0 +1,290 @@
+// Command benchquorum measures a local 3-node kraftd quorum (make
+// bench-quorum): three `controller test-kraft-server-start` processes on
+// 127.0.0.1 with fsync'd logs, one scenario at a time, each repeated -runs
+// times; it prints the median of the runs.
+//
+// Scenarios (the issue's goals):
+//
+//	a0   20,000 records/s offered, controller.quorum.append.linger.ms=0
+//	a25  20,000 records/s offered, linger 25 ms (Kafka's default)
+//	b    --throughput 0 --max-in-flight 1000 (as fast as the quorum commits)
+//
+// Throughput is the leader's committed records/s over the measured window
+// (its periodic stats after the warm-up); latency percentiles come from the
+// leader's summary histogram (appends after the warm-up); CPU cores = CPU
+// seconds / wall seconds per node; peak RSS per node from getrusage.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type scenario struct {
+	name, desc  string
+	throughput  int
+	linger      int
+	maxInFlight int
+}
+
+var scenarios = []scenario{
+	{"a0", "20000 rec/s, linger 0", 20000, 0, 10000},
+	{"a25", "20000 rec/s, linger 25ms", 20000, 25, 10000},
+	{"b", "unthrottled, max in flight 1000", 0, 0, 1000},
+}
+
+// stats mirrors the --stats-json fields used here.
+type stats struct {
+	NodeID           int32   `json:"node_id"`
+	Role             string  `json:"role"`
+	CommittedRecords int64   `json:"committed_records"`
+	IntervalSec      float64 `json:"interval_sec"`
+	RecordsPerSec    float64 `json:"records_per_sec"`
+	LatencyCount     int64   `json:"latency_count"`
+	P50Ms            float64 `json:"p50_ms"`
+	P99Ms            float64 `json:"p99_ms"`
+	P999Ms           float64 `json:"p999_ms"`
+	MaxMs            float64 `json:"max_ms"`
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	PeakRSSMB        float64 `json:"peak_rss_mb"`
+	Final            bool    `json:"final"`
+}
+
+type result struct {
+	recPerSec, p50, p99, p999, max float64
+	cpuCores, rssMB                [3]float64
+	leader                         int32
+}
+
+func main() {
+	bin := flag.String("bin", "bin/controller", "controller binary")
+	seconds := flag.Int("seconds", 30, "measured seconds per run (after the warm-up)")
+	warmup := flag.Int("warmup", 5, "seconds before measuring (election, first appends)")
+	runs := flag.Int("runs", 3, "runs per scenario (median reported)")
+	only := flag.String("scenarios", "a0,a25,b", "comma-separated scenarios: a0, a25, b")
+	recordSize := flag.Int("record-size", 256, "record size in bytes")
+	profileDir := flag.String("cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
+	keep := flag.Bool("keep", false, "keep the data dirs and logs")
+	flag.Parse()
+
+	binPath, err := filepath.Abs(*bin)
+	if err != nil {
+		fatal(err)
+	}
+	if _, err := os.Stat(binPath); err != nil {
+		fatal(fmt.Errorf("%v (run make build first)", err))
+	}
+	want := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		want[strings.TrimSpace(s)] = true
+	}
+	fmt.Printf("kraftd bench-quorum: 3 nodes on 127.0.0.1, %d B records, fsync on, %ds measured after %ds warm-up, median of %d runs\n",
+		*recordSize, *seconds, *warmup, *runs)
+	fmt.Printf("%-4s %-34s %12s %9s %9s %9s %9s %22s %22s\n", "", "scenario", "records/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "cpu cores (n1 n2 n3)", "peak RSS MB (n1 n2 n3)")
+	for _, sc := range scenarios {
+		if !want[sc.name] {
+			continue
+		}
+		var rs []result
+		for r := 0; r < *runs; r++ {
+			prof := ""
+			if r == 0 && *profileDir != "" {
+				prof = *profileDir
+			}
+			res, err := runOnce(binPath, sc, *recordSize, *warmup, *seconds, prof, *keep)
+			if err != nil {
+				fatal(fmt.Errorf("scenario %s run %d: %w", sc.name, r+1, err))
+			}
+			fmt.Printf("     run %d: leader %d, %.0f records/s, p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, cpu %.2f %.2f %.2f, rss %.1f %.1f %.1f MB\n",
+				r+1, res.leader, res.recPerSec, res.p50, res.p99, res.p999, res.max,
+				res.cpuCores[0], res.cpuCores[1], res.cpuCores[2], res.rssMB[0], res.rssMB[1], res.rssMB[2])
+			rs = append(rs, res)
+		}
+		m := median(rs)
+		fmt.Printf("%-4s %-34s %12.0f %9.2f %9.2f %9.2f %9.2f %6.2f %6.2f %6.2f    %6.1f %6.1f %6.1f\n", sc.name, sc.desc,
+			m.recPerSec, m.p50, m.p99, m.p999, m.max, m.cpuCores[0], m.cpuCores[1], m.cpuCores[2], m.rssMB[0], m.rssMB[1], m.rssMB[2])
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "benchquorum:", err)
+	os.Exit(1)
+}
+
+func median(rs []result) result {
+	pick := func(f func(r result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		sort.Float64s(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	var m result
+	m.recPerSec = pick(func(r result) float64 { return r.recPerSec })
+	m.p50 = pick(func(r result) float64 { return r.p50 })
+	m.p99 = pick(func(r result) float64 { return r.p99 })
+	m.p999 = pick(func(r result) float64 { return r.p999 })
+	m.max = pick(func(r result) float64 { return r.max })
+	for i := 0; i < 3; i++ {
+		m.cpuCores[i] = pick(func(r result) float64 { return r.cpuCores[i] })
+		m.rssMB[i] = pick(func(r result) float64 { return r.rssMB[i] })
+	}
+	return m
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+var dirIDs = []string{"b8tRS7h4TJ2Vt43Dp85v2A", "Nkij_D9XRiYKNb41SiJo7Q", "4-e97nI7eHPYKfEDtW8rtQ"}
+
+func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDir string, keep bool) (result, error) {
+	dir, err := os.MkdirTemp("", "kraftd-bench-")
+	if err != nil {
+		return result{}, err
+	}
+	if !keep {
+		defer os.RemoveAll(dir)
+	} else {
+		fmt.Println("     data in", dir)
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return result{}, err
+	}
+	voters := fmt.Sprintf("1@127.0.0.1:%d,2@127.0.0.1:%d,3@127.0.0.1:%d", ports[0], ports[1], ports[2])
+	var cmds []*exec.Cmd
+	var outs []string
+	start := time.Now()
+	for i := 0; i < 3; i++ {
+		cfg := filepath.Join(dir, fmt.Sprintf("node%d.properties", i+1))
+		props := fmt.Sprintf("node.id=%d\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\ncontroller.listener.names=CONTROLLER\ncontroller.quorum.voters=%s\nlog.dirs=%s\ncontroller.quorum.append.linger.ms=%d\n",
+			i+1, ports[i], voters, filepath.Join(dir, fmt.Sprintf("data%d", i+1)), sc.linger)
+		if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
+			return result{}, err
+		}
+		out := filepath.Join(dir, fmt.Sprintf("node%d.out", i+1))
+		outs = append(outs, out)
+		of, err := os.Create(out)
+		if err != nil {
+			return result{}, err
+		}
+		ef, err := os.Create(filepath.Join(dir, fmt.Sprintf("node%d.log", i+1)))
+		if err != nil {
+			return result{}, err
+		}
+		args := []string{"test-kraft-server-start", "--config", cfg, "--replica-directory-id", dirIDs[i],
+			"--throughput", fmt.Sprint(sc.throughput), "--record-size", fmt.Sprint(recordSize),
+			"--max-in-flight", fmt.Sprint(sc.maxInFlight), "--stats-json", "--stats-interval", "1s",
+			"--stats-warmup", fmt.Sprintf("%ds", warmup), "--log-level", "warn"}
+		if profileDir != "" {
+			if err := os.MkdirAll(profileDir, 0o755); err != nil {
+				return result{}, err
+			}
+			args = append(args, "--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("%s-node%d.pprof", sc.name, i+1)))
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = of, ef
+		if err := cmd.Start(); err != nil {
+			return result{}, err
+		}
+		cmds = append(cmds, cmd)
+	}
+	time.Sleep(time.Duration(warmup+seconds) * time.Second)
+	wall := time.Since(start).Seconds()
+	for _, c := range cmds {
+		_ = c.Process.Signal(syscall.SIGTERM)
+	}
+	for _, c := range cmds {
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = c.Process.Kill()
+			<-done
+		}
+	}
+	var res result
+	res.leader = -1
+	for i, out := range outs {
+		lines, err := readStats(out)
+		if err != nil {
+			return res, err
+		}
+		var final *stats
+		var rateSum, timeSum float64
+		for j := range lines {
+			s := &lines[j]
+			if s.Final {
+				final = s
+				continue
+			}
+			// Leader intervals after the warm-up (interval stats are 1 s).
+			if s.Role == "Leader" && j >= warmup {
+				rateSum += s.RecordsPerSec * s.IntervalSec
+				timeSum += s.IntervalSec
+			}
+		}
+		if final == nil {
+			return res, fmt.Errorf("node %d printed no summary (see %s)", i+1, filepath.Dir(out))
+		}
+		res.cpuCores[i] = final.CPUSeconds / wall
+		res.rssMB[i] = final.PeakRSSMB
+		if final.LatencyCount > 0 && timeSum > 0 {
+			res.leader = int32(i + 1)
+			res.recPerSec = rateSum / timeSum
+			res.p50, res.p99, res.p999, res.max = final.P50Ms, final.P99Ms, final.P999Ms, final.MaxMs
+		}
+	}
+	if res.leader < 0 {
+		return res, fmt.Errorf("no node led through the measured window (data in %s)", dir)
+	}
+	return res, nil
+}
+
+func readStats(path string) ([]stats, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []stats
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var s stats
+		if json.Unmarshal(sc.Bytes(), &s) == nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
