@@ -14,7 +14,9 @@
 //     its MaxWaitMs. ApiVersions is answered by the reader itself
 //     (protocol.NewApiVersionsResponse) and needs no mute.
 //   - the writer takes queued responses, encodes them into one buffer and writes it when
-//     no further response is queued, so pipelined answers share a syscall.
+//     no further response is queued, so pipelined answers share a syscall. The records
+//     of a large Fetch response are not copied into that buffer: they go out as their
+//     own segment of a vectored write (net.Buffers, writev).
 //
 // Why two goroutines and not one: respond is called from the raft run loop and must
 // never block it, so the response goes to a queue that a goroutine other than the
@@ -41,7 +43,9 @@
 // connection one reader matches responses to requests by correlation id and runs the
 // callbacks. A timer per request fails it after RequestTimeout and closes its
 // connection. Send only queues, so the raft run loop never blocks on the network, and
-// callbacks never run on the caller's goroutine.
+// callbacks never run on the caller's goroutine. Transport failures wrap
+// kerr.BrokerNotAvailable (what the JVM raft client synthesises for a disconnect), a
+// version mismatch wraps kerr.UnsupportedVersion.
 //
 // Usage:
 //
