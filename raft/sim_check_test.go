@@ -1,0 +1,545 @@
+package raft_test
+
+// Invariants of reliability.md section 1, checked after every simulator
+// event for the node the event touched (and for every node after global
+// events). The checker keeps C, every batch ever committed, contiguous from
+// offset 0, filled from the log of whichever node first reports a high
+// watermark past its end.
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft"
+)
+
+// cEntry is one committed batch.
+type cEntry struct {
+	base, last int64
+	epoch      int32
+	control    bool
+	data       []byte   // the batch bytes (MemLog's own, never modified)
+	values     [][]byte // decoded record values
+}
+
+type voteKey struct {
+	node  int
+	epoch int32
+}
+
+type nodeCheck struct {
+	lastEpoch      int32 // across incarnations: epochs never decrease
+	lastHW         int64 // per incarnation; -1 unknown
+	lastRole       raft.Role
+	lastRoleEpoch  int32
+	verifiedEnd    int64 // the log below this equals C
+	scannedEnd     int64 // batches below this were checked for log matching
+	persistedEpoch int32
+	hasPersisted   bool
+}
+
+func (c *nodeCheck) restarted(n *simNode) {
+	c.lastHW = -1
+	c.lastRole = raft.RoleUnattached
+	c.lastRoleEpoch = -1
+}
+
+type checker struct {
+	s            *sim
+	C            []cEntry
+	committedEnd int64
+	leaders      map[int32]int32     // epoch -> leader id
+	seen         map[batchKey][]byte // first batch seen per (base offset, epoch)
+	commitEpochs []epochEnd          // committed end per epoch of the node that reported it
+	votes        map[voteKey]int32
+	appendedAt   map[string]int64 // workload payload -> offset Append returned
+	committedAt  map[string]int64 // workload payload -> committed offset
+	maxCommitted int              // highest workload payload number committed
+
+	// Liveness and convergence after the fault phase.
+	phase         int // 0 faults, 1 waiting for a commit, 2 converging
+	deadline      time.Duration
+	seqAtHeal     int
+	commitLatency time.Duration
+	done          bool
+}
+
+func (c *checker) init(s *sim) {
+	c.s = s
+	c.leaders = map[int32]int32{}
+	c.seen = map[batchKey][]byte{}
+	c.votes = map[voteKey]int32{}
+	c.appendedAt = map[string]int64{}
+	c.committedAt = map[string]int64{}
+	s.after(500*time.Millisecond, c.periodic)
+}
+
+func (c *checker) appended(payload string, offset int64) { c.appendedAt[payload] = offset }
+
+// onPersist sees every quorum-state write (S1, S2).
+func (c *checker) onPersist(n *simNode, st raft.ElectionState) {
+	s := c.s
+	nc := &n.chk
+	if nc.hasPersisted && st.Epoch < nc.persistedEpoch {
+		s.fail("S2: node %d persisted epoch %d after epoch %d", n.id, st.Epoch, nc.persistedEpoch)
+	}
+	nc.persistedEpoch, nc.hasPersisted = st.Epoch, true
+	if st.VotedID >= 0 {
+		k := voteKey{n.idx, st.Epoch}
+		if v, ok := c.votes[k]; ok && v != st.VotedID {
+			s.fail("S2: node %d voted for %d and then %d in epoch %d", n.id, v, st.VotedID, st.Epoch)
+		}
+		c.votes[k] = st.VotedID
+		if !n.voter {
+			s.fail("observer %d persisted a vote for %d in epoch %d", n.id, st.VotedID, st.Epoch)
+		}
+	}
+	if st.LeaderID >= 0 {
+		c.noteLeader(n, st.Epoch, st.LeaderID, "persisted")
+	}
+	s.tracef("node %d persist epoch=%d leader=%d voted=%d", n.id, st.Epoch, st.LeaderID, st.VotedID)
+}
+
+func (c *checker) noteLeader(n *simNode, epoch, leader int32, how string) {
+	if l, ok := c.leaders[epoch]; ok && l != leader {
+		c.s.fail("S1: two leaders in epoch %d: %d and %d (%s by node %d)", epoch, l, leader, how, n.id)
+		return
+	}
+	c.leaders[epoch] = leader
+}
+
+// afterEvent checks one node.
+func (c *checker) afterEvent(n *simNode) {
+	s := c.s
+	if s.violation != "" {
+		return
+	}
+	nc := &n.chk
+	if low, ok := n.mem.TakeLowestEnd(); ok {
+		// A truncation by the driver (crashes are accounted in crashed).
+		if low < nc.lastHW {
+			s.fail("S7: node %d truncated its log to %d, below its high watermark %d", n.id, low, nc.lastHW)
+			return
+		}
+		if low < nc.verifiedEnd {
+			s.fail("S6: node %d truncated committed data: log end %d, committed batches held up to %d", n.id, low, nc.verifiedEnd)
+			return
+		}
+		nc.scannedEnd = min(nc.scannedEnd, low)
+		s.tracef("node %d truncated to %d", n.id, low)
+	}
+	if n.up {
+		st := n.drv.Status()
+		if st.Epoch < nc.lastEpoch {
+			s.fail("S2: node %d epoch went from %d to %d", n.id, nc.lastEpoch, st.Epoch)
+			return
+		}
+		nc.lastEpoch = st.Epoch
+		if st.Role != nc.lastRole || st.Epoch != nc.lastRoleEpoch {
+			s.tracef("node %d %s -> %s epoch=%d leader=%d hw=%d leo=%d", n.id, nc.lastRole, st.Role, st.Epoch, st.LeaderID, st.HighWatermark, st.LogEndOffset)
+			if st.Role == raft.RoleLeader {
+				s.stats.leaderChanges++
+				if !n.voter {
+					s.fail("observer %d became leader of epoch %d", n.id, st.Epoch)
+					return
+				}
+			}
+		}
+		if st.Role == raft.RoleLeader {
+			c.noteLeader(n, st.Epoch, n.id, "role")
+			if need := c.committedBefore(st.Epoch); st.LogEndOffset < need {
+				s.fail("S4: leader %d of epoch %d has log end %d, below %d, committed in earlier epochs", n.id, st.Epoch, st.LogEndOffset, need)
+				return
+			}
+		}
+		if st.HighWatermark >= 0 {
+			if st.HighWatermark < nc.lastHW {
+				s.fail("S7: node %d high watermark went back from %d to %d", n.id, nc.lastHW, st.HighWatermark)
+				return
+			}
+			if st.HighWatermark > st.LogEndOffset {
+				s.fail("S7: node %d high watermark %d is above its log end offset %d", n.id, st.HighWatermark, st.LogEndOffset)
+				return
+			}
+			if st.Role == raft.RoleLeader && st.HighWatermark > nc.lastHW && st.HighWatermark > 0 {
+				if b, ok := n.mem.BatchAt(st.HighWatermark - 1); !ok || b.Epoch != st.Epoch {
+					s.fail("S8: leader %d of epoch %d raised its high watermark to %d without a committed entry of its epoch (entry epoch %d)", n.id, st.Epoch, st.HighWatermark, b.Epoch)
+					return
+				}
+			}
+			if st.HighWatermark > c.committedEnd {
+				c.extend(n, st.HighWatermark)
+				if s.violation != "" {
+					return
+				}
+			}
+		}
+		nc.lastHW = st.HighWatermark
+		nc.lastRole, nc.lastRoleEpoch = st.Role, st.Epoch
+	}
+	c.verify(n)
+	if s.violation == "" && n.listener != nil {
+		c.checkDeliveries(n)
+	}
+}
+
+// extend adds n's batches below hw to C.
+func (c *checker) extend(n *simNode, hw int64) {
+	s := c.s
+	from := c.committedEnd
+	for c.committedEnd < hw {
+		b, ok := n.mem.BatchAt(c.committedEnd)
+		if !ok || b.BaseOffset != c.committedEnd {
+			s.fail("node %d reports high watermark %d but holds no batch starting at %d", n.id, hw, c.committedEnd)
+			return
+		}
+		dec, rest, err := protocol.DecodeBatch(b.Data)
+		if err != nil || len(rest) != 0 {
+			s.fail("committed batch at %d on node %d does not decode: %v", b.BaseOffset, n.id, err)
+			return
+		}
+		e := cEntry{base: b.BaseOffset, last: b.LastOffset, epoch: b.Epoch, control: dec.Control, data: b.Data}
+		for i, r := range dec.Records {
+			e.values = append(e.values, r.Value)
+			if dec.Control || len(r.Value) < 2 || r.Value[0] != 'w' {
+				continue
+			}
+			off := b.BaseOffset + int64(i)
+			p := string(r.Value)
+			if prev, dup := c.committedAt[p]; dup {
+				s.fail("S11: payload %s committed twice, at %d and %d", p, prev, off)
+				return
+			}
+			if want, ok := c.appendedAt[p]; ok && want != off {
+				s.fail("S11: payload %s was given offset %d by Append but committed at %d", p, want, off)
+				return
+			}
+			c.committedAt[p] = off
+			if k, err := strconv.Atoi(p[1:]); err == nil && k > c.maxCommitted {
+				c.maxCommitted = k
+			}
+		}
+		c.C = append(c.C, e)
+		c.committedEnd = b.LastOffset + 1
+	}
+	// Commits reported by a node of epoch e happened in epoch e or earlier.
+	ep := int32(-1)
+	if n.up {
+		ep = n.drv.Status().Epoch
+	}
+	if k := len(c.commitEpochs); k > 0 && c.commitEpochs[k-1].epoch == ep {
+		c.commitEpochs[k-1].end = c.committedEnd
+	} else {
+		c.commitEpochs = append(c.commitEpochs, epochEnd{ep, c.committedEnd})
+	}
+	// S5: what is committed is durable on a majority of voters, with the
+	// same content.
+	durable := 0
+	var who []int32
+	for _, v := range s.nodes {
+		if !v.voter {
+			continue
+		}
+		c.verify(v)
+		if s.violation != "" {
+			return
+		}
+		if v.mem.FlushedOffset() >= c.committedEnd && v.chk.verifiedEnd >= c.committedEnd {
+			durable++
+			who = append(who, v.id)
+		}
+	}
+	if durable < s.opts.voters/2+1 {
+		s.fail("S5: committed end %d (high watermark %d reported by node %d) is durable on only %v of %d voters",
+			c.committedEnd, hw, n.id, who, s.opts.voters)
+		return
+	}
+	s.tracef("commit [%d,%d) via node %d, durable on %v", from, c.committedEnd, n.id, who)
+	if c.phase == 1 && c.maxCommitted > c.seqAtHeal {
+		c.commitLatency = s.now - s.healAt
+		c.phase = 2
+		c.deadline = s.now + convergenceBound
+		s.workloadOn = false
+		s.tracef("LIVENESS: committed a new record %v after the heal; workload stopped, waiting for convergence", c.commitLatency)
+	}
+}
+
+// verify advances n's matched prefix (batches equal to C) and checks that
+// everything below the node's own high watermark is committed data (S6),
+// and that batches above it obey log matching: one (base offset, epoch), one
+// batch (S3).
+func (c *checker) verify(n *simNode) {
+	s := c.s
+	nc := &n.chk
+	if start := n.mem.StartOffset(); nc.verifiedEnd < start {
+		nc.verifiedEnd = start
+	}
+	if nc.scannedEnd < n.mem.StartOffset() {
+		nc.scannedEnd = n.mem.StartOffset()
+	}
+	leo := n.mem.EndOffset().Offset
+	for nc.scannedEnd < leo {
+		b, ok := n.mem.BatchAt(nc.scannedEnd)
+		if !ok || b.BaseOffset != nc.scannedEnd {
+			s.fail("node %d log has no batch starting at %d", n.id, nc.scannedEnd)
+			return
+		}
+		k := batchKey{b.BaseOffset, b.Epoch}
+		if first, ok := c.seen[k]; ok {
+			if !bytes.Equal(first, b.Data) {
+				s.fail("S3: node %d holds a batch at %d of epoch %d that differs from another replica's batch with the same offset and epoch", n.id, b.BaseOffset, b.Epoch)
+				return
+			}
+		} else {
+			c.seen[k] = b.Data
+		}
+		nc.scannedEnd = b.LastOffset + 1
+	}
+	end := min(c.committedEnd, leo)
+	for nc.verifiedEnd < end {
+		b, ok := n.mem.BatchAt(nc.verifiedEnd)
+		if !ok || b.BaseOffset != nc.verifiedEnd {
+			break
+		}
+		i, found := slices.BinarySearchFunc(c.C, b.BaseOffset, func(e cEntry, off int64) int {
+			return cmpInt64(e.base, off)
+		})
+		if !found {
+			break
+		}
+		e := c.C[i]
+		if e.last != b.LastOffset || e.epoch != b.Epoch || !bytes.Equal(e.data, b.Data) {
+			break
+		}
+		nc.verifiedEnd = b.LastOffset + 1
+	}
+	if own := min(nc.lastHW, end); nc.verifiedEnd < own {
+		b, _ := n.mem.BatchAt(nc.verifiedEnd)
+		s.fail("S6: node %d (high watermark %d) holds batch %d-%d epoch %d that is not the committed batch at %d",
+			n.id, nc.lastHW, b.BaseOffset, b.LastOffset, b.Epoch, nc.verifiedEnd)
+	}
+}
+
+type epochEnd struct {
+	epoch int32
+	end   int64
+}
+
+// committedBefore is the committed end a leader of epoch e must hold (S4):
+// everything committed in an earlier epoch.
+func (c *checker) committedBefore(e int32) int64 {
+	var need int64
+	for _, ce := range c.commitEpochs {
+		if ce.epoch < e {
+			need = max(need, ce.end)
+		}
+	}
+	return need
+}
+
+type batchKey struct {
+	base  int64
+	epoch int32
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// crashed accounts for the unflushed data a crash drops.
+func (c *checker) crashed(n *simNode) {
+	if low, ok := n.mem.TakeLowestEnd(); ok {
+		n.chk.verifiedEnd = min(n.chk.verifiedEnd, low)
+		n.chk.scannedEnd = min(n.chk.scannedEnd, low)
+	}
+}
+
+// checkDeliveries checks what the node's listener received (S9).
+func (c *checker) checkDeliveries(n *simNode) {
+	s := c.s
+	l := n.listener
+	if len(l.pending) == 0 {
+		return
+	}
+	hw := int64(-1)
+	if n.up && n.inc == l.inc {
+		hw = n.drv.Status().HighWatermark
+	}
+	for _, b := range l.pending {
+		if b.BaseOffset != l.next {
+			s.fail("S9: node %d listener got batch %d-%d, expected the next batch at %d", n.id, b.BaseOffset, b.LastOffset, l.next)
+			return
+		}
+		if b.LastOffset >= c.committedEnd {
+			s.fail("S9: node %d listener got batch %d-%d, not committed (committed end %d)", n.id, b.BaseOffset, b.LastOffset, c.committedEnd)
+			return
+		}
+		if hw >= 0 && b.LastOffset >= hw {
+			s.fail("S9: node %d listener got batch %d-%d above its own high watermark %d", n.id, b.BaseOffset, b.LastOffset, hw)
+			return
+		}
+		i, found := slices.BinarySearchFunc(c.C, b.BaseOffset, func(e cEntry, off int64) int { return cmpInt64(e.base, off) })
+		if !found {
+			s.fail("S9: node %d listener batch %d-%d is not a committed batch", n.id, b.BaseOffset, b.LastOffset)
+			return
+		}
+		e := c.C[i]
+		if e.last != b.LastOffset || e.epoch != b.Epoch || e.control != b.Control || !slices.EqualFunc(e.values, b.Records, bytes.Equal) {
+			s.fail("S9: node %d listener batch %d-%d epoch %d control %v (%d records) differs from the committed batch %d-%d epoch %d control %v (%d records)",
+				n.id, b.BaseOffset, b.LastOffset, b.Epoch, b.Control, len(b.Records), e.base, e.last, e.epoch, e.control, len(e.values))
+			return
+		}
+		l.next = b.LastOffset + 1
+	}
+	clear(l.pending)
+	l.pending = l.pending[:0]
+}
+
+// startLiveness begins the post-heal phase (L1): within FT + 10 ET a
+// leader must commit a record appended after the heal.
+func (c *checker) startLiveness() {
+	c.phase = 1
+	c.seqAtHeal = c.s.payloadSeq
+	c.deadline = c.s.now + livenessBound
+}
+
+// periodic runs every 100ms of virtual time: request answers, liveness
+// and convergence deadlines.
+func (c *checker) periodic() {
+	s := c.s
+	if s.violation != "" || c.done {
+		return
+	}
+	c.checkOpenRequests()
+	switch c.phase {
+	case 1:
+		if s.now > c.deadline {
+			s.fail("L1: no record appended after the heal was committed within %v (committed end %d, leader %v)", livenessBound, c.committedEnd, c.describeLeaders())
+			return
+		}
+	case 2:
+		if ok, why := c.converged(); ok {
+			c.done = true
+			s.tracef("CONVERGED: committed end %d; liveness commit %v after heal", c.committedEnd, c.commitLatency)
+			return
+		} else if s.now > c.deadline {
+			s.fail("L3: nodes did not converge within %v after the liveness commit: %s", convergenceBound, why)
+			return
+		}
+	}
+	s.after(100*time.Millisecond, c.periodic)
+}
+
+func (c *checker) describeLeaders() string {
+	var out []string
+	for _, n := range c.s.nodes {
+		if n.up {
+			st := n.drv.Status()
+			out = append(out, fmt.Sprintf("%d:%s/e%d/l%d/hw%d/leo%d", n.id, st.Role, st.Epoch, st.LeaderID, st.HighWatermark, st.LogEndOffset))
+		} else {
+			out = append(out, fmt.Sprintf("%d:down", n.id))
+		}
+	}
+	return fmt.Sprint(out)
+}
+
+// converged: one leader, every node at its epoch, log end and high
+// watermark, every listener caught up.
+func (c *checker) converged() (bool, string) {
+	s := c.s
+	l := s.leaderNode()
+	if l == nil {
+		return false, "no leader: " + c.describeLeaders()
+	}
+	ls := l.drv.Status()
+	if ls.HighWatermark != ls.LogEndOffset {
+		return false, fmt.Sprintf("leader %d hw %d != leo %d: %s", l.id, ls.HighWatermark, ls.LogEndOffset, c.describeLeaders())
+	}
+	for _, n := range s.nodes {
+		if !n.up {
+			return false, fmt.Sprintf("node %d down", n.id)
+		}
+		st := n.drv.Status()
+		if st.Epoch != ls.Epoch || st.LogEndOffset != ls.LogEndOffset || st.HighWatermark != ls.HighWatermark {
+			return false, c.describeLeaders()
+		}
+		if n.listener.next != st.HighWatermark {
+			return false, fmt.Sprintf("node %d listener at %d, high watermark %d", n.id, n.listener.next, st.HighWatermark)
+		}
+	}
+	return true, ""
+}
+
+// checkOpenRequests: every request a driver received is answered, within
+// the longest a Fetch may be parked plus slack (Transport contract).
+func (c *checker) checkOpenRequests() {
+	s := c.s
+	const bound = 3 * time.Second
+	for _, n := range s.nodes {
+		if !n.up || n.pausedUntil > s.now {
+			continue
+		}
+		keep := n.openRefs[:0]
+		for _, r := range n.openRefs {
+			if r.replied || r.inc != n.inc {
+				continue
+			}
+			if age := s.now - max(r.at, n.pauseEnd); age > bound {
+				s.fail("node %d has not answered %s corr=%d from %d for %v", n.id, kmsg.NameForKey(r.msg.key), r.msg.corr, s.nodes[r.msg.from].id, age)
+				return
+			}
+			keep = append(keep, r)
+		}
+		clear(n.openRefs[len(keep):])
+		n.openRefs = keep
+	}
+}
+
+// simListener records deliveries; the checker verifies them after the event
+// (C may only be extended once the event's effects are in).
+type simListener struct {
+	s       *sim
+	n       *simNode
+	inc     int
+	next    int64
+	pending []raft.CommittedBatch
+}
+
+func (l *simListener) HandleCommit(batches []raft.CommittedBatch) {
+	if l.n.inc != l.inc {
+		l.s.fail("node %d: a listener of a dead incarnation got a commit", l.n.id)
+		return
+	}
+	for _, b := range batches {
+		b.Records = slices.Clone(b.Records)
+		for i := range b.Records {
+			b.Records[i] = bytes.Clone(b.Records[i])
+		}
+		l.pending = append(l.pending, b)
+	}
+}
+
+func (l *simListener) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) {
+	l.s.tracef("node %d listener loads snapshot %d-%d", l.n.id, id.Offset, id.Epoch)
+	l.next = id.Offset
+}
+
+func (l *simListener) HandleLeaderChange(le raft.LeaderAndEpoch) {
+	l.s.tracef("node %d listener: leader %d epoch %d", l.n.id, le.LeaderID, le.Epoch)
+}
+
+func (l *simListener) BeginShutdown() {}
+
+var _ raft.Listener = (*simListener)(nil)

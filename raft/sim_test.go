@@ -1,0 +1,1180 @@
+package raft_test
+
+// The seeded deterministic simulator (reliability.md section 3, STYLE.md
+// section 8): N real raft.Driver instances over rafttest.MemLog and
+// MemStateStore, an in-memory network in virtual time, and a nemesis that
+// drops, duplicates, delays, partitions, crashes, pauses and fails fsyncs.
+// Invariants run after every event (sim_check_test.go). Everything random
+// comes from one PCG seeded by (seed, mix), so a seed replays exactly.
+
+import (
+	"container/heap"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/raft/rafttest"
+)
+
+var (
+	simSeeds = flag.Int("sim.seeds", 0, "seeds per scenario mix (0: a default that fits make test)")
+	simBase  = flag.Uint64("sim.base", 1, "first seed")
+	simSeed  = flag.Int64("sim.seed", -1, "run only this seed (overrides -sim.seeds and -sim.base)")
+	simMix   = flag.String("sim.mix", "", "run only this mix")
+	simTrace = flag.Bool("sim.trace", false, "print every event as it runs")
+	simLog   = flag.Bool("sim.log", false, "log the drivers' zap output (debug level)")
+)
+
+// defaultSeeds is the per-mix count for plain go test (make test runs under
+// -race): every mix runs at least 100 seeds.
+const defaultSeeds = 100
+
+// mix is a scenario family: which faults the nemesis may inject.
+type mix struct {
+	name       string
+	lossy      bool // drop, duplicate, long delays
+	partitions bool
+	crashes    bool // crash/restart, pauses, fsync failures
+	resigns    bool // Resign and graceful Shutdown of the leader
+}
+
+var mixes = []mix{
+	{name: "clean"},
+	{name: "lossy", lossy: true},
+	{name: "partitions", partitions: true},
+	{name: "crashes", crashes: true, resigns: true},
+	{name: "all", lossy: true, partitions: true, crashes: true, resigns: true},
+}
+
+func TestSimSeeds(t *testing.T) {
+	n := *simSeeds
+	if n <= 0 {
+		n = defaultSeeds
+		if testing.Short() {
+			n = 20
+		}
+	}
+	base := *simBase
+	if *simSeed >= 0 {
+		base, n = uint64(*simSeed), 1
+	}
+	for _, m := range mixes {
+		if *simMix != "" && *simMix != m.name {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			var tot simTotals
+			for s := base; s < base+uint64(n); s++ {
+				t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) {
+					res := runSim(m, s, simOutput(t))
+					tot.add(res)
+					if res.violation != "" {
+						t.Fatalf("%s", res.report())
+					}
+				})
+			}
+			t.Logf("mix %s: %d seeds from %d: %s", m.name, n, base, tot)
+		})
+	}
+}
+
+func simOutput(t *testing.T) func(string) {
+	if *simTrace {
+		return func(s string) { t.Log(s) }
+	}
+	return nil
+}
+
+// BenchmarkSimSteps measures simulated events per second over seeds of the
+// "all" mix: this is what bounds how many seeds CI can afford.
+func BenchmarkSimSteps(b *testing.B) {
+	m := mixes[len(mixes)-1]
+	var steps int
+	var virt time.Duration
+	seed := uint64(1)
+	start := time.Now()
+	for b.Loop() {
+		res := runSim(m, seed, nil)
+		if res.violation != "" {
+			b.Fatalf("%s", res.report())
+		}
+		steps += res.steps
+		virt += res.virtual
+		seed++
+	}
+	el := time.Since(start).Seconds()
+	b.ReportMetric(float64(steps)/el, "steps/s")
+	b.ReportMetric(float64(steps)/float64(seed-1), "steps/seed")
+	b.ReportMetric(virt.Seconds()/el, "virtual-s/s")
+}
+
+// ---------------------------------------------------------------------------
+// Options drawn from the seed.
+
+type simOpts struct {
+	voters, observers int
+	idless            bool // one observer has no node id (bootstrap servers only)
+	preVote           bool
+	dropP, dupP       float64
+	delayMin          time.Duration
+	delayMax          time.Duration
+	longDelayP        float64 // chance of a delay up to 10x delayMax (reordering)
+	faultEvery        time.Duration
+	faultPhase        time.Duration
+	appendEvery       time.Duration
+	clockSkew         bool
+}
+
+func (o simOpts) String() string {
+	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v",
+		o.voters, o.observers, o.idless, o.preVote, o.dropP, o.dupP, o.delayMin, o.delayMax, o.longDelayP,
+		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew)
+}
+
+func drawOpts(m mix, rng *rand.Rand) simOpts {
+	o := simOpts{
+		voters:      []int{3, 5}[rng.IntN(2)],
+		observers:   rng.IntN(3),
+		preVote:     rng.IntN(4) != 0,
+		delayMin:    time.Duration(rng.IntN(3)) * time.Millisecond,
+		appendEvery: time.Duration(50+rng.IntN(250)) * time.Millisecond,
+		faultEvery:  time.Duration(500+rng.IntN(2500)) * time.Millisecond,
+		faultPhase:  time.Duration(15+rng.IntN(15)) * time.Second,
+		clockSkew:   rng.IntN(2) == 0,
+	}
+	o.delayMax = o.delayMin + time.Duration(1+rng.IntN(20))*time.Millisecond
+	o.idless = o.observers > 0 && rng.IntN(2) == 0
+	if m.lossy {
+		o.dropP = rng.Float64() * 0.2
+		o.dupP = rng.Float64() * 0.1
+		o.longDelayP = rng.Float64() * 0.1
+	}
+	return o
+}
+
+// ---------------------------------------------------------------------------
+// The simulation.
+
+// Kafka's defaults (DefaultConfig); the liveness bound uses them.
+const (
+	simElectionTimeout = 1000 * time.Millisecond
+	simFetchTimeout    = 2000 * time.Millisecond
+	simRequestTimeout  = 2000 * time.Millisecond
+	livenessBound      = simFetchTimeout + 10*simElectionTimeout
+	convergenceBound   = 10 * time.Second
+	maxEventsPerSeed   = 3_000_000
+	traceKeep          = 300
+)
+
+var (
+	simEpochBase   = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	simClusterID   = "MkU3OEVBNTcwNTJENDM2Qk"
+	errConnClosed  = errors.New("sim: connection closed")
+	errConnRefused = errors.New("sim: connection refused")
+	errReqTimeout  = errors.New("sim: request timed out")
+)
+
+// simTotals sums what the seeds of a mix exercised, so a run shows that
+// the faults happened and the quorum still did work.
+type simTotals struct {
+	seeds, steps                                                    int
+	virtual, maxLatency                                             time.Duration
+	committed                                                       int64
+	leaderChanges, crashes, partitions, pauses, diskFaults, resigns int
+	drops, dups                                                     int
+}
+
+func (t *simTotals) add(r simResult) {
+	t.seeds++
+	t.steps += r.steps
+	t.virtual += r.virtual
+	t.committed += r.committed
+	t.maxLatency = max(t.maxLatency, r.latency)
+	st := r.counts
+	t.leaderChanges += st.leaderChanges
+	t.crashes += st.crashes
+	t.partitions += st.partitions
+	t.pauses += st.pauses
+	t.diskFaults += st.diskFaults
+	t.resigns += st.resigns + st.shutdowns
+	t.drops += st.drops
+	t.dups += st.dups
+}
+
+func (t simTotals) String() string {
+	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates; slowest post-heal commit %v",
+		t.steps, t.virtual.Round(time.Second), t.committed, t.leaderChanges, t.crashes, t.partitions, t.pauses, t.diskFaults, t.resigns, t.drops, t.dups, t.maxLatency)
+}
+
+type simResult struct {
+	mix       string
+	seed      uint64
+	opts      simOpts
+	steps     int
+	virtual   time.Duration
+	violation string
+	trace     []string
+	stats     string
+	committed int64
+	latency   time.Duration // heal to first new commit
+	counts    simCounts
+}
+
+func (r simResult) report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "VIOLATION mix=%s seed=%d: %s\n", r.mix, r.seed, r.violation)
+	fmt.Fprintf(&b, "options: %s\n", r.opts)
+	fmt.Fprintf(&b, "after %d events, virtual time %v; %s\n", r.steps, r.virtual, r.stats)
+	fmt.Fprintf(&b, "replay: go test ./raft -count=1 -run 'TestSimSeeds/%s/seed=%d$' -sim.seed=%d -sim.mix=%s -v -sim.trace\n",
+		r.mix, r.seed, r.seed, r.mix)
+	fmt.Fprintf(&b, "last %d events:\n", len(r.trace))
+	for _, l := range r.trace {
+		b.WriteString("  ")
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+type evKind uint8
+
+const (
+	evPoll evKind = iota
+	evStart
+	evArrive   // a request or response reaches msg.to
+	evTimeout  // request timeout of an outbound
+	evWorkload // leader-side appends
+	evNemesis  // inject a fault
+	evHeal     // end of a fault (partition, pause, ...)
+	evEndFaults
+	evCheckpoint
+)
+
+type event struct {
+	at    time.Duration // virtual time since the start
+	seq   uint64
+	kind  evKind
+	node  int
+	inc   int // incarnation of node when scheduled
+	token uint64
+	msg   *netMsg
+	fn    func()
+}
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return e
+}
+
+// netMsg is a request or response on the wire, encoded as bytes so both
+// sides see only what the Kafka protocol carries.
+type netMsg struct {
+	from, to       int
+	fromInc, toInc int
+	corr           uint64
+	toID           int32 // the Outbound.To the sender used (negative: bootstrap)
+	key, version   int16
+	isResp         bool
+	err            error // a transport error delivered as the response
+	body           []byte
+}
+
+// pendingOut is an Outbound awaiting its single answer.
+type pendingOut struct {
+	toID     int32
+	to       int
+	key, ver int16
+}
+
+// simRef is the RequestRef given to the receiving driver.
+type simRef struct {
+	msg     *netMsg
+	inc     int // receiver's incarnation
+	at      time.Duration
+	replied bool
+}
+
+type simNode struct {
+	idx      int
+	id       int32 // -1 for the id-less observer
+	voter    bool
+	dir      [16]byte
+	mem      *rafttest.MemLog
+	flog     *rafttest.FailingLog
+	store    *rafttest.MemStateStore
+	drv      *raft.Driver
+	up       bool
+	inc      int
+	clockOff time.Duration
+
+	pollToken   uint64
+	pollsAtNow  int
+	lastPollAt  time.Duration
+	pausedUntil time.Duration
+	pauseEnd    time.Duration // end of the last pause (request ages exclude it)
+	diskFailing bool          // a fault injected on this incarnation's log
+	pending     map[uint64]pendingOut
+	openRefs    []*simRef
+	listener    *simListener
+	lastRestart time.Duration
+	chk         nodeCheck
+}
+
+type sim struct {
+	m        mix
+	seed     uint64
+	opts     simOpts
+	rng      *rand.Rand
+	now      time.Duration
+	q        eventQueue
+	seq      uint64
+	nodes    []*simNode
+	byID     map[int32]int
+	voterCfg []raft.Voter
+	out      func(string)
+	logger   *zap.Logger
+
+	// network state
+	blocked    [][]bool // blocked[from][to]
+	lossy      bool     // faults phase of a lossy mix
+	faultsOver bool
+	healAt     time.Duration
+
+	workloadOn bool
+	payloadSeq int
+
+	chk checker
+
+	steps     int
+	violation string
+	trace     []string
+	traceAt   int
+
+	stats simCounts
+}
+
+type simCounts struct {
+	msgs, drops, dups, crashes, restarts, pauses, partitions, diskFaults, resigns, shutdowns, appends, leaderChanges int
+}
+
+func runSim(m mix, seed uint64, out func(string)) (res simResult) {
+	h := fnv.New64a()
+	h.Write([]byte(m.name))
+	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
+	s := &sim{m: m, seed: seed, rng: rng, out: out, byID: map[int32]int{}}
+	s.opts = drawOpts(m, rng)
+	s.logger = zap.NewNop()
+	if *simLog {
+		s.logger, _ = zap.NewDevelopment()
+	}
+	s.lossy = m.lossy
+	s.chk.init(s)
+	s.setup()
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				s.fail("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		s.run()
+	}()
+	res = simResult{mix: m.name, seed: seed, opts: s.opts, steps: s.steps, virtual: s.now, violation: s.violation}
+	res.stats = fmt.Sprintf("committed end %d, %+v", s.chk.committedEnd, s.stats)
+	res.committed, res.latency, res.counts = s.chk.committedEnd, s.chk.commitLatency, s.stats
+	if s.violation != "" {
+		res.trace = s.traceTail()
+	}
+	return res
+}
+
+func (s *sim) fail(format string, args ...any) {
+	if s.violation == "" {
+		s.violation = fmt.Sprintf("t=%v ", s.now) + fmt.Sprintf(format, args...)
+	}
+}
+
+func (s *sim) tracef(format string, args ...any) {
+	line := fmt.Sprintf("%9.3fs ", s.now.Seconds()) + fmt.Sprintf(format, args...)
+	if s.out != nil {
+		s.out(line)
+	}
+	if len(s.trace) < traceKeep {
+		s.trace = append(s.trace, line)
+	} else {
+		s.trace[s.traceAt] = line
+		s.traceAt = (s.traceAt + 1) % traceKeep
+	}
+}
+
+func (s *sim) traceTail() []string {
+	if len(s.trace) < traceKeep {
+		return slices.Clone(s.trace)
+	}
+	return append(slices.Clone(s.trace[s.traceAt:]), s.trace[:s.traceAt]...)
+}
+
+func (s *sim) schedule(at time.Duration, e *event) {
+	if at < s.now {
+		at = s.now
+	}
+	s.seq++
+	e.at, e.seq = at, s.seq
+	heap.Push(&s.q, e)
+}
+
+func (s *sim) after(d time.Duration, fn func()) {
+	s.schedule(s.now+d, &event{kind: evHeal, fn: fn})
+}
+
+func (s *sim) setup() {
+	o := s.opts
+	var voters []raft.Voter
+	for i := range o.voters {
+		id := int32(i + 1)
+		voters = append(voters, raft.Voter{ID: id, Endpoints: []raft.Endpoint{{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", id), Port: 9093}}})
+	}
+	n := o.voters + o.observers
+	s.blocked = make([][]bool, n)
+	for i := range n {
+		s.blocked[i] = make([]bool, n)
+		node := &simNode{idx: i, store: rafttest.NewMemStateStore(), mem: rafttest.NewMemLog()}
+		switch {
+		case i < o.voters:
+			node.id, node.voter = int32(i+1), true
+		case o.idless && i == n-1:
+			node.id = -1
+		default:
+			node.id = int32(100 + i)
+		}
+		node.dir[0], node.dir[15] = byte(i+1), 0xd1
+		if o.clockSkew {
+			node.clockOff = time.Duration(s.rng.Int64N(int64(48*time.Hour))) - 24*time.Hour
+		}
+		node.flog = rafttest.NewFailingLog(node.mem)
+		idx := i
+		node.store.OnWrite = func(st raft.ElectionState) { s.chk.onPersist(s.nodes[idx], st) }
+		s.nodes = append(s.nodes, node)
+		if node.id >= 0 {
+			s.byID[node.id] = i
+		}
+		s.schedule(time.Duration(s.rng.IntN(200))*time.Millisecond, &event{kind: evStart, node: i})
+	}
+	s.voterCfg = voters
+	s.schedule(o.appendEvery, &event{kind: evWorkload})
+	s.workloadOn = true
+	if s.m.partitions || s.m.crashes || s.m.resigns {
+		s.schedule(time.Second+s.jitter(o.faultEvery), &event{kind: evNemesis})
+	}
+	s.schedule(o.faultPhase, &event{kind: evEndFaults})
+}
+
+func (s *sim) jitter(d time.Duration) time.Duration {
+	return d/2 + time.Duration(s.rng.Int64N(int64(d)))
+}
+
+func (s *sim) config(n *simNode) raft.Config {
+	cfg := raft.DefaultConfig()
+	cfg.NodeID = n.id
+	cfg.DirectoryID = n.dir
+	cfg.ClusterID = simClusterID
+	cfg.Voters = s.voterCfg
+	cfg.ListenerName = "CONTROLLER"
+	cfg.ElectionTimeout = simElectionTimeout
+	cfg.FetchTimeout = simFetchTimeout
+	cfg.RequestTimeout = simRequestTimeout
+	cfg.PreVote = s.opts.preVote
+	if n.id >= 0 {
+		cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", n.id), Port: 9093}}
+	}
+	if !n.voter {
+		for _, v := range s.voterCfg {
+			cfg.Bootstrap = append(cfg.Bootstrap, v.Endpoints[0])
+		}
+		if n.id < 0 {
+			cfg.Voters = nil // an id-less observer learns the quorum from bootstrap servers
+		}
+	}
+	return cfg
+}
+
+// nodeTime is the node's clock: virtual time plus its constant offset.
+func (s *sim) nodeTime(n *simNode) time.Time { return simEpochBase.Add(n.clockOff + s.now) }
+
+func (s *sim) toVirtual(n *simNode, t time.Time) time.Duration {
+	return t.Sub(simEpochBase) - n.clockOff
+}
+
+func (s *sim) start(n *simNode) {
+	n.inc++
+	n.pending = map[uint64]pendingOut{}
+	n.openRefs = nil
+	n.diskFailing = false
+	n.flog.FailAppend, n.flog.FailFlush = false, false
+	n.listener = &simListener{s: s, n: n, inc: n.inc}
+	tr := &simTransport{s: s, n: n, inc: n.inc}
+	drv, err := raft.NewDriver(s.config(n), n.flog, n.store, tr,
+		rand.New(rand.NewPCG(s.rng.Uint64(), s.rng.Uint64())), s.logger, s.nodeTime(n))
+	if err != nil {
+		s.fail("node %d: NewDriver: %v", n.id, err)
+		return
+	}
+	n.drv, n.up = drv, true
+	n.lastRestart = s.now
+	n.chk.restarted(n)
+	drv.Register(n.listener)
+	s.tracef("node %d start inc=%d log=[%d,%d) flushed=%d", n.id, n.inc, n.mem.StartOffset(), n.mem.EndOffset().Offset, n.mem.FlushedOffset())
+	s.poll(n)
+}
+
+// crash kills a node: unflushed log data is lost, quorum-state survives.
+func (s *sim) crash(n *simNode, why string) {
+	if !n.up {
+		return
+	}
+	s.tracef("node %d CRASH (%s) log end=%d flushed=%d", n.id, why, n.mem.EndOffset().Offset, n.mem.FlushedOffset())
+	n.up, n.drv = false, nil
+	n.mem.Crash()
+	s.chk.crashed(n)
+	n.pending = nil
+	n.openRefs = nil
+	n.pausedUntil = 0
+	// Peers waiting on this node see their connections close, sooner or
+	// later (some only at their request timeout).
+	for _, p := range s.nodes {
+		if !p.up {
+			continue
+		}
+		for _, corr := range sortedCorrs(p.pending) {
+			po := p.pending[corr]
+			if po.to == n.idx && s.rng.IntN(2) == 0 {
+				s.schedule(s.now+s.delay(), &event{kind: evArrive, node: p.idx, inc: p.inc,
+					msg: &netMsg{from: n.idx, to: p.idx, toInc: p.inc, corr: corr, toID: po.toID, key: po.key, version: po.ver, isResp: true, err: errConnClosed}})
+			}
+		}
+	}
+	s.stats.crashes++
+}
+
+func sortedCorrs(m map[uint64]pendingOut) []uint64 {
+	out := make([]uint64, 0, len(m))
+	for c := range m {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s *sim) delay() time.Duration {
+	o := s.opts
+	d := o.delayMin + time.Duration(s.rng.Int64N(int64(o.delayMax-o.delayMin)+1))
+	if s.lossy && !s.faultsOver && s.rng.Float64() < o.longDelayP {
+		d += time.Duration(s.rng.Int64N(int64(10 * o.delayMax)))
+	}
+	return d
+}
+
+// poll runs the node's timers and schedules its next poll.
+func (s *sim) poll(n *simNode) {
+	if !n.up {
+		return
+	}
+	if n.lastPollAt == s.now {
+		n.pollsAtNow++
+		if n.pollsAtNow > 1000 {
+			s.fail("node %d: busy loop, polled %d times at the same instant", n.id, n.pollsAtNow)
+			return
+		}
+	} else {
+		n.lastPollAt, n.pollsAtNow = s.now, 0
+	}
+	next, err := n.drv.Poll(s.nodeTime(n))
+	if err != nil {
+		s.fatal(n, "Poll", err)
+		return
+	}
+	n.pollToken++
+	if n.pollsAtNow == 3 {
+		s.tracef("node %d polled 3 times at the same instant; next poll requested at %v (now %v)", n.id, s.toVirtual(n, next), s.now)
+	}
+	if next.IsZero() {
+		return
+	}
+	at := s.toVirtual(n, next)
+	s.schedule(at, &event{kind: evPoll, node: n.idx, inc: n.inc, token: n.pollToken})
+}
+
+// fatal handles an error from the driver: expected only after an injected
+// disk failure, where the node must stop (fail-stop) and is restarted later.
+func (s *sim) fatal(n *simNode, op string, err error) {
+	if !n.diskFailing || !errors.Is(err, rafttest.ErrInjected) {
+		s.fail("node %d: %s returned an unexpected fatal error: %v", n.id, op, err)
+		return
+	}
+	s.tracef("node %d fail-stop after injected disk error: %v", n.id, err)
+	s.crash(n, "fail-stop")
+	s.after(time.Duration(500+s.rng.IntN(3000))*time.Millisecond, func() {
+		if !n.up {
+			s.start(n)
+		}
+	})
+}
+
+func (s *sim) run() {
+	for s.q.Len() > 0 && s.violation == "" {
+		e := heap.Pop(&s.q).(*event)
+		s.now = e.at
+		s.steps++
+		if s.steps > maxEventsPerSeed {
+			s.fail("event cap %d reached (busy loop or livelock)", maxEventsPerSeed)
+			return
+		}
+		touched := s.handle(e)
+		if s.violation != "" {
+			return
+		}
+		if touched != nil {
+			s.chk.afterEvent(touched)
+		} else if e.kind != evPoll {
+			for _, n := range s.nodes {
+				s.chk.afterEvent(n)
+			}
+		}
+		if s.chk.done {
+			return
+		}
+	}
+	if s.violation == "" && !s.chk.done {
+		s.fail("event queue drained before the run finished")
+	}
+}
+
+// handle applies one event; it returns the node it touched, or nil when it
+// may have touched several (or none).
+func (s *sim) handle(e *event) *simNode {
+	switch e.kind {
+	case evStart:
+		n := s.nodes[e.node]
+		s.start(n)
+		return n
+	case evPoll:
+		n := s.nodes[e.node]
+		if !n.up || n.inc != e.inc || n.pollToken != e.token {
+			return n
+		}
+		if n.pausedUntil > s.now {
+			s.schedule(n.pausedUntil, e)
+			return n
+		}
+		s.poll(n)
+		return n
+	case evArrive:
+		return s.arrive(e)
+	case evTimeout:
+		n := s.nodes[e.node]
+		if !n.up || n.inc != e.inc {
+			return n
+		}
+		if _, ok := n.pending[e.token]; !ok {
+			return n
+		}
+		if n.pausedUntil > s.now {
+			s.schedule(n.pausedUntil, e)
+			return n
+		}
+		po := n.pending[e.token]
+		delete(n.pending, e.token)
+		s.tracef("%d: timeout corr=%d to %d %s", n.id, e.token, po.toID, kmsg.NameForKey(po.key))
+		s.step(n, raft.Message{From: po.toID, Corr: e.token, Err: errReqTimeout})
+		return n
+	case evWorkload:
+		s.workload()
+		if s.workloadOn {
+			s.schedule(s.now+s.jitter(s.opts.appendEvery), &event{kind: evWorkload})
+		}
+		return nil
+	case evNemesis:
+		if !s.faultsOver {
+			s.nemesis()
+			s.schedule(s.now+s.jitter(s.opts.faultEvery), &event{kind: evNemesis})
+		}
+		return nil
+	case evHeal, evCheckpoint:
+		e.fn()
+		return nil
+	case evEndFaults:
+		s.endFaults()
+		return nil
+	}
+	return nil
+}
+
+// step delivers one message to a node's driver and polls it afterwards, as
+// the real run loop does.
+func (s *sim) step(n *simNode, m raft.Message) {
+	if err := n.drv.Step(s.nodeTime(n), m); err != nil {
+		s.fatal(n, "Step", err)
+		return
+	}
+	s.poll(n)
+}
+
+func (s *sim) arrive(e *event) *simNode {
+	m := e.msg
+	n := s.nodes[m.to]
+	if !n.up || n.inc != m.toInc && m.isResp {
+		return n // receiver gone; a response for a dead incarnation is dropped
+	}
+	if n.pausedUntil > s.now {
+		s.schedule(n.pausedUntil, e)
+		return n
+	}
+	if m.isResp {
+		po, ok := n.pending[m.corr]
+		if !ok {
+			return n // already answered (duplicate, or timed out first)
+		}
+		delete(n.pending, m.corr)
+		if m.err != nil {
+			s.tracef("%d<-%d %s corr=%d error: %v", n.id, po.toID, kmsg.NameForKey(m.key), m.corr, m.err)
+			s.step(n, raft.Message{From: po.toID, Corr: m.corr, Err: m.err})
+			return n
+		}
+		resp := kmsg.ResponseForKey(m.key)
+		resp.SetVersion(m.version)
+		if err := resp.ReadFrom(m.body); err != nil {
+			s.fail("node %d: cannot decode %s v%d response: %v", n.id, kmsg.NameForKey(m.key), m.version, err)
+			return n
+		}
+		if s.out != nil {
+			s.tracef("%d<-%d %s", n.id, po.toID, describeAny(resp))
+		} else {
+			s.tracef("%d<-%d %s v%d corr=%d", n.id, po.toID, kmsg.NameForKey(m.key), m.version, m.corr)
+		}
+		s.step(n, raft.Message{From: po.toID, Corr: m.corr, Response: resp})
+		return n
+	}
+	// A request. A restarted receiver is a new connection target: the old
+	// connection broke, the sender learns it.
+	if n.inc != m.toInc {
+		s.answerErr(m, errConnClosed)
+		return n
+	}
+	req := kmsg.RequestForKey(m.key)
+	req.SetVersion(m.version)
+	if err := req.ReadFrom(m.body); err != nil {
+		s.fail("node %d: cannot decode %s v%d request from %d: %v", n.id, kmsg.NameForKey(m.key), m.version, s.nodes[m.from].id, err)
+		return n
+	}
+	ref := &simRef{msg: m, inc: n.inc, at: s.now}
+	n.openRefs = append(n.openRefs, ref)
+	if s.out != nil {
+		s.tracef("%d->%d %s", s.nodes[m.from].id, n.id, describe(req))
+	} else {
+		s.tracef("%d->%d %s v%d corr=%d", s.nodes[m.from].id, n.id, kmsg.NameForKey(m.key), m.version, m.corr)
+	}
+	s.step(n, raft.Message{Request: req, Ref: ref})
+	return n
+}
+
+// answerErr sends a transport error back to the sender of request m.
+func (s *sim) answerErr(m *netMsg, err error) {
+	s.schedule(s.now+s.delay(), &event{kind: evArrive, node: m.from,
+		msg: &netMsg{from: m.to, to: m.from, toInc: m.fromInc, corr: m.corr, toID: m.toID, key: m.key, version: m.version, isResp: true, err: err}})
+}
+
+// transmit puts a message on a link, applying partitions and loss.
+func (s *sim) transmit(m *netMsg) {
+	s.stats.msgs++
+	if s.blocked[m.from][m.to] {
+		s.stats.drops++
+		return
+	}
+	if s.lossy && !s.faultsOver && s.rng.Float64() < s.opts.dropP {
+		s.stats.drops++
+		return
+	}
+	s.schedule(s.now+s.delay(), &event{kind: evArrive, node: m.to, msg: m})
+	if s.lossy && !s.faultsOver && s.rng.Float64() < s.opts.dupP {
+		s.stats.dups++
+		s.schedule(s.now+s.delay(), &event{kind: evArrive, node: m.to, msg: m})
+	}
+}
+
+// simTransport is one node incarnation's raft.Transport.
+type simTransport struct {
+	s   *sim
+	n   *simNode
+	inc int
+}
+
+func (t *simTransport) Send(o raft.Outbound) {
+	s, n := t.s, t.n
+	if n.inc != t.inc || !n.up {
+		return // a dead incarnation's driver is never called again
+	}
+	if _, dup := n.pending[o.Corr]; dup {
+		s.fail("node %d sent correlation id %d twice while the first is outstanding", n.id, o.Corr)
+		return
+	}
+	key := o.Request.Key()
+	vr, ok := protocol.Supported(key)
+	if !ok {
+		s.fail("node %d sent api %d that kraftd does not serve", n.id, key)
+		return
+	}
+	to := -1
+	if o.To >= 0 {
+		if i, ok := s.byID[o.To]; ok {
+			to = i
+		}
+	} else if b := int(-o.To - 2); b >= 0 && b < s.opts.voters {
+		to = b
+	}
+	n.pending[o.Corr] = pendingOut{toID: o.To, to: to, key: key, ver: vr.Max}
+	s.schedule(s.now+simRequestTimeout, &event{kind: evTimeout, node: n.idx, inc: n.inc, token: o.Corr})
+	if to < 0 {
+		// Unknown destination: the real transport fails at once.
+		s.schedule(s.now+time.Millisecond, &event{kind: evArrive, node: n.idx,
+			msg: &netMsg{from: n.idx, to: n.idx, toInc: n.inc, corr: o.Corr, toID: o.To, key: key, version: vr.Max, isResp: true, err: errConnRefused}})
+		return
+	}
+	o.Request.SetVersion(vr.Max)
+	m := &netMsg{from: n.idx, to: to, fromInc: n.inc, toInc: s.nodes[to].inc, corr: o.Corr, toID: o.To,
+		key: key, version: vr.Max, body: o.Request.AppendTo(nil)}
+	if !s.nodes[to].up {
+		s.answerErr(m, errConnRefused)
+		return
+	}
+	s.transmit(m)
+}
+
+func (t *simTransport) Reply(ref raft.RequestRef, resp kmsg.Response) {
+	s, n := t.s, t.n
+	r, ok := ref.(*simRef)
+	if !ok {
+		s.fail("node %d replied with a foreign ref %T", n.id, ref)
+		return
+	}
+	if r.replied {
+		s.fail("node %d answered %s corr=%d twice", n.id, kmsg.NameForKey(r.msg.key), r.msg.corr)
+		return
+	}
+	r.replied = true
+	if n.inc != t.inc || r.inc != n.inc || !n.up {
+		return
+	}
+	m := r.msg
+	if resp.Key() != m.key {
+		s.fail("node %d answered a %s request with a %s response", n.id, kmsg.NameForKey(m.key), kmsg.NameForKey(resp.Key()))
+		return
+	}
+	if resp.GetVersion() != m.version {
+		s.fail("node %d answered %s v%d with response version %d", n.id, kmsg.NameForKey(m.key), m.version, resp.GetVersion())
+		return
+	}
+	s.transmit(&netMsg{from: m.to, to: m.from, fromInc: n.inc, toInc: m.fromInc, corr: m.corr, toID: m.toID,
+		key: m.key, version: m.version, isResp: true, body: resp.AppendTo(nil)})
+}
+
+// ---------------------------------------------------------------------------
+// Workload and nemesis.
+
+func (s *sim) workload() {
+	for _, n := range s.nodes {
+		if !n.up || n.pausedUntil > s.now {
+			continue
+		}
+		st := n.drv.Status()
+		if st.Role != raft.RoleLeader {
+			continue
+		}
+		k := 1 + s.rng.IntN(3)
+		recs := make([][]byte, k)
+		for i := range recs {
+			s.payloadSeq++
+			recs[i] = fmt.Appendf(nil, "w%d", s.payloadSeq)
+		}
+		last, err := n.drv.Append(s.nodeTime(n), st.Epoch, recs)
+		if err != nil && errors.Is(err, rafttest.ErrInjected) {
+			s.fatal(n, "Append", err)
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, raft.ErrNotLeader) && !errors.Is(err, raft.ErrBufferFull) && !errors.Is(err, raft.ErrShutdown) {
+				s.fail("node %d: Append: unexpected error %v", n.id, err)
+			}
+			continue
+		}
+		s.stats.appends++
+		for i, r := range recs {
+			s.chk.appended(string(r), last-int64(len(recs)-1-i))
+		}
+		s.poll(n)
+		s.chk.afterEvent(n)
+	}
+}
+
+func (s *sim) upNodes(voterOnly bool) []*simNode {
+	var out []*simNode
+	for _, n := range s.nodes {
+		if n.up && (!voterOnly || n.voter) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (s *sim) leaderNode() *simNode {
+	var best *simNode
+	for _, n := range s.nodes {
+		if n.up {
+			if st := n.drv.Status(); st.Role == raft.RoleLeader && (best == nil || st.Epoch > best.drv.Status().Epoch) {
+				best = n
+			}
+		}
+	}
+	return best
+}
+
+func (s *sim) pick() *simNode {
+	// Bias toward the leader: that is where faults hurt.
+	if l := s.leaderNode(); l != nil && s.rng.IntN(2) == 0 {
+		return l
+	}
+	return s.nodes[s.rng.IntN(len(s.nodes))]
+}
+
+func (s *sim) nemesis() {
+	var actions []func()
+	if s.m.partitions {
+		actions = append(actions, s.partition, s.partition)
+	}
+	if s.m.crashes {
+		actions = append(actions, s.crashRestart, s.crashRestart, s.pause, s.diskFault)
+		if s.rng.IntN(20) == 0 {
+			actions = append(actions, s.crashAll)
+		}
+	}
+	if s.m.resigns {
+		actions = append(actions, s.resign)
+	}
+	actions[s.rng.IntN(len(actions))]()
+}
+
+func (s *sim) partition() {
+	n := len(s.nodes)
+	var desc string
+	var links [][2]int
+	switch s.rng.IntN(4) {
+	case 0: // isolate one node both ways
+		x := s.pick().idx
+		for i := range n {
+			if i != x {
+				links = append(links, [2]int{x, i}, [2]int{i, x})
+			}
+		}
+		desc = fmt.Sprintf("isolate %d", s.nodes[x].id)
+	case 1: // split in two groups
+		side := make([]bool, n)
+		for i := range side {
+			side[i] = s.rng.IntN(2) == 0
+		}
+		for i := range n {
+			for j := range n {
+				if side[i] != side[j] {
+					links = append(links, [2]int{i, j})
+				}
+			}
+		}
+		desc = fmt.Sprintf("split %v", side)
+	case 2: // one way: x cannot reach y (or x cannot hear anyone)
+		x := s.pick().idx
+		if s.rng.IntN(2) == 0 {
+			for i := range n {
+				if i != x {
+					links = append(links, [2]int{i, x})
+				}
+			}
+			desc = fmt.Sprintf("%d deaf", s.nodes[x].id)
+		} else {
+			for i := range n {
+				if i != x {
+					links = append(links, [2]int{x, i})
+				}
+			}
+			desc = fmt.Sprintf("%d mute", s.nodes[x].id)
+		}
+	default: // partial: a few random links cut both ways (bridge-like)
+		k := 1 + s.rng.IntN(n)
+		for range k {
+			a, b := s.rng.IntN(n), s.rng.IntN(n)
+			if a != b {
+				links = append(links, [2]int{a, b}, [2]int{b, a})
+			}
+		}
+		desc = fmt.Sprintf("cut %d links", len(links)/2)
+	}
+	for _, l := range links {
+		s.blocked[l[0]][l[1]] = true
+	}
+	s.stats.partitions++
+	d := time.Duration(500+s.rng.IntN(8000)) * time.Millisecond
+	s.tracef("NEMESIS partition: %s for %v", desc, d)
+	s.after(d, func() {
+		for _, l := range links {
+			s.blocked[l[0]][l[1]] = false
+		}
+		s.tracef("NEMESIS heal partition: %s", desc)
+	})
+}
+
+func (s *sim) crashRestart() {
+	n := s.pick()
+	if !n.up {
+		return
+	}
+	s.crash(n, "nemesis")
+	s.after(time.Duration(s.rng.IntN(5000))*time.Millisecond, func() {
+		if !n.up {
+			s.stats.restarts++
+			s.start(n)
+		}
+	})
+}
+
+// crashAll kills every node, then restarts only a majority of voters at
+// first (Kafka's canRecoverAfterAllNodesKilled).
+func (s *sim) crashAll() {
+	for _, n := range s.nodes {
+		s.crash(n, "all")
+	}
+	order := s.rng.Perm(len(s.nodes))
+	for k, i := range order {
+		n := s.nodes[i]
+		d := time.Duration(100+s.rng.IntN(1000)) * time.Millisecond
+		if k >= s.opts.voters/2+1 {
+			d += time.Duration(s.rng.IntN(10000)) * time.Millisecond
+		}
+		s.after(d, func() {
+			if !n.up {
+				s.start(n)
+			}
+		})
+	}
+}
+
+// pause stops a node from running anything (SIGSTOP) for a while.
+func (s *sim) pause() {
+	n := s.pick()
+	if !n.up {
+		return
+	}
+	d := time.Duration(500+s.rng.IntN(5000)) * time.Millisecond
+	n.pausedUntil = s.now + d
+	n.pauseEnd = n.pausedUntil
+	s.stats.pauses++
+	s.tracef("NEMESIS pause %d for %v", n.id, d)
+}
+
+// diskFault makes the node's next Append or Flush fail (EIO); the driver
+// must stop taking part (fatal error) and is restarted on a healthy disk.
+func (s *sim) diskFault() {
+	n := s.pick()
+	if !n.up || n.diskFailing {
+		return
+	}
+	n.diskFailing = true
+	if s.rng.IntN(2) == 0 {
+		n.flog.FailFlush = true
+	} else {
+		n.flog.FailAppend = true
+	}
+	s.stats.diskFaults++
+	s.tracef("NEMESIS disk fault on %d (append=%v flush=%v)", n.id, n.flog.FailAppend, n.flog.FailFlush)
+}
+
+func (s *sim) resign() {
+	l := s.leaderNode()
+	if l == nil || l.pausedUntil > s.now {
+		return
+	}
+	st := l.drv.Status()
+	if s.rng.IntN(3) == 0 {
+		// Graceful shutdown, then restart once done (or after a bound).
+		s.stats.shutdowns++
+		s.tracef("NEMESIS shutdown leader %d epoch %d", l.id, st.Epoch)
+		l.drv.Shutdown(s.nodeTime(l))
+		s.poll(l)
+		inc := l.inc
+		var wait func(int)
+		wait = func(tries int) {
+			if !l.up || l.inc != inc {
+				return
+			}
+			if l.drv.Done() || tries > 100 {
+				s.crash(l, "after shutdown")
+				s.after(time.Duration(s.rng.IntN(2000))*time.Millisecond, func() {
+					if !l.up {
+						s.start(l)
+					}
+				})
+				return
+			}
+			s.after(100*time.Millisecond, func() { wait(tries + 1) })
+		}
+		s.after(100*time.Millisecond, func() { wait(0) })
+		return
+	}
+	s.stats.resigns++
+	s.tracef("NEMESIS resign leader %d epoch %d", l.id, st.Epoch)
+	if err := l.drv.Resign(s.nodeTime(l), st.Epoch); err != nil {
+		s.fatal(l, "Resign", err)
+		return
+	}
+	s.poll(l)
+}
+
+// endFaults ends the fault phase: partitions heal, loss stops, every node
+// runs again. From here the liveness clock runs.
+func (s *sim) endFaults() {
+	s.faultsOver = true
+	for i := range s.blocked {
+		clear(s.blocked[i])
+	}
+	for _, n := range s.nodes {
+		n.pausedUntil = 0
+		n.flog.FailAppend, n.flog.FailFlush = false, false
+		if !n.up {
+			s.start(n)
+		}
+	}
+	s.healAt = s.now
+	s.tracef("END OF FAULTS: network healed, all nodes up; committed end %d", s.chk.committedEnd)
+	s.chk.startLiveness()
+}
