@@ -1,0 +1,357 @@
+package raft_test
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/raft"
+)
+
+func TestLeaderFetchValidationOrder(t *testing.T) {
+	c := newCtx(t, 1, withPreVote(false))
+	c.electLocal() // epoch 1, LeaderChange at offset 0
+
+	r := fetchReq(2, 1, 0, 0, 0)
+	r.ClusterID = strp("")
+	if top, _ := fetchPart(c.request(r)); top != kerr.InconsistentClusterID.Code {
+		t.Errorf("cluster id \"\": %d", top)
+	}
+	r = fetchReq(2, 1, 0, 0, 0)
+	r.Topics[0].TopicID = raft.PerformanceTestTopicID
+	if top, _ := fetchPart(c.request(r)); top != kerr.InvalidRequest.Code {
+		t.Errorf("wrong topic id: %d", top)
+	}
+	r = fetchReq(2, 1, 0, 0, 0)
+	r.Version = 12
+	if top, _ := fetchPart(c.request(r)); top != kerr.InvalidRequest.Code {
+		t.Errorf("v12 (no topic id): %d", top)
+	}
+	cases := []struct {
+		name               string
+		epoch              int32
+		offset             int64
+		lastEpoch, maxWait int32
+		want               int16
+	}{
+		{"negative offset", 1, -1, 0, 0, kerr.InvalidRequest.Code},
+		{"negative last epoch", 1, 0, -1, 0, kerr.InvalidRequest.Code},
+		{"last epoch above current", 1, 0, 2, 0, kerr.InvalidRequest.Code},
+		{"negative max wait", 1, 0, 0, -1, kerr.InvalidRequest.Code},
+		{"older epoch", 0, 0, 0, 0, kerr.FencedLeaderEpoch.Code},
+		{"newer epoch", 2, 0, 0, 0, kerr.UnknownLeaderEpoch.Code},
+	}
+	for _, tc := range cases {
+		_, p := fetchPart(c.request(fetchReq(2, tc.epoch, tc.offset, tc.lastEpoch, tc.maxWait)))
+		if p.ErrorCode != tc.want {
+			t.Errorf("%s: error %d, want %d", tc.name, p.ErrorCode, tc.want)
+		}
+		if p.HighWatermark != -1 || p.CurrentLeader.LeaderID != 1 || p.CurrentLeader.LeaderEpoch != 1 {
+			t.Errorf("%s: HW %d leader %+v, want -1 and CurrentLeader {1 1}", tc.name, p.HighWatermark, p.CurrentLeader)
+		}
+		if p.DivergingEpoch.Epoch != -1 || p.SnapshotID.Epoch != -1 {
+			t.Errorf("%s: diverging %+v snapshot %+v must stay at -1", tc.name, p.DivergingEpoch, p.SnapshotID)
+		}
+	}
+}
+
+func TestLeaderHighWatermarkNeedsMajorityInEpoch(t *testing.T) {
+	c := newCtx(t, 1, withPreVote(false), withLogBatches(0, 0)) // 2 records from epoch 0... epoch 0 has no leader but tests the rule
+	c.electLocal()
+	leo := c.log.EndOffset().Offset // 3: two old records + LeaderChange
+	// Follower 2 has the old records only: HW stays unknown.
+	_, p := fetchPart(c.request(fetchReq(2, 1, 2, 0, 0)))
+	if p.ErrorCode != 0 || p.HighWatermark != -1 || len(p.RecordBatches) == 0 {
+		t.Fatalf("fetch at 2: error %d HW %d records %d, want HW -1 and the LeaderChange batch", p.ErrorCode, p.HighWatermark, len(p.RecordBatches))
+	}
+	if hw := c.status().HighWatermark; hw != -1 {
+		t.Fatalf("HW %d before an entry of the epoch is on a majority", hw)
+	}
+	// Follower 2 acknowledges the LeaderChange: majority (1, 2).
+	_, p = fetchPart(c.request(fetchReq(2, 1, leo, 1, 0)))
+	if p.HighWatermark != leo {
+		t.Fatalf("HW %d, want %d", p.HighWatermark, leo)
+	}
+	// An observer's fetch never moves the HW.
+	last, err := c.d.Append(c.now, 1, [][]byte{[]byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.advance(c.cfg.AppendLinger)
+	c.request(fetchReq(7, 1, last+1, 1, 0))
+	if hw := c.status().HighWatermark; hw != leo {
+		t.Fatalf("observer moved the HW to %d", hw)
+	}
+	// A lower fetch offset from a voter never lowers the HW.
+	c.request(fetchReq(2, 1, 1, 0, 0))
+	if hw := c.status().HighWatermark; hw != leo {
+		t.Fatalf("HW went from %d to %d", leo, hw)
+	}
+}
+
+func TestLeaderFetchDivergence(t *testing.T) {
+	// Leader log: epoch 1 [0,2), epoch 3 [2,3) then LeaderChange of epoch 4.
+	c := newCtx(t, 1, withPreVote(false), withLogBatches(1, 1, 3),
+		withState(raft.ElectionState{Epoch: 3, LeaderID: -1, VotedID: -1}))
+	c.electLocal()
+	c.wantRole(raft.RoleLeader, 4)
+	// Follower with epoch 2 data at offsets 2..4: diverges at end of epoch 1.
+	_, p := fetchPart(c.request(fetchReq(2, 4, 5, 2, 0)))
+	if p.DivergingEpoch.Epoch != 1 || p.DivergingEpoch.EndOffset != 2 || len(p.RecordBatches) != 0 {
+		t.Fatalf("diverging %+v records %d, want epoch 1 end 2", p.DivergingEpoch, len(p.RecordBatches))
+	}
+	// Follower ahead in the last epoch.
+	_, p = fetchPart(c.request(fetchReq(2, 4, 9, 3, 0)))
+	if p.DivergingEpoch.Epoch != 3 || p.DivergingEpoch.EndOffset != 3 {
+		t.Fatalf("diverging %+v, want epoch 3 end 3", p.DivergingEpoch)
+	}
+	// A diverging answer does not count as a fetch for the HW.
+	if hw := c.status().HighWatermark; hw != -1 {
+		t.Fatalf("HW %d after diverging fetches", hw)
+	}
+	// Consistent position: valid, records returned.
+	_, p = fetchPart(c.request(fetchReq(2, 4, 3, 3, 0)))
+	if p.DivergingEpoch.Epoch != -1 || len(p.RecordBatches) == 0 {
+		t.Fatalf("valid fetch: diverging %+v records %d", p.DivergingEpoch, len(p.RecordBatches))
+	}
+}
+
+func TestLeaderParksFetchUntilAppend(t *testing.T) {
+	c := newCtx(t, 1, withPreVote(false))
+	c.electLocal()
+	leo := c.log.EndOffset().Offset
+	if r := c.request(fetchReq(2, 1, leo, 1, 500)); r != nil {
+		t.Fatalf("fetch at the log end was answered at once")
+	}
+	before := len(c.tr.replies)
+	if _, err := c.d.Append(c.now, 1, [][]byte{[]byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.tr.replies) != before {
+		t.Fatalf("parked fetch answered before the linger expired")
+	}
+	c.advance(c.cfg.AppendLinger)
+	if len(c.tr.replies) != before+1 {
+		t.Fatalf("parked fetch not answered after the append was flushed")
+	}
+	_, p := fetchPart(c.tr.replies[before].resp)
+	if len(p.RecordBatches) == 0 || p.ErrorCode != 0 {
+		t.Fatalf("woken fetch: error %d, %d record bytes", p.ErrorCode, len(p.RecordBatches))
+	}
+	// Expiry: answered empty after MaxWaitMs.
+	c.request(fetchReq(3, 1, c.log.EndOffset().Offset, 1, 500))
+	n := len(c.tr.replies)
+	c.advance(c.cfg.MaxFetchWait)
+	if len(c.tr.replies) != n+1 {
+		t.Fatalf("parked fetch not answered at MaxWaitMs")
+	}
+	// Leadership ends: parked fetches get NOT_LEADER_OR_FOLLOWER.
+	c.request(fetchReq(3, 1, c.log.EndOffset().Offset, 1, 500))
+	n = len(c.tr.replies)
+	if err := c.d.Resign(c.now, 1); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.tr.replies) != n+1 {
+		t.Fatalf("parked fetch not completed on resign")
+	}
+	if _, p := fetchPart(c.tr.replies[n].resp); p.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("parked fetch on resign: error %d", p.ErrorCode)
+	}
+}
+
+func TestLeaderSnapshotAnswer(t *testing.T) {
+	c := newCtx(t, 1, withPreVote(false), withLogBatches(1, 1))
+	w, err := c.log.CreateSnapshot(raft.OffsetAndEpoch{Offset: 2, Epoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write([]byte("snapshot-bytes-0123456789"))
+	if err := w.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := c
+	c2.electLocal()
+	_, p := fetchPart(c.request(fetchReq(2, 2, 0, 0, 0)))
+	if p.SnapshotID.EndOffset != 2 || p.SnapshotID.Epoch != 1 {
+		t.Fatalf("fetch at 0 with a snapshot: snapshot id %+v", p.SnapshotID)
+	}
+	// FetchSnapshot: chunks resumable by position.
+	fs := func(pos int64, maxBytes int32) kmsg.FetchSnapshotResponseTopicPartition {
+		r := kmsg.NewPtrFetchSnapshotRequest()
+		r.Version = 1
+		r.ClusterID = strp(testCluster)
+		r.ReplicaID = 2
+		r.MaxBytes = maxBytes
+		tp := kmsg.NewFetchSnapshotRequestTopic()
+		tp.Topic = raft.MetadataTopicName
+		pp := kmsg.NewFetchSnapshotRequestTopicPartition()
+		pp.CurrentLeaderEpoch = 2
+		pp.SnapshotID.EndOffset, pp.SnapshotID.Epoch = 2, 1
+		pp.Position = pos
+		tp.Partitions = append(tp.Partitions, pp)
+		r.Topics = append(r.Topics, tp)
+		resp := c.request(r).(*kmsg.FetchSnapshotResponse)
+		return resp.Topics[0].Partitions[0]
+	}
+	a := fs(0, 10)
+	if a.ErrorCode != 0 || string(a.Bytes) != "snapshot-b" || a.Size != 25 || a.CurrentLeader.LeaderID != 1 {
+		t.Fatalf("chunk 1: %+v", a)
+	}
+	b := fs(10, 100)
+	if string(b.Bytes) != "ytes-0123456789" || b.Position != 10 {
+		t.Fatalf("chunk 2: %q at %d", b.Bytes, b.Position)
+	}
+	if e := fs(25, 10); e.ErrorCode != kerr.PositionOutOfRange.Code {
+		t.Fatalf("position at size: %d", e.ErrorCode)
+	}
+}
+
+func TestFollowerAppendsFlushesAndClampsHW(t *testing.T) {
+	c := newCtx(t, 1, withState(raft.ElectionState{Epoch: 2, LeaderID: 2, VotedID: -1}))
+	l := &recListener{}
+	c.d.Register(l)
+	c.poll()
+	f := sentOf(c.takeSent(), 1)
+	if len(f) != 1 {
+		t.Fatalf("follower sent %d fetches", len(f))
+	}
+	p := f[0].Request.(*kmsg.FetchRequest).Topics[0].Partitions[0]
+	if p.FetchOffset != 0 || p.CurrentLeaderEpoch != 2 {
+		t.Fatalf("fetch %+v", p)
+	}
+	recs := append(dataBatch(0, 1, 2), dataBatch(2, 2, 3)...)
+	c.respond(f[0], fetchResp(2, 2, 100, recs))
+	if end := c.log.EndOffset().Offset; end != 5 || c.log.FlushedOffset() != 5 {
+		t.Fatalf("log end %d flushed %d, want 5 flushed", end, c.log.FlushedOffset())
+	}
+	if hw := c.status().HighWatermark; hw != 5 {
+		t.Fatalf("HW %d, want min(leader HW 100, LEO 5)", hw)
+	}
+	if len(l.commits) != 2 || l.commits[1].LastOffset != 4 {
+		t.Fatalf("listener got %+v", l.commits)
+	}
+	// Next fetch goes out at once from the new end.
+	f = sentOf(c.takeSent(), 1)
+	if len(f) != 1 || f[0].Request.(*kmsg.FetchRequest).Topics[0].Partitions[0].FetchOffset != 5 {
+		t.Fatalf("next fetch %v", f)
+	}
+	// Divergence below the HW is refused; nothing truncated.
+	r := fetchResp(2, 2, 5, nil)
+	r.Topics[0].Partitions[0].DivergingEpoch.Epoch = 1
+	r.Topics[0].Partitions[0].DivergingEpoch.EndOffset = 2
+	c.respond(f[0], r)
+	if end := c.log.EndOffset().Offset; end != 5 {
+		t.Fatalf("truncated below the HW to %d", end)
+	}
+	// A corrupt batch is rejected, not appended, and not fatal.
+	c.advance(c.cfg.RetryBackoff)
+	f = sentOf(c.takeSent(), 1)
+	bad := dataBatch(5, 2, 1)
+	bad[len(bad)-1] ^= 0xff
+	c.respond(f[0], fetchResp(2, 2, 6, bad))
+	if end := c.log.EndOffset().Offset; end != 5 {
+		t.Fatalf("corrupt batch appended: end %d", end)
+	}
+}
+
+func TestFollowerTruncatesAtDivergence(t *testing.T) {
+	c := newCtx(t, 1, withLogBatches(1, 1, 2, 2), withState(raft.ElectionState{Epoch: 3, LeaderID: 2, VotedID: -1}))
+	c.poll()
+	f := sentOf(c.takeSent(), 1)
+	r := fetchResp(2, 3, -1, nil)
+	r.Topics[0].Partitions[0].DivergingEpoch.Epoch = 1
+	r.Topics[0].Partitions[0].DivergingEpoch.EndOffset = 2
+	c.respond(f[0], r)
+	if end := c.log.EndOffset(); end.Offset != 2 || end.Epoch != 1 {
+		t.Fatalf("log end %+v, want 2 at epoch 1", end)
+	}
+}
+
+func TestFollowerLearnsNewLeaderFromFetchResponse(t *testing.T) {
+	c := newCtx(t, 1, withState(raft.ElectionState{Epoch: 2, LeaderID: 2, VotedID: -1}))
+	c.poll()
+	f := sentOf(c.takeSent(), 1)
+	r := fetchResp(3, 4, -1, dataBatch(0, 4, 1))
+	r.Topics[0].Partitions[0].ErrorCode = kerr.FencedLeaderEpoch.Code
+	c.respond(f[0], r)
+	c.wantRole(raft.RoleFollower, 4)
+	if c.status().LeaderID != 3 || c.log.EndOffset().Offset != 0 {
+		t.Fatalf("status %+v log end %d: want leader 3 and no records consumed", c.status(), c.log.EndOffset().Offset)
+	}
+	// A response naming this node leader of an epoch it does not lead is refused.
+	c.poll()
+	f = sentOf(c.takeSent(), 1)
+	r = fetchResp(1, 5, -1, nil)
+	r.Topics[0].Partitions[0].ErrorCode = kerr.NotLeaderForPartition.Code
+	c.respond(f[0], r)
+	c.wantRole(raft.RoleFollower, 4)
+}
+
+func TestFollowerFetchTimeoutStartsElection(t *testing.T) {
+	c := newCtx(t, 1, withState(raft.ElectionState{Epoch: 2, LeaderID: 2, VotedID: -1}))
+	c.advance(c.cfg.FetchTimeout - 1)
+	c.wantRole(raft.RoleFollower, 2)
+	c.advance(1)
+	c.wantRole(raft.RoleProspective, 2)
+}
+
+func TestFollowerFlushFailureIsFatal(t *testing.T) {
+	c := newCtx(t, 1, withState(raft.ElectionState{Epoch: 2, LeaderID: 2, VotedID: -1}))
+	c.poll()
+	f := sentOf(c.takeSent(), 1)
+	c.flog.FailFlush = true
+	f[0].Request.SetVersion(17)
+	resp := fetchResp(2, 2, 1, dataBatch(0, 2, 1))
+	resp.SetVersion(17)
+	if err := c.d.Step(c.now, raft.Message{From: f[0].To, Corr: f[0].Corr, Response: resp}); err == nil {
+		t.Fatalf("flush failure not reported")
+	}
+	if len(c.takeSent()) != 0 {
+		t.Fatalf("requests sent after a fatal flush failure")
+	}
+	if c.status().HighWatermark >= 0 {
+		t.Fatalf("HW advanced over unflushed data")
+	}
+}
+
+func TestLeaderFlushFailureIsFatal(t *testing.T) {
+	c := newCtx(t, 1, withVoters(1), withLinger(0))
+	c.flog.FailFlush = true
+	// With linger 0 the append drains in the same round: the failed fsync
+	// is reported by Append itself, and by every later call.
+	if _, err := c.d.Append(c.now, 1, [][]byte{[]byte("a")}); err == nil {
+		t.Fatalf("leader flush failure not reported by Append")
+	}
+	if _, err := c.d.Poll(c.now); err == nil {
+		t.Fatalf("leader flush failure not reported by Poll")
+	}
+	if c.status().HighWatermark > 1 {
+		t.Fatalf("HW %d covers the unflushed append", c.status().HighWatermark)
+	}
+}
+
+func TestObserverDiscoversLeaderThroughBootstrap(t *testing.T) {
+	c := newCtx(t, 7, func(c *tctx) {
+		c.cfg.Bootstrap = []raft.Endpoint{{Host: "a", Port: 1}, {Host: "b", Port: 2}}
+	})
+	c.wantRole(raft.RoleUnattached, 0)
+	c.poll()
+	f := sentOf(c.takeSent(), 1)
+	if len(f) != 1 || f[0].To > -2 {
+		t.Fatalf("observer sent %v, want one Fetch to a bootstrap id", f)
+	}
+	r := fetchResp(2, 3, -1, nil)
+	r.Topics[0].Partitions[0].ErrorCode = kerr.NotLeaderForPartition.Code
+	c.respond(f[0], r)
+	c.wantRole(raft.RoleFollower, 3)
+	f = sentOf(c.takeSent(), 1)
+	if len(f) != 1 || f[0].To != 2 {
+		t.Fatalf("observer fetches from %v, want leader 2", f)
+	}
+	// Observers never start elections.
+	c.advance(10 * c.cfg.FetchTimeout)
+	if r := c.status().Role; r == raft.RoleProspective || r == raft.RoleCandidate {
+		t.Fatalf("observer became %s", r)
+	}
+}
