@@ -73,9 +73,12 @@ type Peers struct {
 	log      *zap.Logger
 	clientID *string
 
-	mu     sync.Mutex
-	closed bool
-	peers  map[int32]*peer
+	// closed is set by Close before it visits any peer, so a dial that completes
+	// concurrently either sees it (under peer.mu) or is visited and closed by Close.
+	closed atomic.Bool
+
+	mu    sync.Mutex
+	peers map[int32]*peer
 
 	wg sync.WaitGroup // client goroutines (tests wait on it)
 }
@@ -110,7 +113,7 @@ func NewPeers(cfg PeerConfig) *Peers {
 func (p *Peers) SetAddress(id int32, hostport string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.closed.Load() {
 		return
 	}
 	pr := p.peers[id]
@@ -143,8 +146,8 @@ func (p *Peers) SetAddress(id int32, hostport string) {
 // one request may be sent to several nodes. req must not be modified until cb runs.
 func (p *Peers) Send(id int32, req kmsg.Request, cb func(kmsg.Response, error)) {
 	c := &call{to: id, req: req, cb: cb}
+	closed := p.closed.Load()
 	p.mu.Lock()
-	closed := p.closed
 	pr := p.peers[id]
 	p.mu.Unlock()
 	switch {
@@ -176,11 +179,10 @@ func (p *Peers) Send(id int32, req kmsg.Request, cb func(kmsg.Response, error)) 
 // (callbacks run on client goroutines, not the caller's). Later Sends fail the same way.
 func (p *Peers) Close() {
 	p.mu.Lock()
-	if p.closed {
+	if p.closed.Swap(true) {
 		p.mu.Unlock()
 		return
 	}
-	p.closed = true
 	peers := make([]*peer, 0, len(p.peers))
 	for _, pr := range p.peers {
 		peers = append(peers, pr)
@@ -204,12 +206,6 @@ func (p *Peers) Close() {
 			go pc.fail(ErrPeersClosed)
 		}
 	}
-}
-
-func (p *Peers) isClosed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closed
 }
 
 // call is one Send.
@@ -298,7 +294,7 @@ func (pr *peer) run() {
 		pr.queue = nil
 		pc := pr.conn
 		pr.mu.Unlock()
-		if pr.p.isClosed() {
+		if pr.p.closed.Load() {
 			failAll(calls, ErrPeersClosed)
 			continue
 		}
@@ -332,7 +328,6 @@ func (pr *peer) dial() (*peerConn, error) {
 	pr.mu.Unlock()
 
 	pc, err := pr.connect(addr)
-	closed := pr.p.isClosed() // before pr.mu: the lock order is Peers.mu, then peer.mu
 
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -340,7 +335,7 @@ func (pr *peer) dial() (*peerConn, error) {
 		err = fmt.Errorf("network: node %d: address changed to %s while connecting", pr.id, pr.addr)
 		pc.nc.Close()
 	}
-	if err == nil && closed {
+	if err == nil && pr.p.closed.Load() {
 		err = ErrPeersClosed
 		pc.nc.Close()
 	}
