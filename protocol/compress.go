@@ -19,10 +19,18 @@ import (
 // small hostile batch (a "zip bomb") from allocating without limit.
 const MaxDecompressedBatchBytes = 16 << 20
 
-var errDecompressedTooLarge = fmt.Errorf("decompressed records exceed %d bytes", MaxDecompressedBatchBytes)
-
 // decompress returns the records region uncompressed (data itself when the codec is none).
 func decompress(codec int8, data []byte) ([]byte, error) {
+	return decompressLimit(codec, data, MaxDecompressedBatchBytes)
+}
+
+func tooLarge(name string, limit int) error {
+	return fmt.Errorf("%s: decompressed records exceed %d bytes", name, limit)
+}
+
+// decompressLimit decompresses with a bound on the output size (at most
+// MaxDecompressedBatchBytes, the zstd decoder's own bound).
+func decompressLimit(codec int8, data []byte, limit int) ([]byte, error) {
 	switch codec {
 	case CompressionNone:
 		return data, nil
@@ -31,11 +39,16 @@ func decompress(codec int8, data []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		return readLimited("gzip", zr)
+		return readLimited("gzip", zr, limit)
 	case CompressionSnappy:
-		return decodeSnappy(data)
+		return decodeSnappy(data, limit)
 	case CompressionLZ4:
-		return readLimited("lz4", lz4.NewReader(bytes.NewReader(data)))
+		zr := lz4Readers.Get().(*lz4.Reader)
+		zr.Reset(bytes.NewReader(data))
+		out, err := readLimited("lz4", zr, limit)
+		zr.Reset(nil)
+		lz4Readers.Put(zr)
+		return out, err
 	case CompressionZstd:
 		dec, err := zstdDecoder()
 		if err != nil {
@@ -45,22 +58,29 @@ func decompress(codec int8, data []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
+		if len(out) > limit {
+			return nil, tooLarge("zstd", limit)
+		}
 		return out, nil
 	default:
 		return nil, fmt.Errorf("unknown compression codec %d", codec)
 	}
 }
 
-func readLimited(name string, r io.Reader) ([]byte, error) {
-	out, err := io.ReadAll(io.LimitReader(r, MaxDecompressedBatchBytes+1))
+func readLimited(name string, r io.Reader, limit int) ([]byte, error) {
+	out, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(out) > MaxDecompressedBatchBytes {
-		return nil, fmt.Errorf("%s: %w", name, errDecompressedTooLarge)
+	if len(out) > limit {
+		return nil, tooLarge(name, limit)
 	}
 	return out, nil
 }
+
+// lz4Readers keeps readers, whose block buffers (up to 4 MiB per frame block size) are
+// worth reusing across batches.
+var lz4Readers = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
 
 var (
 	zstdOnce sync.Once
@@ -89,14 +109,14 @@ var xerialHeader = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 // decodeSnappy decodes a raw snappy block or xerial-framed blocks (int32 length + block),
 // checking each block's declared size against the limit before decoding it.
-func decodeSnappy(data []byte) ([]byte, error) {
+func decodeSnappy(data []byte, limit int) ([]byte, error) {
 	if !bytes.HasPrefix(data, xerialHeader) {
 		n, err := snappy.DecodedLen(data)
 		if err != nil {
 			return nil, fmt.Errorf("snappy: %w", err)
 		}
-		if n > MaxDecompressedBatchBytes {
-			return nil, fmt.Errorf("snappy: %w", errDecompressedTooLarge)
+		if n > limit {
+			return nil, tooLarge("snappy", limit)
 		}
 		out, err := snappy.Decode(make([]byte, n), data)
 		if err != nil {
@@ -124,8 +144,8 @@ func decodeSnappy(data []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("snappy: %w", err)
 		}
-		if n > MaxDecompressedBatchBytes-total {
-			return nil, fmt.Errorf("snappy: %w", errDecompressedTooLarge)
+		if n > limit-total {
+			return nil, tooLarge("snappy", limit)
 		}
 		total += n
 		rest = rest[size:]

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
@@ -106,24 +107,43 @@ func TestDecodeCompressedBatches(t *testing.T) {
 }
 
 func TestDecompressionBomb(t *testing.T) {
-	big := make([]byte, MaxDecompressedBatchBytes+1)
+	// gzip, lz4 and snappy are checked against a 1 MiB bound to keep the test fast; zstd
+	// against the real one (its decoder is configured with it).
+	const small = 1 << 20
+	bigSmall := make([]byte, small+1)
+	bigFull := make([]byte, MaxDecompressedBatchBytes+1)
 	for _, c := range []struct {
 		name  string
 		codec int8
 		data  []byte
+		limit int
 	}{
-		{"gzip", CompressionGzip, gzipBytes(big)},
-		{"zstd", CompressionZstd, zstdBytes(big)},
-		{"lz4", CompressionLZ4, lz4Bytes(big)},
-		{"snappy", CompressionSnappy, xerialBytes(big, 1<<20)},
+		{"gzip", CompressionGzip, gzipBytes(bigSmall), small},
+		{"lz4", CompressionLZ4, lz4Bytes(bigSmall), small},
+		{"snappy xerial", CompressionSnappy, xerialBytes(bigSmall, 1<<16), small},
+		{"snappy raw", CompressionSnappy, snappy.Encode(nil, bigSmall), small},
+		{"zstd", CompressionZstd, zstdBytes(bigFull), MaxDecompressedBatchBytes},
 	} {
-		n := allocBytes(func() {
-			if _, err := decompress(c.codec, c.data); err == nil {
-				t.Errorf("%s: no error for %d decompressed bytes", c.name, len(big))
-			}
-		})
-		if n > 6*MaxDecompressedBatchBytes { // growth of the output buffer, not the input claim
+		var err error
+		n := allocBytesRuns(1, func() { _, err = decompressLimit(c.codec, c.data, c.limit) })
+		if err == nil || !strings.Contains(err.Error(), "exceed") {
+			t.Errorf("%s: err %v for %d decompressed bytes", c.name, err, c.limit+1)
+		}
+		// Output buffer growth only, never the size a header claims; lz4 adds its block
+		// buffers (two of the frame's block size, at most 4 MiB each), whatever the input.
+		bound := 6 * c.limit
+		if c.codec == CompressionLZ4 {
+			bound += 9 << 20
+		}
+		if n > uint64(bound) {
 			t.Errorf("%s: %d bytes allocated", c.name, n)
+		}
+		// Raising the bound by one byte decodes it.
+		if c.limit >= MaxDecompressedBatchBytes {
+			continue
+		}
+		if out, err := decompressLimit(c.codec, c.data, c.limit+1); err != nil || len(out) != c.limit+1 {
+			t.Errorf("%s at the bound: %d bytes, %v", c.name, len(out), err)
 		}
 	}
 }

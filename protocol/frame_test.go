@@ -9,13 +9,15 @@ import (
 )
 
 // allocBytes reports the bytes f allocates per call (averaged over a few calls).
-func allocBytes(f func()) uint64 {
-	const runs = 4
+func allocBytes(f func()) uint64 { return allocBytesRuns(4, f) }
+
+// allocBytesRuns is allocBytes over the given number of measured calls (after one warm-up).
+func allocBytesRuns(runs uint64, f func()) uint64 {
 	f()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	for i := 0; i < runs; i++ {
+	for range runs {
 		f()
 	}
 	runtime.ReadMemStats(&after)
