@@ -77,11 +77,10 @@ func locate() (*Env, error) {
 	}
 	lib := os.Getenv("KRAFTD_INTEROP_LIB")
 	if lib == "" {
-		_, file, _, ok := runtime.Caller(0)
-		if !ok {
-			return nil, errors.New("cannot locate interop/lib: no caller information")
+		lib, err = findLib()
+		if err != nil {
+			return nil, err
 		}
-		lib = filepath.Join(filepath.Dir(filepath.Dir(file)), "lib")
 	}
 	if _, err := os.Stat(filepath.Join(lib, completeMarker)); err != nil {
 		return nil, fmt.Errorf("%s has no %s marker (download missing or incomplete)", lib, completeMarker)
@@ -91,8 +90,9 @@ func locate() (*Env, error) {
 			return nil, fmt.Errorf("missing %s in %s", j, lib)
 		}
 	}
-	scratch, err := os.MkdirTemp("", "kraftd-kafkatest-")
-	if err != nil {
+	// One fixed dir per user, reused by every run, so runs leave nothing new behind.
+	scratch := filepath.Join(os.TempDir(), fmt.Sprintf("kraftd-kafkatest-%d", os.Getuid()))
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return nil, fmt.Errorf("kafkatest: scratch dir: %w", err)
 	}
 	e := &Env{Java: java, LibDir: lib, scratch: scratch}
@@ -100,6 +100,29 @@ func locate() (*Env, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// findLib returns interop/lib: next to this source file when its path is known (it is not
+// under -trimpath), else found from the working directory (go test runs in the package dir)
+// by walking up to the directory holding interop/pom.xml.
+func findLib() (string, error) {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return filepath.Join(filepath.Dir(filepath.Dir(file)), "lib"), nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("cannot locate interop/lib: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "interop", "pom.xml")); err == nil {
+			return filepath.Join(dir, "interop", "lib"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("cannot locate interop/lib: no interop/pom.xml above the working directory")
+		}
+		dir = parent
+	}
 }
 
 func findJava() (string, error) {
@@ -152,7 +175,19 @@ rootLogger.appenderRef.err.ref = ERR
 
 func (e *Env) writeLog4j() error {
 	for name, body := range map[string]string{"server-log4j2.properties": serverLog4j, "tool-log4j2.properties": toolLog4j} {
-		if err := os.WriteFile(filepath.Join(e.scratch, name), []byte(body), 0o644); err != nil {
+		// Test binaries of several packages may run at once: write aside, then rename.
+		tmp, err := os.CreateTemp(e.scratch, name+".*.tmp")
+		if err != nil {
+			return fmt.Errorf("kafkatest: write %s: %w", name, err)
+		}
+		_, werr := tmp.WriteString(body)
+		cerr := tmp.Close()
+		if err := errors.Join(werr, cerr); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("kafkatest: write %s: %w", name, err)
+		}
+		if err := os.Rename(tmp.Name(), filepath.Join(e.scratch, name)); err != nil {
+			os.Remove(tmp.Name())
 			return fmt.Errorf("kafkatest: write %s: %w", name, err)
 		}
 	}
