@@ -3,25 +3,35 @@
 //
 // Model:
 //   - A frame is an int32 big-endian size followed by that many bytes. ReadFrame validates
-//     the size against a maximum (Kafka's socket.request.max.bytes) before allocating.
+//     the size against a maximum (Kafka's socket.request.max.bytes) before allocating, and
+//     allocates frames above 1 MiB as their bytes arrive.
 //   - A request frame is a request header (v1, or v2 with a tag block when the api version
 //     is flexible) followed by a kmsg body. A response frame is a response header (v0, or v1
 //     with a tag block when flexible, except ApiVersions which always uses v0) and a kmsg
 //     body. Bodies are encoded and decoded by kmsg only; this package never hand-writes a
-//     message kmsg knows.
-//   - kraftd serves a fixed set of apis (versions.go). ParseRequest refuses the rest with
-//     errors wrapping ErrUnsupportedAPI / ErrUnsupportedVersion, after decoding the header,
-//     so the network layer can answer ApiVersions per KIP-511 or close the connection as
-//     a Kafka controller does.
+//     message kmsg knows. ParseRequestHeader decodes a header without allocating.
+//   - kraftd serves a fixed set of apis (servedApis in versions.go, one line per api).
+//     ParseRequest refuses the rest with errors wrapping ErrUnsupportedAPI /
+//     ErrUnsupportedVersion after decoding the header, so the network layer can answer
+//     ApiVersions per KIP-511 (NewApiVersionsResponse) or close the connection as a Kafka
+//     controller does. Other errors from ParseRequest (malformed header, a body above
+//     MaxRequestBodySize, a body kmsg cannot decode) mean: log and close.
+//   - Fetch and FetchSnapshot responses carry up to 8 MiB of log or snapshot bytes.
+//     AppendResponseVectored encodes everything else and returns the frame as net.Buffers
+//     in which those bytes are the caller's own slices, for writev without a copy.
 //   - Record batches are decoded from and encoded to the exact bytes Kafka stores on disk
 //     and sends in Fetch responses; the base offset and partition leader epoch are outside
-//     the CRC and may be rewritten in place.
+//     the CRC and may be rewritten in place. KRaft writes uncompressed batches; compressed
+//     ones (gzip, snappy, lz4, zstd) are decoded with a bound on the decompressed size.
+//   - Control records are one-record (or few-record) control batches whose key is
+//     {version 0, type} and whose value is a flexible version-0 message: LeaderChange
+//     (kmsg), SnapshotHeader, SnapshotFooter, KRaftVersion and Voters (control.go).
 //
 // Decoding never trusts its input: sizes and counts are checked against the bytes present
 // before anything is allocated, and errors say what was wrong and where. Decoded messages
-// and batches alias the input buffer for byte fields; callers that reuse a read buffer must
-// be done with the decoded values first.
+// and batches alias the input buffer for byte fields (record keys and values, Fetch
+// records); callers that reuse a read buffer must be done with the decoded values first.
 //
-// Nothing in this package keeps state or starts goroutines; every function is safe for
-// concurrent use.
+// Nothing in this package keeps mutable state or starts goroutines; every function is safe
+// for concurrent use (AppendResponseVectored only needs its response to itself).
 package protocol
