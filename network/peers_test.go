@@ -557,3 +557,28 @@ func TestPeersBackoff(t *testing.T) {
 		}
 	}
 }
+
+// Changing a node's address closes its connection; the next request goes to the new one.
+func TestPeersSetAddressMovesNode(t *testing.T) {
+	hits := make(chan string, 4)
+	handler := func(name string) Handler {
+		return HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+			hits <- name
+			respond(voteResponseFor(req.(*kmsg.VoteRequest)))
+		})
+	}
+	_, a := startServer(t, ServerConfig{}, handler("a"))
+	_, b := startServer(t, ServerConfig{}, handler("b"))
+	p := newTestPeers(t, PeerConfig{})
+	p.SetAddress(1, a)
+	if _, err := sendSync(t, p, 1, voteRequest(1)); err != nil {
+		t.Fatal(err)
+	}
+	p.SetAddress(1, b)
+	if _, err := sendSync(t, p, 1, voteRequest(2)); err != nil {
+		t.Fatal(err)
+	}
+	if first, second := <-hits, <-hits; first != "a" || second != "b" {
+		t.Fatalf("requests went to %s then %s, want a then b", first, second)
+	}
+}
