@@ -264,7 +264,7 @@ type peer struct {
 	conn     *peerConn // current connection; nil when none
 	failures int       // consecutive failed dials
 	nextDial time.Time // no dial before this (reconnect backoff)
-	lastErr  error     // why the last dial failed; nil after a success
+	lastErr  error     // why the last dial failed or connection closed; nil after a dial succeeds
 }
 
 // backoff returns the reconnect backoff after n consecutive failures: exponential from
