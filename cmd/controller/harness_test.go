@@ -1,0 +1,482 @@
+package main
+
+// Harness for the real-process tests: the controller binary is built once
+// into a temp dir; each node is a child process on 127.0.0.1 with its own
+// properties file, data dir, stdout (stats JSON) and stderr (logs) files.
+// Processes are stopped by pid only; every wait has a deadline and dumps
+// the node logs when it fails.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/metadatalog"
+	"github.com/kraftd/kraftd/protocol"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	buildDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// controllerBinary builds cmd/controller once per test binary.
+func controllerBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "kraftd-bin-")
+		if buildErr != nil {
+			return
+		}
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		binPath = filepath.Join(buildDir, "controller")
+		cmd := exec.Command(goTool, "build", "-o", binPath, ".")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// freePorts reserves n distinct free ports (closed again before use; the
+// small race with other processes is acceptable on a test machine).
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// cluster is a set of node processes sharing a voter set.
+type cluster struct {
+	t      *testing.T
+	dir    string
+	bin    string
+	voters string
+	nodes  map[int32]*proc
+	extra  []string // properties lines added to every node
+	args   []string // extra workload flags
+}
+
+// proc is one node process (it may be restarted: outputs are appended).
+type proc struct {
+	id      int32
+	port    int
+	dirID   string
+	cfgPath string
+	dataDir string
+	outPath string
+	errPath string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	exitErr error
+	runs    int
+}
+
+var testDirIDs = []string{"b8tRS7h4TJ2Vt43Dp85v2A", "Nkij_D9XRiYKNb41SiJo7Q", "4-e97nI7eHPYKfEDtW8rtQ", "J8aAPcfLQt2bqs1JT_rMgQ", "MkU3OEVBNTcwNTJENDM2Qg"}
+
+// Test timing: short election and fetch timeouts keep failover in the
+// sub-second range so the suite stays short.
+var fastQuorum = []string{
+	"controller.quorum.election.timeout.ms=400",
+	"controller.quorum.fetch.timeout.ms=800",
+	"controller.quorum.election.backoff.max.ms=400",
+	"controller.quorum.request.timeout.ms=1000",
+	"controller.quorum.append.linger.ms=5",
+}
+
+func newCluster(t *testing.T, voters int) *cluster {
+	t.Helper()
+	c := &cluster{t: t, dir: t.TempDir(), bin: controllerBinary(t), nodes: map[int32]*proc{}, extra: fastQuorum,
+		args: []string{"--throughput", "2000", "--record-size", "64", "--stats-json", "--stats-interval", "200ms"}}
+	ports := freePorts(t, voters)
+	var vs []string
+	for i := 0; i < voters; i++ {
+		id := int32(i + 1)
+		vs = append(vs, fmt.Sprintf("%d@127.0.0.1:%d", id, ports[i]))
+		c.nodes[id] = c.newProc(id, ports[i])
+	}
+	c.voters = strings.Join(vs, ",")
+	for _, p := range c.nodes {
+		c.writeConfig(p, "controller")
+	}
+	t.Cleanup(c.stopAll)
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.dumpLogs()
+		}
+	})
+	return c
+}
+
+func (c *cluster) newProc(id int32, port int) *proc {
+	base := filepath.Join(c.dir, fmt.Sprintf("node%d", id))
+	return &proc{
+		id: id, port: port, dirID: testDirIDs[(int(id)-1)%len(testDirIDs)],
+		cfgPath: base + ".properties", dataDir: base + "-data",
+		outPath: base + ".out", errPath: base + ".log",
+	}
+}
+
+// addObserver adds a node outside the voter set (process.roles=broker).
+func (c *cluster) addObserver(id int32) *proc {
+	p := c.newProc(id, freePorts(c.t, 1)[0])
+	c.nodes[id] = p
+	c.writeConfig(p, "broker")
+	return p
+}
+
+func (c *cluster) writeConfig(p *proc, role string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "node.id=%d\nprocess.roles=%s\n", p.id, role)
+	if role == "broker" {
+		fmt.Fprintf(&b, "listeners=PLAINTEXT://127.0.0.1:%d\n", p.port)
+	} else {
+		fmt.Fprintf(&b, "listeners=CONTROLLER://127.0.0.1:%d\n", p.port)
+	}
+	fmt.Fprintf(&b, "controller.listener.names=CONTROLLER\ncontroller.quorum.voters=%s\nlog.dirs=%s\n", c.voters, p.dataDir)
+	for _, e := range c.extra {
+		b.WriteString(e + "\n")
+	}
+	if err := os.WriteFile(p.cfgPath, []byte(b.String()), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *cluster) start(id int32) {
+	c.t.Helper()
+	p := c.nodes[id]
+	out, err := os.OpenFile(p.outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	errf, err := os.OpenFile(p.errPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	p.runs++
+	fmt.Fprintf(errf, "=== run %d\n", p.runs)
+	args := append([]string{"test-kraft-server-start", "--config", p.cfgPath, "--replica-directory-id", p.dirID, "--log-level", "debug"}, c.args...)
+	p.cmd = exec.Command(c.bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = out, errf
+	if err := p.cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	p.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		p.exitErr = cmd.Wait()
+		out.Close()
+		errf.Close()
+		close(done)
+	}(p.cmd, p.done)
+}
+
+func (p *proc) running() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// signal sends sig to the node's pid and, for SIGKILL, waits for the exit.
+func (c *cluster) signal(id int32, sig syscall.Signal) {
+	p := c.nodes[id]
+	if !p.running() {
+		return
+	}
+	if err := syscall.Kill(p.cmd.Process.Pid, sig); err != nil {
+		c.t.Logf("kill %d %v: %v", p.cmd.Process.Pid, sig, err)
+	}
+}
+
+// waitExit waits for node id to exit; false on timeout.
+func (c *cluster) waitExit(id int32, d time.Duration) bool {
+	p := c.nodes[id]
+	if p.cmd == nil {
+		return true
+	}
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+func (c *cluster) stopAll() {
+	for id, p := range c.nodes {
+		if p.running() {
+			c.signal(id, syscall.SIGTERM)
+		}
+	}
+	for id, p := range c.nodes {
+		if p.cmd != nil && !c.waitExit(id, 10*time.Second) {
+			c.t.Errorf("node %d did not exit within 10s of SIGTERM; killing", id)
+			c.signal(id, syscall.SIGKILL)
+			c.waitExit(id, 5*time.Second)
+		}
+	}
+}
+
+func (c *cluster) dumpLogs() {
+	ids := make([]int, 0, len(c.nodes))
+	for id := range c.nodes {
+		ids = append(ids, int(id))
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		p := c.nodes[int32(id)]
+		for _, f := range []string{p.errPath, p.outPath} {
+			b, _ := os.ReadFile(f)
+			if len(b) > 12000 {
+				b = append([]byte("...\n"), b[len(b)-12000:]...)
+			}
+			c.t.Logf("==== node %d %s\n%s", id, filepath.Base(f), b)
+		}
+	}
+}
+
+// waitFor polls cond every 50ms until it returns true or d passes.
+func (c *cluster) waitFor(d time.Duration, what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// request sends one request to node id with franz-go (ApiVersions first).
+func (c *cluster) request(id int32, req kmsg.Request) (kmsg.Response, error) {
+	p := c.nodes[id]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(fmt.Sprintf("127.0.0.1:%d", p.port)), kgo.RetryTimeout(0))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return cl.SeedBrokers()[0].Request(ctx, req)
+}
+
+// describeQuorum asks node id (which answers only when it leads).
+func (c *cluster) describeQuorum(id int32) (*kmsg.DescribeQuorumResponse, error) {
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	tp := kmsg.NewDescribeQuorumRequestTopic()
+	tp.Topic = "__cluster_metadata"
+	tp.Partitions = append(tp.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, tp)
+	resp, err := c.request(id, req)
+	if err != nil {
+		return nil, err
+	}
+	dq := resp.(*kmsg.DescribeQuorumResponse)
+	if err := kerr.ErrorForCode(dq.ErrorCode); err != nil {
+		return dq, err
+	}
+	if len(dq.Topics) != 1 || len(dq.Topics[0].Partitions) != 1 {
+		return dq, errors.New("describe quorum: not one partition")
+	}
+	if err := kerr.ErrorForCode(dq.Topics[0].Partitions[0].ErrorCode); err != nil {
+		return dq, err
+	}
+	return dq, nil
+}
+
+// leaders returns the running nodes whose latest stats line says Leader,
+// with their epochs.
+func (c *cluster) lastStats(id int32) (stats, bool) {
+	b, err := os.ReadFile(c.nodes[id].outPath)
+	if err != nil {
+		return stats{}, false
+	}
+	var last stats
+	found := false
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var s stats
+		if json.Unmarshal(sc.Bytes(), &s) == nil && !s.Final {
+			last, found = s, true
+		}
+	}
+	return last, found
+}
+
+// statsLines returns every stats line of node id.
+func (c *cluster) statsLines(id int32) []stats {
+	b, _ := os.ReadFile(c.nodes[id].outPath)
+	var out []stats
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var s stats
+		if json.Unmarshal(sc.Bytes(), &s) == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// leader finds the node that answers DescribeQuorum (only a leader does).
+func (c *cluster) leader() (int32, *kmsg.DescribeQuorumResponseTopicPartition) {
+	for id, p := range c.nodes {
+		if !p.running() {
+			continue
+		}
+		dq, err := c.describeQuorum(id)
+		if err == nil {
+			part := dq.Topics[0].Partitions[0]
+			if part.LeaderID == id {
+				return id, &part
+			}
+		}
+	}
+	return -1, nil
+}
+
+// waitLeader waits until exactly one running node leads at an epoch > minEpoch.
+func (c *cluster) waitLeader(d time.Duration, minEpoch int32) (int32, int32) {
+	c.t.Helper()
+	var id, epoch int32 = -1, -1
+	c.waitFor(d, fmt.Sprintf("a leader with epoch > %d", minEpoch), func() bool {
+		l, part := c.leader()
+		if l < 0 || part.LeaderEpoch <= minEpoch {
+			return false
+		}
+		id, epoch = l, part.LeaderEpoch
+		return true
+	})
+	return id, epoch
+}
+
+// logBatch is one batch read back from a node's segment files.
+type logBatch struct {
+	base, last int64
+	epoch      int32
+	control    bool
+	raw        []byte
+}
+
+// readLog reads the batches of a node's __raft_performance_test-0 log with
+// metadatalog (read-only: a running node's torn tail is ignored).
+func readLog(t *testing.T, dataDir string) []logBatch {
+	t.Helper()
+	dir := metadatalog.PartitionDir(dataDir, "__raft_performance_test")
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	l, err := metadatalog.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	defer l.Close()
+	var out []logBatch
+	err = l.Batches(l.StartOffset(), func(b []byte) error {
+		h, err := protocol.CheckBatch(b)
+		if err != nil {
+			return err
+		}
+		out = append(out, logBatch{base: h.BaseOffset, last: h.LastOffset(), epoch: h.PartitionLeaderEpoch, control: h.IsControl(), raw: append([]byte(nil), b[:h.Size()]...)})
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	return out
+}
+
+// endOffset is the offset after the last batch read.
+func endOffset(bs []logBatch) int64 {
+	if len(bs) == 0 {
+		return 0
+	}
+	return bs[len(bs)-1].last + 1
+}
+
+// checkSamePrefix asserts that the logs hold byte-identical batches for
+// every offset below upTo, and that each log reaches upTo.
+func checkSamePrefix(t *testing.T, upTo int64, logs map[int32][]logBatch) {
+	t.Helper()
+	var ref []logBatch
+	var refID int32 = -1
+	for id, l := range logs {
+		if endOffset(l) < upTo {
+			t.Fatalf("node %d log ends at %d, below the committed offset %d", id, endOffset(l), upTo)
+		}
+		// Contiguous offsets from 0.
+		next := int64(0)
+		for _, b := range l {
+			if b.base != next {
+				t.Fatalf("node %d: batch at %d, expected %d (gap or overlap)", id, b.base, next)
+			}
+			next = b.last + 1
+		}
+		if ref == nil {
+			ref, refID = l, id
+			continue
+		}
+		for i := 0; i < len(l) && i < len(ref) && l[i].base < upTo; i++ {
+			if !bytes.Equal(l[i].raw, ref[i].raw) {
+				t.Fatalf("nodes %d and %d differ in the committed batch at offset %d", id, refID, l[i].base)
+			}
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

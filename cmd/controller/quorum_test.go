@@ -1,0 +1,285 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/clusterid"
+)
+
+func skipShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-process test; skipped under -short")
+	}
+}
+
+// committedHW is the highest high watermark any node reported.
+func (c *cluster) committedHW() int64 {
+	var hw int64 = -1
+	for id := range c.nodes {
+		for _, s := range c.statsLines(id) {
+			hw = max(hw, s.HighWatermark)
+		}
+	}
+	return hw
+}
+
+// TestQuorum runs three voters with the workload: one leader, DescribeQuorum
+// through franz-go, commits on all three with identical logs, then a SIGTERM
+// and a kill -9 failover with their times, and a restart that catches up
+// without losing anything committed.
+func TestQuorum(t *testing.T) {
+	skipShort(t)
+	c := newCluster(t, 3)
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	leader, epoch := c.waitLeader(10*time.Second, 0)
+	t.Logf("leader %d at epoch %d", leader, epoch)
+
+	// Exactly one leader: the other two answer NOT_LEADER_OR_FOLLOWER.
+	for id := int32(1); id <= 3; id++ {
+		if id == leader {
+			continue
+		}
+		if _, err := c.describeQuorum(id); err == nil {
+			t.Fatalf("node %d also answers DescribeQuorum as leader", id)
+		}
+	}
+	dq, err := c.describeQuorum(leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dq.Topics[0].Topic != "__cluster_metadata" {
+		t.Errorf("DescribeQuorum topic %q", dq.Topics[0].Topic)
+	}
+	part := dq.Topics[0].Partitions[0]
+	if len(part.CurrentVoters) != 3 {
+		t.Fatalf("DescribeQuorum voters %+v", part.CurrentVoters)
+	}
+	seen := map[int32]bool{}
+	for _, v := range part.CurrentVoters {
+		seen[v.ReplicaID] = true
+	}
+	if !seen[1] || !seen[2] || !seen[3] {
+		t.Fatalf("voters %+v", part.CurrentVoters)
+	}
+
+	// DescribeCluster as kafka-metadata-quorum --bootstrap-controller sends it.
+	dcReq := kmsg.NewPtrDescribeClusterRequest()
+	dcReq.EndpointType = 2
+	resp, err := c.request(1, dcReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := resp.(*kmsg.DescribeClusterResponse)
+	if dc.ErrorCode != 0 || dc.ControllerID != leader || dc.ClusterID != testRaftClusterID || len(dc.Brokers) != 3 {
+		t.Fatalf("DescribeCluster: %+v", dc)
+	}
+	// The describe-quorum command end to end.
+	code, out, errs := runCmd(t, "describe-quorum", "--bootstrap-controller", "127.0.0.1:"+itoa(c.nodes[2].port), "--status", "--timeout", "5s")
+	if code != 0 || !strings.Contains(out, "LeaderId:               "+itoa(int(leader))) || !strings.Contains(out, "ClusterId:              AAAAAAAAAAAAAAAAAAAAAA") {
+		t.Fatalf("describe-quorum --status: %d %q %q", code, out, errs)
+	}
+
+	// The workload commits on all three.
+	c.waitFor(10*time.Second, "commits on all three nodes", func() bool {
+		for id := int32(1); id <= 3; id++ {
+			s, ok := c.lastStats(id)
+			if !ok || s.CommittedRecords < 500 {
+				return false
+			}
+		}
+		return true
+	})
+	hw := c.committedHW()
+	c.waitFor(5*time.Second, "every log to reach the committed offset", func() bool {
+		for id := int32(1); id <= 3; id++ {
+			if endOffset(readLog(t, c.nodes[id].dataDir)) < hw {
+				return false
+			}
+		}
+		return true
+	})
+	logs := map[int32][]logBatch{}
+	for id := int32(1); id <= 3; id++ {
+		logs[id] = readLog(t, c.nodes[id].dataDir)
+	}
+	checkSamePrefix(t, hw, logs)
+
+	// SIGTERM of the leader: it resigns (EndQuorumEpoch) and a successor
+	// takes over.
+	start := time.Now()
+	c.signal(leader, syscall.SIGTERM)
+	newLeader, newEpoch := c.waitLeader(10*time.Second, epoch)
+	sigtermFailover := time.Since(start)
+	if !c.waitExit(leader, 10*time.Second) {
+		t.Fatalf("leader %d did not exit after SIGTERM", leader)
+	}
+	if c.nodes[leader].exitErr != nil {
+		t.Errorf("leader %d exited with %v after SIGTERM", leader, c.nodes[leader].exitErr)
+	}
+	t.Logf("SIGTERM failover: node %d -> node %d (epoch %d -> %d) in %v", leader, newLeader, epoch, newEpoch, sigtermFailover)
+	if b, _ := os.ReadFile(c.nodes[leader].outPath); !strings.Contains(string(b), `"final":true`) {
+		t.Errorf("node %d printed no final summary", leader)
+	}
+	c.start(leader)
+
+	// kill -9 of the new leader.
+	hwBefore := c.committedHW()
+	c.waitFor(10*time.Second, "commits under the new leader", func() bool { return c.committedHW() > hwBefore+200 })
+	hwBeforeKill := c.committedHW()
+	start = time.Now()
+	c.signal(newLeader, syscall.SIGKILL)
+	c.waitExit(newLeader, 5*time.Second)
+	third, thirdEpoch := c.waitLeader(10*time.Second, newEpoch)
+	killFailover := time.Since(start)
+	t.Logf("kill -9 failover: node %d -> node %d (epoch %d -> %d) in %v", newLeader, third, newEpoch, thirdEpoch, killFailover)
+	t.Logf("failover times: SIGTERM %v, kill -9 %v", sigtermFailover, killFailover)
+	if sigtermFailover >= killFailover {
+		t.Errorf("SIGTERM failover (%v) was not faster than kill -9 failover (%v)", sigtermFailover, killFailover)
+	}
+	c.waitFor(10*time.Second, "commits after the kill", func() bool { return c.committedHW() > hwBeforeKill+200 })
+
+	// Restart the killed node: it catches up and nothing committed is lost.
+	c.start(newLeader)
+	final := c.committedHW()
+	c.waitFor(15*time.Second, "all logs to reach the committed offset after restart", func() bool {
+		for id := int32(1); id <= 3; id++ {
+			if endOffset(readLog(t, c.nodes[id].dataDir)) < final {
+				return false
+			}
+		}
+		return true
+	})
+	for id := int32(1); id <= 3; id++ {
+		logs[id] = readLog(t, c.nodes[id].dataDir)
+	}
+	checkSamePrefix(t, final, logs)
+	// Everything reported committed before the kill is still there, with
+	// the bytes it had then.
+	for id := int32(1); id <= 3; id++ {
+		if endOffset(logs[id]) < hwBeforeKill {
+			t.Fatalf("node %d lost committed data: log end %d < %d", id, endOffset(logs[id]), hwBeforeKill)
+		}
+	}
+}
+
+// TestClusterIDMismatch: a voter formatted with another cluster id is
+// refused with INCONSISTENT_CLUSTER_ID, logs why, and the other two carry on.
+func TestClusterIDMismatch(t *testing.T) {
+	skipShort(t)
+	c := newCluster(t, 3)
+	bad := c.nodes[3]
+	if err := os.MkdirAll(bad.dataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dirID, _ := clusterid.Parse(bad.dirID)
+	if err := clusterid.WriteMetaProperties(bad.dataDir, clusterid.MetaProperties{Version: 1, ClusterID: clusterid.Random().String(), NodeID: 3, DirectoryID: dirID}); err != nil {
+		t.Fatal(err)
+	}
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	leader, _ := c.waitLeader(10*time.Second, 0)
+	if leader == 3 {
+		t.Fatal("the node with the wrong cluster id became leader")
+	}
+	c.waitFor(10*time.Second, "commits on nodes 1 and 2", func() bool {
+		s1, ok1 := c.lastStats(1)
+		s2, ok2 := c.lastStats(2)
+		return ok1 && ok2 && s1.CommittedRecords > 300 && s2.CommittedRecords > 300
+	})
+	c.waitFor(5*time.Second, "a log line about INCONSISTENT_CLUSTER_ID", func() bool {
+		for id := int32(1); id <= 3; id++ {
+			b, _ := os.ReadFile(c.nodes[id].errPath)
+			if strings.Contains(string(b), "INCONSISTENT_CLUSTER_ID") {
+				return true
+			}
+		}
+		return false
+	})
+	if s, ok := c.lastStats(3); ok && s.CommittedRecords > 0 {
+		t.Fatalf("node 3 with the wrong cluster id committed %d records", s.CommittedRecords)
+	}
+	if n := endOffset(readLog(t, bad.dataDir)); n != 0 {
+		t.Fatalf("node 3 with the wrong cluster id replicated up to offset %d", n)
+	}
+}
+
+// TestObserver: a node outside controller.quorum.voters follows the log and
+// never votes or stands for election, also across a leader change.
+func TestObserver(t *testing.T) {
+	skipShort(t)
+	c := newCluster(t, 3)
+	obs := c.addObserver(4)
+	for id := int32(1); id <= 4; id++ {
+		c.start(id)
+	}
+	leader, epoch := c.waitLeader(10*time.Second, 0)
+	c.waitFor(10*time.Second, "the observer to replicate committed data", func() bool {
+		s, ok := c.lastStats(4)
+		return ok && s.CommittedRecords > 300
+	})
+	c.waitFor(5*time.Second, "the leader to list the observer", func() bool {
+		dq, err := c.describeQuorum(leader)
+		if err != nil {
+			return false
+		}
+		for _, o := range dq.Topics[0].Partitions[0].Observers {
+			if o.ReplicaID == 4 {
+				return true
+			}
+		}
+		return false
+	})
+	c.signal(leader, syscall.SIGKILL)
+	c.waitExit(leader, 5*time.Second)
+	l2, _ := c.waitLeader(10*time.Second, epoch)
+	if l2 == 4 {
+		t.Fatal("the observer became leader")
+	}
+	hw := c.committedHW()
+	c.waitFor(10*time.Second, "the observer to follow the new leader", func() bool {
+		s, ok := c.lastStats(4)
+		return ok && s.LeaderID == l2 && s.HighWatermark >= hw
+	})
+	b, _ := os.ReadFile(obs.errPath)
+	for _, role := range []string{`"role": "Candidate"`, `"role": "Prospective"`, `"role": "Leader"`, `"role": "Voted"`} {
+		if strings.Contains(string(b), role) {
+			t.Fatalf("observer log shows %s", role)
+		}
+	}
+	for _, s := range c.statsLines(4) {
+		if s.Role == "Candidate" || s.Role == "Leader" || s.Role == "Prospective" || s.Role == "Voted" {
+			t.Fatalf("observer stats show role %s", s.Role)
+		}
+	}
+}
+
+// TestLatePeers: a voter started alone keeps retrying its peers, elects
+// nobody, and joins the quorum once they start.
+func TestLatePeers(t *testing.T) {
+	skipShort(t)
+	c := newCluster(t, 3)
+	c.start(1)
+	time.Sleep(2 * time.Second) // several election timeouts
+	if !c.nodes[1].running() {
+		t.Fatal("node 1 exited while its peers were down")
+	}
+	if l, _ := c.leader(); l >= 0 {
+		t.Fatalf("node %d leads without a majority", l)
+	}
+	c.start(2)
+	c.start(3)
+	c.waitLeader(10*time.Second, 0)
+	c.waitFor(10*time.Second, "node 1 to commit with the quorum", func() bool {
+		s, ok := c.lastStats(1)
+		return ok && s.CommittedRecords > 300
+	})
+}
