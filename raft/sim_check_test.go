@@ -26,6 +26,33 @@ type cEntry struct {
 	control    bool
 	data       []byte   // the batch bytes (MemLog's own, never modified)
 	values     [][]byte // decoded record values
+	cum        uint64   // FNV-1a over every committed batch up to this one
+}
+
+// entryEndingAt returns the committed batch whose last offset is end-1.
+func (c *checker) entryEndingAt(end int64) (cEntry, bool) {
+	i, found := slices.BinarySearchFunc(c.C, end-1, func(e cEntry, last int64) int { return cmpInt64(e.last, last) })
+	if !found {
+		return cEntry{}, false
+	}
+	return c.C[i], true
+}
+
+// snapshotDigestAt is what a snapshot ending at end must hold.
+func (c *checker) snapshotDigestAt(end int64) (string, bool) {
+	e, ok := c.entryEndingAt(end)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s%d/%d", snapshotDigestPrefix, end, e.cum), true
+}
+
+func fnv1a(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 type voteKey struct {
@@ -42,6 +69,7 @@ type nodeCheck struct {
 	scannedEnd     int64 // batches below this were checked for log matching
 	persistedEpoch int32
 	hasPersisted   bool
+	lastSnapshot   raft.OffsetAndEpoch // last snapshot checked
 }
 
 func (c *nodeCheck) restarted(n *simNode) {
@@ -183,9 +211,50 @@ func (c *checker) afterEvent(n *simNode) {
 		nc.lastHW = st.HighWatermark
 		nc.lastRole, nc.lastRoleEpoch = st.Role, st.Epoch
 	}
+	c.checkSnapshots(n)
+	if s.violation != "" {
+		return
+	}
 	c.verify(n)
 	if s.violation == "" && n.listener != nil {
 		c.checkDeliveries(n)
+	}
+}
+
+// checkSnapshots (S10): a log that does not start at 0 starts exactly at
+// its earliest snapshot; every snapshot covers only committed data and
+// holds the committed prefix's digest.
+func (c *checker) checkSnapshots(n *simNode) {
+	s := c.s
+	start := n.mem.StartOffset()
+	if start > 0 {
+		if e, ok := n.mem.EarliestSnapshot(); !ok || e.Offset != start {
+			s.fail("S10: node %d log starts at %d but its earliest snapshot is %v (present %v)", n.id, start, e, ok)
+			return
+		}
+	}
+	latest, ok := n.mem.LatestSnapshot()
+	if !ok || latest == n.chk.lastSnapshot {
+		return
+	}
+	n.chk.lastSnapshot = latest
+	want, ok := c.snapshotDigestAt(latest.Offset)
+	if !ok || latest.Offset > c.committedEnd {
+		s.fail("S10: node %d holds snapshot %d-%d, not at a committed batch end (committed end %d)", n.id, latest.Offset, latest.Epoch, c.committedEnd)
+		return
+	}
+	if e, _ := c.entryEndingAt(latest.Offset); e.epoch != latest.Epoch {
+		s.fail("S10: node %d snapshot %d-%d names epoch %d, the committed batch before it has epoch %d", n.id, latest.Offset, latest.Epoch, latest.Epoch, e.epoch)
+		return
+	}
+	r, err := n.mem.OpenSnapshot(latest)
+	if err != nil {
+		s.fail("node %d: open snapshot %v: %v", n.id, latest, err)
+		return
+	}
+	got, err := snapshotDigest(r)
+	if err != nil || got != want {
+		s.fail("S10: node %d snapshot %d-%d holds %q (%v), want %q", n.id, latest.Offset, latest.Epoch, got, err, want)
 	}
 }
 
@@ -205,6 +274,11 @@ func (c *checker) extend(n *simNode, hw int64) {
 			return
 		}
 		e := cEntry{base: b.BaseOffset, last: b.LastOffset, epoch: b.Epoch, control: dec.Control, data: b.Data}
+		e.cum = 14695981039346656037
+		if k := len(c.C); k > 0 {
+			e.cum = c.C[k-1].cum
+		}
+		e.cum = fnv1a(e.cum, b.Data)
 		for i, r := range dec.Records {
 			e.values = append(e.values, r.Value)
 			if dec.Control || len(r.Value) < 2 || r.Value[0] != 'w' {
@@ -377,7 +451,35 @@ func (c *checker) checkDeliveries(n *simNode) {
 	if n.up && n.inc == l.inc {
 		hw = n.drv.Status().HighWatermark
 	}
-	for _, b := range l.pending {
+	for _, ev := range l.pending {
+		if ev.le != nil {
+			l.isLeader = ev.le.LeaderID == n.id && n.id >= 0
+			if l.isLeader && l.next < ev.epochStart {
+				s.fail("S9: node %d listener told it leads epoch %d at offset %d, before reaching the epoch start %d", n.id, ev.le.Epoch, l.next, ev.epochStart)
+				return
+			}
+			continue
+		}
+		if ev.snapshot != nil {
+			id := *ev.snapshot
+			want, ok := c.snapshotDigestAt(id.Offset)
+			switch {
+			case l.isLeader:
+				s.fail("S10: node %d listener told to load snapshot %d-%d after it was told it leads", n.id, id.Offset, id.Epoch)
+			case ev.err != nil:
+				s.fail("node %d listener got snapshot %d-%d that does not read back: %v", n.id, id.Offset, id.Epoch, ev.err)
+			case !ok || ev.digest != want:
+				s.fail("S9: node %d listener loaded snapshot %d-%d holding %q, want %q (committed end %d)", n.id, id.Offset, id.Epoch, ev.digest, want, c.committedEnd)
+			case id.Offset < l.next:
+				s.fail("S9: node %d listener loaded snapshot %d-%d behind what it already has (next %d)", n.id, id.Offset, id.Epoch, l.next)
+			}
+			if s.violation != "" {
+				return
+			}
+			l.next = id.Offset
+			continue
+		}
+		b := ev.batch
 		if b.BaseOffset != l.next {
 			s.fail("S9: node %d listener got batch %d-%d, expected the next batch at %d", n.id, b.BaseOffset, b.LastOffset, l.next)
 			return
@@ -510,11 +612,24 @@ func (c *checker) checkOpenRequests() {
 // simListener records deliveries; the checker verifies them after the event
 // (C may only be extended once the event's effects are in).
 type simListener struct {
-	s       *sim
-	n       *simNode
-	inc     int
-	next    int64
-	pending []raft.CommittedBatch
+	s        *sim
+	n        *simNode
+	inc      int
+	next     int64
+	pending  []listenerEv
+	isLeader bool // last told that its own node leads
+}
+
+// listenerEv is one callback: a committed batch, or a snapshot load.
+type listenerEv struct {
+	batch    raft.CommittedBatch
+	snapshot *raft.OffsetAndEpoch
+	digest   string
+	err      error
+	// A leader change: the listener was told of leader le; epochStart is
+	// where that epoch starts in the node's log.
+	le         *raft.LeaderAndEpoch
+	epochStart int64
 }
 
 func (l *simListener) HandleCommit(batches []raft.CommittedBatch) {
@@ -527,17 +642,28 @@ func (l *simListener) HandleCommit(batches []raft.CommittedBatch) {
 		for i := range b.Records {
 			b.Records[i] = bytes.Clone(b.Records[i])
 		}
-		l.pending = append(l.pending, b)
+		l.pending = append(l.pending, listenerEv{batch: b})
 	}
 }
 
 func (l *simListener) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) {
 	l.s.tracef("node %d listener loads snapshot %d-%d", l.n.id, id.Offset, id.Epoch)
-	l.next = id.Offset
+	l.s.stats.snapshotLoads++
+	ev := listenerEv{snapshot: &id}
+	ev.digest, ev.err = snapshotDigest(r)
+	l.pending = append(l.pending, ev)
 }
 
 func (l *simListener) HandleLeaderChange(le raft.LeaderAndEpoch) {
 	l.s.tracef("node %d listener: leader %d epoch %d", l.n.id, le.LeaderID, le.Epoch)
+	ev := listenerEv{le: &le}
+	if le.LeaderID == l.n.id && le.LeaderID >= 0 {
+		ev.epochStart = l.n.mem.StartOffset()
+		if oe, ok := l.n.mem.EndOffsetForEpoch(le.Epoch - 1); ok {
+			ev.epochStart = oe.Offset
+		}
+	}
+	l.pending = append(l.pending, ev)
 }
 
 func (l *simListener) BeginShutdown() {}

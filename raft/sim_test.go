@@ -8,6 +8,7 @@ package raft_test
 // comes from one PCG seeded by (seed, mix), so a seed replays exactly.
 
 import (
+	"bytes"
 	"container/heap"
 	"errors"
 	"flag"
@@ -48,14 +49,15 @@ type mix struct {
 	partitions bool
 	crashes    bool // crash/restart, pauses, fsync failures
 	resigns    bool // Resign and graceful Shutdown of the leader
+	snapshots  bool // nodes snapshot at their high watermark and delete the log below
 }
 
 var mixes = []mix{
 	{name: "clean"},
 	{name: "lossy", lossy: true},
 	{name: "partitions", partitions: true},
-	{name: "crashes", crashes: true, resigns: true},
-	{name: "all", lossy: true, partitions: true, crashes: true, resigns: true},
+	{name: "crashes", crashes: true, resigns: true, snapshots: true},
+	{name: "all", lossy: true, partitions: true, crashes: true, resigns: true, snapshots: true},
 }
 
 func TestSimSeeds(t *testing.T) {
@@ -194,6 +196,7 @@ type simTotals struct {
 	committed                                                       int64
 	leaderChanges, crashes, partitions, pauses, diskFaults, resigns int
 	drops, dups                                                     int
+	snapshots, retentions, fetchSnapshots, snapshotLoads            int
 }
 
 func (t *simTotals) add(r simResult) {
@@ -211,11 +214,16 @@ func (t *simTotals) add(r simResult) {
 	t.resigns += st.resigns + st.shutdowns
 	t.drops += st.drops
 	t.dups += st.dups
+	t.snapshots += st.snapshots
+	t.retentions += st.retentions
+	t.fetchSnapshots += st.fetchSnapshots
+	t.snapshotLoads += st.snapshotLoads
 }
 
 func (t simTotals) String() string {
-	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates; slowest post-heal commit %v",
-		t.steps, t.virtual.Round(time.Second), t.committed, t.leaderChanges, t.crashes, t.partitions, t.pauses, t.diskFaults, t.resigns, t.drops, t.dups, t.maxLatency)
+	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads); slowest post-heal commit %v",
+		t.steps, t.virtual.Round(time.Second), t.committed, t.leaderChanges, t.crashes, t.partitions, t.pauses, t.diskFaults, t.resigns, t.drops, t.dups,
+		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.maxLatency)
 }
 
 type simResult struct {
@@ -260,6 +268,7 @@ const (
 	evHeal     // end of a fault (partition, pause, ...)
 	evEndFaults
 	evCheckpoint
+	evSnapshot
 )
 
 type event struct {
@@ -381,6 +390,7 @@ type sim struct {
 
 type simCounts struct {
 	msgs, drops, dups, crashes, restarts, pauses, partitions, diskFaults, resigns, shutdowns, appends, leaderChanges int
+	snapshots, snapshotLoads, retentions, fetchSnapshots                                                             int
 }
 
 func runSim(m mix, seed uint64, out func(string)) (res simResult) {
@@ -492,6 +502,9 @@ func (s *sim) setup() {
 		s.schedule(time.Second+s.jitter(o.faultEvery), &event{kind: evNemesis})
 	}
 	s.schedule(o.faultPhase, &event{kind: evEndFaults})
+	if s.m.snapshots {
+		s.schedule(time.Second+s.jitter(3*time.Second), &event{kind: evSnapshot})
+	}
 }
 
 func (s *sim) jitter(d time.Duration) time.Duration {
@@ -730,6 +743,10 @@ func (s *sim) handle(e *event) *simNode {
 	case evEndFaults:
 		s.endFaults()
 		return nil
+	case evSnapshot:
+		s.snapshot()
+		s.schedule(s.now+s.jitter(3*time.Second), &event{kind: evSnapshot})
+		return nil
 	}
 	return nil
 }
@@ -843,6 +860,9 @@ func (t *simTransport) Send(o raft.Outbound) {
 		return
 	}
 	key := o.Request.Key()
+	if _, ok := o.Request.(*kmsg.FetchSnapshotRequest); ok {
+		s.stats.fetchSnapshots++
+	}
 	vr, ok := protocol.Supported(key)
 	if !ok {
 		s.fail("node %d sent api %d that kraftd does not serve", n.id, key)
@@ -1177,4 +1197,89 @@ func (s *sim) endFaults() {
 	s.healAt = s.now
 	s.tracef("END OF FAULTS: network healed, all nodes up; committed end %d", s.chk.committedEnd)
 	s.chk.startLiveness()
+}
+
+// snapshot makes one node write a snapshot at its high watermark, as the
+// controller's state machine would, and sometimes delete the log below it
+// (segment retention), so lagging and restarted replicas need FetchSnapshot.
+// The snapshot's one data record is the digest of the committed prefix it
+// covers; listeners that load it are checked against C.
+func (s *sim) snapshot() {
+	n := s.nodes[s.rng.IntN(len(s.nodes))]
+	if !n.up {
+		return
+	}
+	hw := n.drv.Status().HighWatermark
+	if hw <= 0 {
+		return
+	}
+	if latest, ok := n.mem.LatestSnapshot(); ok && latest.Offset >= hw {
+		return
+	}
+	e, ok := s.chk.entryEndingAt(hw)
+	if !ok {
+		return // not a batch boundary of C (cannot happen below a node's HW)
+	}
+	id := raft.OffsetAndEpoch{Offset: hw, Epoch: e.epoch}
+	w, err := n.mem.CreateSnapshot(id)
+	if err != nil {
+		return // the driver is downloading this very snapshot
+	}
+	if _, err := w.Write(snapshotBytes(id, e.cum)); err != nil {
+		s.fail("node %d: write snapshot: %v", n.id, err)
+		return
+	}
+	if err := w.Freeze(); err != nil {
+		s.fail("node %d: freeze snapshot: %v", n.id, err)
+		return
+	}
+	s.stats.snapshots++
+	deleted := s.rng.IntN(3) != 0 && n.mem.DeleteBeforeSnapshot()
+	if deleted {
+		s.stats.retentions++
+	}
+	s.tracef("node %d snapshot %d-%d (log start now %d)", n.id, id.Offset, id.Epoch, n.mem.StartOffset())
+	s.chk.afterEvent(n)
+}
+
+const snapshotDigestPrefix = "digest:"
+
+// snapshotBytes lays out a snapshot file: SnapshotHeader control batch, one
+// data batch holding the digest, SnapshotFooter control batch.
+func snapshotBytes(id raft.OffsetAndEpoch, digest uint64) []byte {
+	var b []byte
+	b = protocol.AppendControlBatch(b, 0, id.Epoch, 0, protocol.ControlSnapshotHeader,
+		protocol.SnapshotHeaderRecord{}.AppendTo(nil))
+	val := fmt.Appendf(nil, "%s%d/%d", snapshotDigestPrefix, id.Offset, digest)
+	b = protocol.AppendBatch(b, protocol.Batch{BaseOffset: 1, PartitionLeaderEpoch: id.Epoch,
+		Records: []protocol.Record{{Value: val}}})
+	b = protocol.AppendControlBatch(b, 2, id.Epoch, 0, protocol.ControlSnapshotFooter,
+		protocol.SnapshotFooterRecord{}.AppendTo(nil))
+	return b
+}
+
+// snapshotDigest reads the digest record back; ok is false for a snapshot
+// that is not laid out as snapshotBytes writes it.
+func snapshotDigest(r raft.SnapshotReader) (string, error) {
+	buf := make([]byte, r.Size())
+	if _, err := r.ReadAt(buf, 0); err != nil && int64(len(buf)) != r.Size() {
+		return "", err
+	}
+	var digest string
+	for rest := buf; len(rest) > 0; {
+		b, next, err := protocol.DecodeBatch(rest)
+		if err != nil {
+			return "", err
+		}
+		for _, rec := range b.Records {
+			if !b.Control && bytes.HasPrefix(rec.Value, []byte(snapshotDigestPrefix)) {
+				digest = string(rec.Value)
+			}
+		}
+		rest = next
+	}
+	if digest == "" {
+		return "", errors.New("no digest record")
+	}
+	return digest, nil
 }

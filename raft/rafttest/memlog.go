@@ -312,7 +312,8 @@ func (l *MemLog) CreateSnapshot(id raft.OffsetAndEpoch) (raft.SnapshotWriter, er
 }
 
 // TruncateToSnapshot drops the whole log and restarts it at the snapshot's
-// offset. The snapshot must be frozen and past the high watermark's floor.
+// offset, deleting older snapshots. The snapshot must be frozen and not
+// below the high watermark.
 func (l *MemLog) TruncateToSnapshot(id raft.OffsetAndEpoch) error {
 	if _, ok := l.snapshots[id]; !ok {
 		return fmt.Errorf("memlog: truncate to snapshot %d-%d: %w", id.Offset, id.Epoch, raft.ErrSnapshotNotFound)
@@ -324,6 +325,12 @@ func (l *MemLog) TruncateToSnapshot(id raft.OffsetAndEpoch) error {
 	l.batches = l.batches[:0]
 	l.startOffset, l.startEpoch = id.Offset, id.Epoch
 	l.flushed = id.Offset
+	// Snapshots below the new log start are useless, as Kafka removes them.
+	for other := range l.snapshots {
+		if other.Offset < id.Offset {
+			delete(l.snapshots, other)
+		}
+	}
 	l.Truncations++
 	l.noteEnd()
 	return nil

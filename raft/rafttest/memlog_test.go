@@ -289,6 +289,9 @@ func TestMemLogSnapshots(t *testing.T) {
 	if err := l.TruncateToSnapshot(far); err != nil {
 		t.Fatal(err)
 	}
+	if got, _ := l.EarliestSnapshot(); got != far {
+		t.Fatalf("EarliestSnapshot after TruncateToSnapshot = %v, want %v (older ones deleted)", got, far)
+	}
 	if l.StartOffset() != 50 || l.EndOffset() != far || l.FlushedOffset() != 50 {
 		t.Fatalf("after TruncateToSnapshot: start %d end %v flushed %d", l.StartOffset(), l.EndOffset(), l.FlushedOffset())
 	}
