@@ -206,3 +206,39 @@ func decodeControlValue(typ int16, v []byte) ([]byte, bool) {
 }
 
 func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+
+// FuzzParseResponse: response decoding for every served api (what a peer answers). A
+// response that decodes re-encodes to a fixed point.
+func FuzzParseResponse(f *testing.F) {
+	for _, g := range loadGoldenFrames(f) {
+		if !g.request {
+			f.Add(g.key, g.version, g.frame)
+		}
+	}
+	for _, key := range ServedKeys() {
+		rng, _ := Supported(key)
+		for v := rng.Min; v <= rng.Max; v++ {
+			resp := kmsg.ResponseForKey(key)
+			resp.SetVersion(v)
+			f.Add(key, v, AppendResponse(nil, 1, resp)[4:])
+		}
+	}
+	f.Fuzz(func(t *testing.T, key, version int16, frame []byte) {
+		if _, ok := Supported(key); !ok {
+			return
+		}
+		resp, err := ParseResponse(frame, key, version)
+		if err != nil {
+			return
+		}
+		once := AppendResponse(nil, 1, resp)
+		back, err := ParseResponse(once[4:], key, resp.GetVersion())
+		if err != nil {
+			t.Fatalf("re-encoded %s v%d does not decode: %v", kmsg.NameForKey(key), resp.GetVersion(), err)
+		}
+		if twice := AppendResponse(nil, 1, back); !bytes.Equal(once, twice) {
+			t.Fatalf("%s v%d: encoding is not a fixed point:\n%x\n%x", kmsg.NameForKey(key), version, once, twice)
+		}
+		AppendResponseVectored(nil, 1, back)
+	})
+}
