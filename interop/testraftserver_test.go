@@ -22,6 +22,11 @@ func TestKafkaTestRaftServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second) // let the workload commit some records
+	u, err := srv.Usage()
+	if err != nil || u.CPU <= 0 || u.PeakRSS <= 0 {
+		t.Errorf("usage %+v: %v", u, err)
+	}
+	t.Logf("TestRaftServer usage so far: CPU %v, peak RSS %d MiB", u.CPU, u.PeakRSS>>20)
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,10 @@ package kafkatest
 
 import (
 	"encoding/base64"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Output captured from Kafka 4.4.0's tools.
@@ -117,5 +119,51 @@ func TestPropsEncode(t *testing.T) {
 	}
 	if _, err := (Props{"a": "1\n2"}).Encode(); err == nil {
 		t.Error("value with a newline encoded")
+	}
+}
+
+func TestParseProcUsage(t *testing.T) {
+	stat := []byte("4242 (java (main)) S 1 4242 4242 0 -1 4194560 12000 0 0 0 250 75 0 0 20 0 40 0 100 3000000000 50000 18446744073709551615")
+	status := []byte("Name:\tjava\nVmPeak:\t 3000000 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n")
+	u, err := parseProcUsage(stat, status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.CPU != 3250*time.Millisecond || u.PeakRSS != 200<<20 || u.RSS != 100<<20 {
+		t.Errorf("usage %+v", u)
+	}
+	if _, err := parseProcUsage([]byte("4242 (java) S 1"), status); err == nil {
+		t.Error("short stat parsed")
+	}
+	if _, err := parseProcUsage(stat, []byte("VmHWM:\t12 MB\n")); err == nil {
+		t.Error("VmHWM in MB parsed")
+	}
+	self, err := procUsage(os.Getpid())
+	if err != nil || self.PeakRSS <= 0 || self.RSS <= 0 {
+		t.Errorf("own usage %+v %v", self, err)
+	}
+}
+
+func TestParseRaftThroughput(t *testing.T) {
+	out := "[x] INFO starting\nThroughput (bytes/second): 35779.18, Latency (ms): 22.0 p75 35.0 p99 56.0 p999\nnoise\n" +
+		"Throughput (bytes/second): 63458.92, Latency (ms): 21.0 p75 30.0 p99 51.0 p999\n"
+	r := ParseRaftThroughput(out)
+	want := []RaftThroughput{{35779.18, 22, 35, 56}, {63458.92, 21, 30, 51}}
+	if len(r) != 2 || r[0] != want[0] || r[1] != want[1] {
+		t.Errorf("got %+v", r)
+	}
+	if len(ParseRaftThroughput("Throughput (bytes/second): x")) != 0 {
+		t.Error("garbage parsed")
+	}
+}
+
+func TestFreePorts(t *testing.T) {
+	ports := FreePorts(t, 5)
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p <= 0 || seen[p] {
+			t.Fatalf("ports %v", ports)
+		}
+		seen[p] = true
 	}
 }

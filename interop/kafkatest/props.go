@@ -78,5 +78,21 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// FreePorts returns n distinct ports on 127.0.0.1 that were free a moment ago (all held
+// open together, so they differ), e.g. for the voters of a mixed quorum.
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("kafkatest: free port: %v", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
 // Voter renders one controller.quorum.voters entry, id@host:port.
 func Voter(id int32, hostport string) string { return fmt.Sprintf("%d@%s", id, hostport) }
