@@ -121,6 +121,13 @@ func TestLeaderParksFetchUntilAppend(t *testing.T) {
 	c := newCtx(t, 1, withPreVote(false))
 	c.electLocal()
 	leo := c.log.EndOffset().Offset
+	// The first fetch at the log end moves the HW: it is answered at once
+	// so the follower learns the HW.
+	if r := c.request(fetchReq(2, 1, leo, 1, 500)); r == nil {
+		t.Fatalf("fetch that moved the HW was parked")
+	} else if _, p := fetchPart(r); p.HighWatermark != leo {
+		t.Fatalf("HW %d, want %d", p.HighWatermark, leo)
+	}
 	if r := c.request(fetchReq(2, 1, leo, 1, 500)); r != nil {
 		t.Fatalf("fetch at the log end was answered at once")
 	}
@@ -139,8 +146,11 @@ func TestLeaderParksFetchUntilAppend(t *testing.T) {
 	if len(p.RecordBatches) == 0 || p.ErrorCode != 0 {
 		t.Fatalf("woken fetch: error %d, %d record bytes", p.ErrorCode, len(p.RecordBatches))
 	}
-	// Expiry: answered empty after MaxWaitMs.
-	c.request(fetchReq(3, 1, c.log.EndOffset().Offset, 1, 500))
+	// Expiry: answered empty after MaxWaitMs (once the HW is settled).
+	c.request(fetchReq(2, 1, c.log.EndOffset().Offset, 1, 0))
+	if r := c.request(fetchReq(3, 1, c.log.EndOffset().Offset, 1, 500)); r != nil {
+		t.Fatalf("fetch answered at once")
+	}
 	n := len(c.tr.replies)
 	c.advance(c.cfg.MaxFetchWait)
 	if len(c.tr.replies) != n+1 {

@@ -40,6 +40,11 @@ type leaderState struct {
 	beginQuorumDue      time.Time
 	resignRequested     bool
 
+	// hwMoved is set when the HW advanced in this round: parked fetches
+	// are then answered early so followers learn it without waiting for
+	// new records or MaxWaitMs (what Fetch v18's HighWatermark asks for).
+	hwMoved bool
+
 	acc         accumulator
 	unflushed   bool            // appended since the last fsync
 	appendTimes map[int64]int64 // batch base offset -> append time (unix ns), for listeners
@@ -198,10 +203,15 @@ func (d *Driver) flushLeader(now time.Time) {
 	}
 	d.maybeAdvanceHighWatermark()
 	// Parked fetches wait for the log end offset to pass their offset.
-	leo := d.log.EndOffset().Offset
 	if d.parked.Len() > 0 {
-		d.parked.CompleteUpTo(leo, func(p *parkedFetch) { d.completeParked(now, p) })
+		complete := func(p *parkedFetch) { d.completeParked(now, p) }
+		if l.hwMoved {
+			d.parked.CompleteAll(complete)
+		} else {
+			d.parked.CompleteUpTo(d.log.EndOffset().Offset, complete)
+		}
 	}
+	l.hwMoved = false
 }
 
 // maybeAdvanceHighWatermark applies the majority rule: the offset at index
@@ -219,6 +229,7 @@ func (d *Driver) maybeAdvanceHighWatermark() bool {
 		return false
 	}
 	l.highWatermark = hw
+	l.hwMoved = true
 	if hw > d.hw {
 		d.hw = hw
 		d.log.SetHighWatermark(hw)
