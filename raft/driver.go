@@ -240,12 +240,18 @@ func (d *Driver) Append(now time.Time, epoch int32, records [][]byte) (int64, er
 	if d.shuttingDown {
 		return 0, ErrShutdown
 	}
-	last, err := d.leader.acc.add(now, records, d.cfg)
+	acc := &d.leader.acc
+	last, err := acc.add(now, records, d.cfg)
 	if err != nil {
 		return 0, err
 	}
-	d.pollState(now)
-	d.endRound(now)
+	if acc.shouldDrain(now) {
+		d.pollState(now)
+		d.endRound(now)
+	} else if t, ok := acc.drainDeadline(); ok && t.Before(d.next) {
+		// Cheap path: only the linger timer changed.
+		d.next = t
+	}
 	return last, d.fatal
 }
 

@@ -40,6 +40,8 @@ type leaderState struct {
 	beginQuorumDue      time.Time
 	resignRequested     bool
 
+	scratch []int64 // reused by maybeAdvanceHighWatermark
+
 	// hwMoved is set when the HW advanced in this round: parked fetches
 	// are then answered early so followers learn it without waiting for
 	// new records or MaxWaitMs (what Fetch v18's HighWatermark asks for).
@@ -220,10 +222,11 @@ func (d *Driver) flushLeader(now time.Time) {
 // majority) and above the current HW.
 func (d *Driver) maybeAdvanceHighWatermark() bool {
 	l := d.leader
-	offs := make([]int64, 0, len(l.voters))
+	offs := l.scratch[:0]
 	for _, r := range l.voters {
 		offs = append(offs, r.endOffset)
 	}
+	l.scratch = offs
 	hw, ok := majorityOffset(offs)
 	if !ok || hw <= l.epochStartOffset || hw <= l.highWatermark {
 		return false
@@ -238,22 +241,19 @@ func (d *Driver) maybeAdvanceHighWatermark() bool {
 }
 
 // majorityOffset returns the largest offset that a majority of the given
-// end offsets (-1 = unknown) have reached.
+// end offsets (-1 = unknown) have reached: the value at index floor(n/2)
+// when sorted descending. It sorts offs in place.
 func majorityOffset(offs []int64) (int64, bool) {
 	if len(offs) == 0 {
 		return 0, false
 	}
-	s := slices.Clone(offs)
-	slices.SortFunc(s, func(a, b int64) int {
-		switch {
-		case a > b:
-			return -1
-		case a < b:
-			return 1
+	// Insertion sort, descending: voter sets are small.
+	for i := 1; i < len(offs); i++ {
+		for j := i; j > 0 && offs[j] > offs[j-1]; j-- {
+			offs[j], offs[j-1] = offs[j-1], offs[j]
 		}
-		return 0
-	})
-	v := s[len(s)/2]
+	}
+	v := offs[len(offs)/2]
 	return v, v >= 0
 }
 

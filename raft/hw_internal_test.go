@@ -1,0 +1,113 @@
+package raft
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestMajorityOffsetMatchesCounting checks the sort-based HW rule against a
+// deliberately simple alternative: the largest offset that at least a
+// majority of voters have reached.
+func TestMajorityOffsetMatchesCounting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 0))
+	for i := 0; i < 20000; i++ {
+		n := 1 + rng.IntN(7)
+		offs := make([]int64, n)
+		for j := range offs {
+			offs[j] = rng.Int64N(12) - 1 // -1 = unknown
+		}
+		want, wantOK := int64(-1), false
+		for _, cand := range offs {
+			if cand < 0 {
+				continue
+			}
+			reached := 0
+			for _, o := range offs {
+				if o >= cand {
+					reached++
+				}
+			}
+			if reached >= n/2+1 && cand > want {
+				want, wantOK = cand, true
+			}
+		}
+		got, ok := majorityOffset(slices.Clone(offs))
+		if ok != wantOK || (ok && got != want) {
+			t.Fatalf("offsets %v: got %d/%v, want %d/%v", offs, got, ok, want, wantOK)
+		}
+	}
+}
+
+func TestEndQuorumBackoffPositions(t *testing.T) {
+	d := &Driver{cfg: Config{NodeID: 3, ElectionBackoffMax: 1000 * time.Millisecond}}
+	cases := []struct {
+		preferred []int32
+		want      time.Duration
+	}{
+		{[]int32{3, 1, 2}, 0},
+		{[]int32{1, 3, 2}, 250 * time.Millisecond}, // (1000 >> 2) << 0
+		{[]int32{1, 2, 3}, 500 * time.Millisecond}, // (1000 >> 2) << 1
+		{[]int32{1, 2}, 1000 * time.Millisecond},   // not listed
+	}
+	for _, tc := range cases {
+		if got := d.endQuorumBackoff(tc.preferred); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.preferred, got, tc.want)
+		}
+	}
+}
+
+func TestElectionBackoffBounds(t *testing.T) {
+	d := &Driver{cfg: Config{ElectionBackoffMax: 1000 * time.Millisecond}, rng: rand.New(rand.NewPCG(1, 2))}
+	for retries := 1; retries <= 30; retries++ {
+		d.retries = retries
+		seen := map[time.Duration]bool{}
+		for i := 0; i < 200; i++ {
+			b := d.electionBackoff()
+			if b < 0 || b > d.cfg.ElectionBackoffMax || b%(100*time.Millisecond) != 0 {
+				t.Fatalf("retries %d: backoff %v out of range", retries, b)
+			}
+			if retries == 1 && b != 0 && b != 100*time.Millisecond {
+				t.Fatalf("retries 1: backoff %v, want 0 or 100ms", b)
+			}
+			seen[b] = true
+		}
+		if retries == 1 && len(seen) != 2 {
+			t.Fatalf("retries 1: saw %v", seen)
+		}
+	}
+}
+
+func TestAccumulatorBatching(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxBatchBytes = 1024
+	cfg.MaxUndrainedBatches = 2
+	var a accumulator
+	a.reset(10, 1)
+	now := time.Unix(0, 0)
+	last, err := a.add(now, [][]byte{make([]byte, 400)}, cfg)
+	if err != nil || last != 10 {
+		t.Fatalf("add: %d %v", last, err)
+	}
+	if a.shouldDrain(now) || !a.shouldDrain(now.Add(cfg.AppendLinger)) {
+		t.Fatalf("linger not respected")
+	}
+	// Does not fit with the first: closes the batch, drainable at once.
+	if last, err = a.add(now, [][]byte{make([]byte, 400), make([]byte, 100)}, cfg); err != nil || last != 12 {
+		t.Fatalf("add 2: %d %v", last, err)
+	}
+	if !a.shouldDrain(now) {
+		t.Fatalf("a full batch must drain at once")
+	}
+	if _, err := a.add(now, [][]byte{make([]byte, 2000)}, cfg); err == nil {
+		t.Fatalf("oversized append accepted")
+	}
+	bs := a.drain()
+	if len(bs) != 2 || bs[0].base != 10 || len(bs[0].records) != 1 || bs[1].base != 11 || len(bs[1].records) != 2 {
+		t.Fatalf("drained %+v", bs)
+	}
+	if !a.empty() {
+		t.Fatalf("not empty after drain")
+	}
+}
