@@ -203,7 +203,11 @@ func AppendRequestHeader(dst []byte, key, version int16, corr int32, clientID *s
 }
 
 // AppendRequest appends a complete size-prefixed request frame; req.GetVersion() must be set.
+//
+// Tagged fields that req's version does not define (kmsg would write them, Kafka rejects
+// them) are reset in req first; a Fetch below v15 gets ReplicaID from ReplicaState.ID.
 func AppendRequest(dst []byte, corr int32, clientID *string, req kmsg.Request) []byte {
+	sanitizeRequest(req)
 	dst, at := appendSizePlaceholder(dst)
 	dst = AppendRequestHeader(dst, req.Key(), req.GetVersion(), corr, clientID)
 	dst = req.AppendTo(dst)
@@ -228,7 +232,12 @@ func AppendResponseHeader(dst []byte, key, version int16, corr int32) []byte {
 
 // AppendResponse appends a complete size-prefixed response frame. Header v0 for ApiVersions
 // and for non-flexible versions, v1 (tag byte) otherwise. resp.GetVersion() must be set.
+//
+// Tagged fields that resp's version does not define (e.g. Vote v0 NodeEndpoints, Fetch
+// below v16 NodeEndpoints) are reset in resp first: kmsg would write them and Kafka rejects
+// them.
 func AppendResponse(dst []byte, corr int32, resp kmsg.Response) []byte {
+	sanitizeResponse(resp)
 	dst, at := appendSizePlaceholder(dst)
 	dst = AppendResponseHeader(dst, resp.Key(), resp.GetVersion(), corr)
 	dst = resp.AppendTo(dst)

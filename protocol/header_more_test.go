@@ -57,8 +57,6 @@ func TestHeaderVersionsEveryServedVersion(t *testing.T) {
 
 func TestParseRequestErrors(t *testing.T) {
 	id := "c"
-	fetch := kmsg.NewPtrFetchRequest()
-	fetch.SetVersion(18) // kmsg knows it; kraftd does not serve it
 	cases := []struct {
 		name  string
 		frame []byte
@@ -74,7 +72,9 @@ func TestParseRequestErrors(t *testing.T) {
 		{"unknown api", AppendRequestHeader(nil, 1000, 0, 1, nil), ErrUnsupportedAPI, "key 1000"},
 		{"unserved api", AppendRequestHeader(nil, 0, 9, 1, nil), ErrUnsupportedAPI, "Produce"},
 		{"negative version", AppendRequestHeader(nil, KeyVote, -1, 1, nil), ErrUnsupportedVersion, "Vote v-1"},
-		{"fetch v18", AppendRequest(nil, 1, nil, fetch)[4:], ErrUnsupportedVersion, "Fetch v18"},
+		{"fetch v3", AppendRequestHeader(nil, KeyFetch, 3, 1, nil), ErrUnsupportedVersion, "Fetch v3 (served: v4-v18)"},
+		{"fetch v19", AppendRequestHeader(nil, KeyFetch, 19, 1, nil), ErrUnsupportedVersion, "Fetch v19"},
+		{"add raft voter v2", AppendRequestHeader(nil, KeyAddRaftVoter, 2, 1, nil), ErrUnsupportedVersion, "AddRaftVoter v2"},
 		{"vote v3", AppendRequestHeader(nil, KeyVote, 3, 1, nil), ErrUnsupportedVersion, "served: v0-v2"},
 	}
 	for _, c := range cases {

@@ -51,11 +51,9 @@ func TestUnsupportedRequests(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedAPI) {
 		t.Fatalf("produce: %v", err)
 	}
-	av := kmsg.NewPtrApiVersionsRequest()
-	av.SetVersion(5)
-	hdr, _, err := ParseRequest(AppendRequest(nil, 9, nil, av)[4:])
-	if !errors.Is(err, ErrUnsupportedVersion) || hdr.APIKey != 18 || hdr.APIVersion != 5 || hdr.CorrelationID != 9 {
-		t.Fatalf("apiversions v5: %+v %v", hdr, err)
+	hdr, _, err := ParseRequest(append(AppendRequestHeader(nil, KeyApiVersions, 6, 9, nil), 1, 2, 3))
+	if !errors.Is(err, ErrUnsupportedVersion) || hdr.APIKey != 18 || hdr.APIVersion != 6 || hdr.CorrelationID != 9 {
+		t.Fatalf("apiversions v6: %+v %v", hdr, err)
 	}
 }
 
@@ -90,24 +88,24 @@ func TestResponseHeaderVersions(t *testing.T) {
 }
 
 func TestApiVersionsUnsupportedAnswer(t *testing.T) {
-	resp := NewApiVersionsResponse(5)
+	resp := NewApiVersionsResponse(6)
 	if resp.GetVersion() != 0 || resp.ErrorCode != 35 || len(resp.ApiKeys) != 1 ||
-		resp.ApiKeys[0].ApiKey != 18 || resp.ApiKeys[0].MinVersion != 0 || resp.ApiKeys[0].MaxVersion != 4 {
+		resp.ApiKeys[0].ApiKey != 18 || resp.ApiKeys[0].MinVersion != 0 || resp.ApiKeys[0].MaxVersion != 5 {
 		t.Fatalf("%+v", resp)
 	}
 	frame := AppendResponse(nil, 3, resp)
 	// v0 header, v0 body: corr, error 35, int32 count 1, {18, 0, 4}.
-	want := []byte{0, 0, 0, 16, 0, 0, 0, 3, 0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 4}
+	want := []byte{0, 0, 0, 16, 0, 0, 0, 3, 0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 5}
 	if !bytes.Equal(frame, want) {
 		t.Fatalf("frame %x, want %x", frame, want)
 	}
-	// A client that asked v4 decodes it as v0 and learns the range.
-	back, err := ParseResponse(frame[4:], KeyApiVersions, 4)
+	// A client that asked v5 decodes it as v0 and learns the range.
+	back, err := ParseResponse(frame[4:], KeyApiVersions, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	av := back.(*kmsg.ApiVersionsResponse)
-	if av.GetVersion() != 0 || av.ErrorCode != 35 || len(av.ApiKeys) != 1 || av.ApiKeys[0].MaxVersion != 4 {
+	if av.GetVersion() != 0 || av.ErrorCode != 35 || len(av.ApiKeys) != 1 || av.ApiKeys[0].MaxVersion != 5 {
 		t.Fatalf("%+v", av)
 	}
 }

@@ -24,24 +24,26 @@ const (
 )
 
 // servedApis is the advertisement: one line per api, in ApiVersions order (ascending key).
-// The ranges are those a Kafka controller advertises for these apis (captured answer of a
-// Kafka 4.0 trunk controller, testdata/kafka-jvm-raft/json/apiversions-node1.json), with the
-// 4.x additions kraftd implements: Vote v2 (KIP-996 pre-vote) and DescribeCluster v2.
-// Adjust a line here when the interop check against the target Kafka release disagrees;
-// every version listed must be one kmsg can encode (checked by the tests).
+// The ranges are those a Kafka 4.4.0 controller advertises for these apis (its message
+// schemas, testdata/kafka-jvm-raft/json/kafka-4.4.0-raft-api-schemas.json, confirmed by the
+// interop test against a live 4.4.0 controller). Adjust a line here when the target Kafka
+// release changes; every version listed must be one kmsg can encode (checked by the tests).
 var servedApis = [...]struct {
 	key int16
 	VersionRange
 }{
-	{KeyFetch, VersionRange{0, 17}}, // raft needs >= 13 (topic ids); older get INVALID_REQUEST
-	{KeyApiVersions, VersionRange{0, 4}},
-	{KeyVote, VersionRange{0, 2}},
+	// v0-3 were removed in Kafka 4.0. Raft needs >= 13 (topic ids): 4-12 get a top-level
+	// INVALID_REQUEST from the raft layer, as from Kafka. v18 adds the fetcher's high
+	// watermark (KIP-1166).
+	{KeyFetch, VersionRange{4, 18}},
+	{KeyApiVersions, VersionRange{0, 5}}, // v5: ClusterId/NodeId checking (KIP-1242)
+	{KeyVote, VersionRange{0, 2}},        // v2: pre-vote (KIP-996)
 	{KeyBeginQuorumEpoch, VersionRange{0, 1}},
 	{KeyEndQuorumEpoch, VersionRange{0, 1}},
 	{KeyDescribeQuorum, VersionRange{0, 2}},
 	{KeyFetchSnapshot, VersionRange{0, 1}},
 	{KeyDescribeCluster, VersionRange{0, 2}},
-	{KeyAddRaftVoter, VersionRange{0, 0}},
+	{KeyAddRaftVoter, VersionRange{0, 1}}, // v1: AckWhenCommitted (KIP-1186)
 	{KeyRemoveRaftVoter, VersionRange{0, 0}},
 	{KeyUpdateRaftVoter, VersionRange{0, 0}},
 }

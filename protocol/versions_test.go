@@ -8,12 +8,47 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// kafkaDeviations lists where kraftd's advertisement knowingly differs from the captured
-// answer of a Kafka 4.0-SNAPSHOT controller (trunk 1eb7644): api versions Kafka added in
-// 4.0 that kraftd serves. The interop test against the target release is the final judge.
+// kafkaDeviations lists where kraftd's advertisement (Kafka 4.4.0's) differs from the
+// captured answer of a Kafka 4.0-SNAPSHOT controller (trunk 1eb7644): the api versions Kafka
+// added or dropped since. The interop test against a live 4.4.0 controller is the final judge.
 var kafkaDeviations = map[int16]VersionRange{
-	KeyVote:            {0, 2}, // KIP-996 pre-vote (Kafka 4.0)
-	KeyDescribeCluster: {0, 2}, // IncludeFencedBrokers (Kafka 4.0)
+	KeyFetch:           {4, 18}, // v0-3 removed in 4.0 (KIP-896), v18 added (KIP-1166)
+	KeyApiVersions:     {0, 5},  // KIP-1242
+	KeyVote:            {0, 2},  // KIP-996 pre-vote (Kafka 4.0)
+	KeyDescribeCluster: {0, 2},  // IncludeFencedBrokers (Kafka 4.0)
+	KeyAddRaftVoter:    {0, 1},  // AckWhenCommitted (KIP-1186)
+}
+
+// TestRangesMatchKafka440Schemas checks the advertisement and the flexible-version rule of
+// every served api against Kafka 4.4.0's message schemas (validVersions, flexibleVersions).
+func TestRangesMatchKafka440Schemas(t *testing.T) {
+	raw, err := os.ReadFile("../testdata/kafka-jvm-raft/json/kafka-4.4.0-raft-api-schemas.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schemas struct {
+		Apis []struct {
+			Name                                                 string
+			ApiKey, MinVersion, MaxVersion, FirstFlexibleVersion int16
+		}
+	}
+	if err := json.Unmarshal(raw, &schemas); err != nil {
+		t.Fatal(err)
+	}
+	if len(schemas.Apis) != len(servedApis) {
+		t.Fatalf("%d schemas for %d served apis", len(schemas.Apis), len(servedApis))
+	}
+	for _, s := range schemas.Apis {
+		got, ok := Supported(s.ApiKey)
+		if !ok || got != (VersionRange{s.MinVersion, s.MaxVersion}) {
+			t.Errorf("%s: kraftd serves %v (%v), Kafka 4.4.0 defines %d-%d", s.Name, got, ok, s.MinVersion, s.MaxVersion)
+		}
+		for v := s.MinVersion; v <= s.MaxVersion; v++ {
+			if IsFlexible(s.ApiKey, v) != (v >= s.FirstFlexibleVersion) {
+				t.Errorf("%s v%d: IsFlexible %v, Kafka's flexibleVersions %d+", s.Name, v, IsFlexible(s.ApiKey, v), s.FirstFlexibleVersion)
+			}
+		}
+	}
 }
 
 func TestAdvertisedRangesMatchKafkaController(t *testing.T) {
@@ -69,7 +104,7 @@ func TestAdvertisedRangesMatchKafkaController(t *testing.T) {
 }
 
 func TestNewApiVersionsResponseEveryVersion(t *testing.T) {
-	for v := int16(0); v <= 4; v++ {
+	for v := int16(0); v <= 5; v++ {
 		resp := NewApiVersionsResponse(v)
 		if resp.GetVersion() != v || resp.ErrorCode != 0 {
 			t.Fatalf("v%d: version %d error %d", v, resp.GetVersion(), resp.ErrorCode)
@@ -106,7 +141,7 @@ func TestNewApiVersionsResponseEveryVersion(t *testing.T) {
 			t.Fatalf("v%d: finalized epoch %d", v, av.FinalizedFeaturesEpoch)
 		}
 	}
-	for _, v := range []int16{5, 6, 127, -1} {
+	for _, v := range []int16{6, 7, 127, -1} {
 		resp := NewApiVersionsResponse(v)
 		if resp.GetVersion() != 0 || resp.ErrorCode != 35 || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].ApiKey != 18 {
 			t.Fatalf("v%d: %+v", v, resp)
@@ -114,11 +149,11 @@ func TestNewApiVersionsResponseEveryVersion(t *testing.T) {
 	}
 }
 
-// TestApiVersionsUnsupportedRequestParsesHeader: a v5 (or far future) ApiVersions request is
+// TestApiVersionsUnsupportedRequestParsesHeader: a v6 (or far future) ApiVersions request is
 // answered from its header alone; the body is not decoded.
 func TestApiVersionsUnsupportedRequestParsesHeader(t *testing.T) {
 	id := "future-client"
-	for _, v := range []int16{5, 100} {
+	for _, v := range []int16{6, 100} {
 		frame := AppendRequestHeader(nil, KeyApiVersions, v, 31, &id)
 		frame = append(frame, 0xde, 0xad) // an unknown body layout
 		hdr, req, err := ParseRequest(frame)
