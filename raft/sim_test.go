@@ -174,6 +174,7 @@ const (
 	simElectionTimeout = 1000 * time.Millisecond
 	simFetchTimeout    = 2000 * time.Millisecond
 	simRequestTimeout  = 2000 * time.Millisecond
+	simMaxFetchWait    = 500 * time.Millisecond
 	livenessBound      = simFetchTimeout + 10*simElectionTimeout
 	convergenceBound   = 10 * time.Second
 	maxEventsPerSeed   = 3_000_000
@@ -197,6 +198,7 @@ type simTotals struct {
 	leaderChanges, crashes, partitions, pauses, diskFaults, resigns int
 	drops, dups                                                     int
 	snapshots, retentions, fetchSnapshots, snapshotLoads            int
+	checkQuorumChecks                                               int
 }
 
 func (t *simTotals) add(r simResult) {
@@ -218,12 +220,13 @@ func (t *simTotals) add(r simResult) {
 	t.retentions += st.retentions
 	t.fetchSnapshots += st.fetchSnapshots
 	t.snapshotLoads += st.snapshotLoads
+	t.checkQuorumChecks += st.checkQuorumChecks
 }
 
 func (t simTotals) String() string {
-	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads); slowest post-heal commit %v",
+	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked; slowest post-heal commit %v",
 		t.steps, t.virtual.Round(time.Second), t.committed, t.leaderChanges, t.crashes, t.partitions, t.pauses, t.diskFaults, t.resigns, t.drops, t.dups,
-		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.maxLatency)
+		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.maxLatency)
 }
 
 type simResult struct {
@@ -370,8 +373,8 @@ type sim struct {
 	logger   *zap.Logger
 
 	// network state
-	blocked    [][]bool // blocked[from][to]
-	lossy      bool     // faults phase of a lossy mix
+	blocked    [][]int // blocked[from][to]: how many active partitions cut the link
+	lossy      bool    // faults phase of a lossy mix
 	faultsOver bool
 	healAt     time.Duration
 
@@ -391,6 +394,7 @@ type sim struct {
 type simCounts struct {
 	msgs, drops, dups, crashes, restarts, pauses, partitions, diskFaults, resigns, shutdowns, appends, leaderChanges int
 	snapshots, snapshotLoads, retentions, fetchSnapshots                                                             int
+	checkQuorumChecks                                                                                                int
 }
 
 func runSim(m mix, seed uint64, out func(string)) (res simResult) {
@@ -470,9 +474,9 @@ func (s *sim) setup() {
 		voters = append(voters, raft.Voter{ID: id, Endpoints: []raft.Endpoint{{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", id), Port: 9093}}})
 	}
 	n := o.voters + o.observers
-	s.blocked = make([][]bool, n)
+	s.blocked = make([][]int, n)
 	for i := range n {
-		s.blocked[i] = make([]bool, n)
+		s.blocked[i] = make([]int, n)
 		node := &simNode{idx: i, store: rafttest.NewMemStateStore(), mem: rafttest.NewMemLog()}
 		switch {
 		case i < o.voters:
@@ -521,6 +525,7 @@ func (s *sim) config(n *simNode) raft.Config {
 	cfg.ElectionTimeout = simElectionTimeout
 	cfg.FetchTimeout = simFetchTimeout
 	cfg.RequestTimeout = simRequestTimeout
+	cfg.MaxFetchWait = simMaxFetchWait
 	cfg.PreVote = s.opts.preVote
 	if n.id >= 0 {
 		cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", n.id), Port: 9093}}
@@ -828,7 +833,7 @@ func (s *sim) answerErr(m *netMsg, err error) {
 // transmit puts a message on a link, applying partitions and loss.
 func (s *sim) transmit(m *netMsg) {
 	s.stats.msgs++
-	if s.blocked[m.from][m.to] {
+	if s.blocked[m.from][m.to] > 0 {
 		s.stats.drops++
 		return
 	}
@@ -1061,17 +1066,63 @@ func (s *sim) partition() {
 		desc = fmt.Sprintf("cut %d links", len(links)/2)
 	}
 	for _, l := range links {
-		s.blocked[l[0]][l[1]] = true
+		s.blocked[l[0]][l[1]]++
 	}
 	s.stats.partitions++
 	d := time.Duration(500+s.rng.IntN(8000)) * time.Millisecond
 	s.tracef("NEMESIS partition: %s for %v", desc, d)
+	s.checkQuorumLater(links, d)
 	s.after(d, func() {
 		for _, l := range links {
-			s.blocked[l[0]][l[1]] = false
+			s.blocked[l[0]][l[1]]--
 		}
 		s.tracef("NEMESIS heal partition: %s", desc)
 	})
+}
+
+// checkQuorumLater (L2): when a partition cuts a leader off from the
+// Fetches of a majority of voters for longer than 1.5 x the fetch timeout,
+// the leader must have resigned by then. Messages already in flight may
+// still arrive, and a Fetch parked before the cut still counts when it
+// completes up to MaxWaitMs later (Kafka re-runs tryCompleteFetchRequest,
+// which updates the replica state, when new data completes a parked
+// fetch), hence the slack.
+func (s *sim) checkQuorumLater(links [][2]int, d time.Duration) {
+	cut := map[[2]int]bool{}
+	for _, l := range links {
+		cut[l] = true
+	}
+	for _, l := range s.nodes {
+		if !l.up || !l.voter || l.drv.Status().Role != raft.RoleLeader {
+			continue
+		}
+		heard := 0
+		for _, v := range s.nodes {
+			if v.voter && (v == l || !cut[[2]int{v.idx, l.idx}]) {
+				heard++
+			}
+		}
+		bound := 3*simFetchTimeout/2 + simMaxFetchWait + 11*s.opts.delayMax + 100*time.Millisecond
+		if heard > 1 {
+			// Voters still heard can complete a window together with a
+			// voter counted just before the cut, as in Kafka, which
+			// postpones the expiry by up to one more window.
+			bound += 3 * simFetchTimeout / 2
+		}
+		if heard > s.opts.voters/2 || d <= bound {
+			continue
+		}
+		epoch, inc, from := l.drv.Status().Epoch, l.inc, s.now
+		s.after(bound, func() {
+			if !l.up || l.inc != inc || l.pauseEnd > from || s.faultsOver {
+				return // restarted, paused, or the end of faults healed the cut
+			}
+			s.stats.checkQuorumChecks++
+			if st := l.drv.Status(); st.Role == raft.RoleLeader && st.Epoch == epoch {
+				s.fail("L2: leader %d of epoch %d still leads %v after a partition cut it off from a majority of voters", l.id, epoch, s.now-from)
+			}
+		})
+	}
 }
 
 func (s *sim) crashRestart() {
@@ -1185,7 +1236,7 @@ func (s *sim) resign() {
 func (s *sim) endFaults() {
 	s.faultsOver = true
 	for i := range s.blocked {
-		clear(s.blocked[i])
+		clear(s.blocked[i]) // pending heals then go negative: harmless, > 0 blocks
 	}
 	for _, n := range s.nodes {
 		n.pausedUntil = 0
