@@ -53,6 +53,11 @@ func (d *Driver) pollListeners(now time.Time) {
 		if lc.dead {
 			continue
 		}
+		// Leadership news first: a listener must learn it no longer leads
+		// before it is handed a snapshot or data from the new leader. The
+		// local leadership itself is announced after delivery, once the
+		// listener has caught up to the epoch start.
+		d.maybeFireLeaderChange(lc)
 		if d.hw >= 0 {
 			d.deliver(lc)
 		}
