@@ -39,6 +39,13 @@ type MemLog struct {
 
 	lowestEnd    int64 // lowest end offset left by a truncation or crash since TakeLowestEnd
 	hasLowestEnd bool
+
+	// LyingFsync makes Flush report success and FlushedOffset report the
+	// log end without making anything durable: Crash still drops everything
+	// never truly flushed. Only for showing that a checker catches a disk
+	// that lies about fsync.
+	LyingFsync bool
+	durable    int64 // what survives Crash when LyingFsync is set
 }
 
 var _ raft.Log = (*MemLog)(nil)
@@ -176,6 +183,7 @@ func (l *MemLog) TruncateTo(offset int64) error {
 	clear(l.batches[i:])
 	l.batches = l.batches[:i]
 	l.flushed = min(l.flushed, newEnd)
+	l.durable = min(l.durable, newEnd)
 	l.Truncations++
 	l.noteEnd()
 	return nil
@@ -191,6 +199,9 @@ func (l *MemLog) HighWatermark() int64 { return l.hw }
 
 func (l *MemLog) Flush() error {
 	l.flushed = l.EndOffset().Offset
+	if !l.LyingFsync {
+		l.durable = l.flushed
+	}
 	l.Flushes++
 	return nil
 }
@@ -202,6 +213,9 @@ func (l *MemLog) FlushedOffset() int64 { return l.flushed }
 // in-memory high watermark is forgotten. Frozen snapshots survive (they were
 // fsynced before the rename).
 func (l *MemLog) Crash() {
+	if l.LyingFsync {
+		l.flushed = min(l.flushed, max(l.durable, l.startOffset))
+	}
 	i := sort.Search(len(l.batches), func(i int) bool { return l.batches[i].base >= l.flushed })
 	clear(l.batches[i:])
 	l.batches = l.batches[:i]
@@ -324,7 +338,7 @@ func (l *MemLog) TruncateToSnapshot(id raft.OffsetAndEpoch) error {
 	clear(l.batches)
 	l.batches = l.batches[:0]
 	l.startOffset, l.startEpoch = id.Offset, id.Epoch
-	l.flushed = id.Offset
+	l.flushed, l.durable = id.Offset, id.Offset
 	// Snapshots below the new log start are useless, as Kafka removes them.
 	for other := range l.snapshots {
 		if other.Offset < id.Offset {

@@ -354,3 +354,23 @@ func TestFailingLog(t *testing.T) {
 		t.Fatalf("end %d, failures %d/%d", m.EndOffset().Offset, f.AppendFailures, f.FlushFailures)
 	}
 }
+
+func TestMemLogLyingFsync(t *testing.T) {
+	l := NewMemLog()
+	mustAppend(t, l, batch(0, 1, 2))
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	l.LyingFsync = true
+	mustAppend(t, l, batch(2, 1, 2))
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if l.FlushedOffset() != 4 {
+		t.Fatalf("FlushedOffset = %d, a lying disk claims 4", l.FlushedOffset())
+	}
+	l.Crash()
+	if got := l.EndOffset().Offset; got != 2 {
+		t.Fatalf("EndOffset after crash = %d, want 2 (the lie is exposed)", got)
+	}
+}
