@@ -13,7 +13,7 @@ import (
 
 // Benchmarks (make bench runs them all):
 //
-//	go test -run '^$' -bench 'Append|RawWrite' -benchtime 2000x ./metadatalog
+//	go test -run '^$' -bench 'Append|RawWrite' -benchtime 3000x ./metadatalog
 //	go test -run '^$' -bench SequentialRead ./metadatalog          (1 GiB; 64 MiB with -short)
 //	KRAFTD_BENCH_RECOVERY_BYTES=1073741824 go test -run '^$' -bench Recovery ./metadatalog
 //
@@ -45,6 +45,17 @@ func BenchmarkAppendDeferredFlush(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendNoFlush isolates the append path's own cost (validation,
+// CRC, index, write syscall) from fsync; compare with BenchmarkRawWrite.
+func BenchmarkAppendNoFlush(b *testing.B) {
+	for _, n := range []int{1, 100} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			benchAppend(b, n, -1)
+		})
+	}
+}
+
+// flushEvery: 0 = flush after every append, < 0 = never (until the end).
 func benchAppend(b *testing.B, records int, flushEvery time.Duration) {
 	l, err := Open(Options{Dir: b.TempDir()})
 	if err != nil {
@@ -62,18 +73,28 @@ func benchAppend(b *testing.B, records int, flushEvery time.Duration) {
 			b.Fatal(err)
 		}
 		off += int64(records)
-		if flushEvery == 0 || time.Since(last) >= flushEvery {
+		if flushEvery == 0 || (flushEvery > 0 && time.Since(last) >= flushEvery) {
 			if err := l.Flush(); err != nil {
 				b.Fatal(err)
 			}
 			last = time.Now()
 		}
 	}
+	b.StopTimer()
 	if err := l.Flush(); err != nil {
 		b.Fatal(err)
 	}
-	b.StopTimer()
 	b.ReportMetric(float64(b.N*records)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkRawWrite is the baseline of BenchmarkAppendNoFlush: one plain
+// write per call.
+func BenchmarkRawWrite(b *testing.B) {
+	for _, n := range []int{1, 100} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			benchRaw(b, n, false)
+		})
+	}
 }
 
 // BenchmarkRawWriteFsync is the baseline: the same bytes written to a plain
@@ -81,26 +102,32 @@ func benchAppend(b *testing.B, records int, flushEvery time.Duration) {
 func BenchmarkRawWriteFsync(b *testing.B) {
 	for _, n := range []int{1, 100} {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
-			f, err := os.Create(filepath.Join(b.TempDir(), "raw"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
-			batch := benchBatch(n)
-			b.SetBytes(int64(n * benchRecordBytes))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := f.Write(batch); err != nil {
-					b.Fatal(err)
-				}
-				if err := f.Sync(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
+			benchRaw(b, n, true)
 		})
 	}
+}
+
+func benchRaw(b *testing.B, records int, fsync bool) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "raw"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	batch := benchBatch(records)
+	b.SetBytes(int64(records * benchRecordBytes))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := f.Write(batch); err != nil {
+			b.Fatal(err)
+		}
+		if fsync {
+			if err := f.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N*records)/b.Elapsed().Seconds(), "records/s")
 }
 
 // buildBenchLog writes about size bytes of 100-record batches (no fsync;
