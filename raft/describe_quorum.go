@@ -70,7 +70,6 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 		s.LastCaughtUpTimestamp = ms(r.lastCaughtUp)
 		if r.id == d.cfg.NodeID {
 			s.LogEndOffset = d.log.EndOffset().Offset
-			s.ReplicaDirectoryID = d.cfg.DirectoryID
 			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = now.UnixMilli(), now.UnixMilli()
 		}
 		return s

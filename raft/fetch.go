@@ -421,6 +421,12 @@ func (d *Driver) truncateToDivergence(div OffsetAndEpoch) bool {
 		target = d.log.StartOffset()
 	}
 	target = min(target, end.Offset)
+	if div.Offset < 0 || target < d.log.StartOffset() {
+		d.lg.Error("leader asked to truncate outside the log; refused", zap.Int64("target", target),
+			zap.Int64("logStart", d.log.StartOffset()), zap.Int64("divergingEndOffset", div.Offset),
+			zap.Int32("divergingEpoch", div.Epoch))
+		return false
+	}
 	if d.hw >= 0 && target < d.hw {
 		d.lg.Error("leader asked to truncate below the high watermark; refused",
 			zap.Int64("target", target), zap.Int64("highWatermark", d.hw),

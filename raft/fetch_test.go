@@ -365,3 +365,24 @@ func TestObserverDiscoversLeaderThroughBootstrap(t *testing.T) {
 		t.Fatalf("observer became %s", r)
 	}
 }
+
+func TestFollowerRefusesBadDivergence(t *testing.T) {
+	c := newCtx(t, 1, withLogBatches(1, 1), withState(raft.ElectionState{Epoch: 3, LeaderID: 2, VotedID: -1}))
+	for _, div := range []struct {
+		epoch int32
+		end   int64
+	}{{1, -5}, {0, -1}} {
+		c.advance(c.cfg.RetryBackoff)
+		f := sentOf(c.takeSent(), 1)
+		if len(f) != 1 {
+			t.Fatalf("no fetch to answer")
+		}
+		r := fetchResp(2, 3, -1, nil)
+		r.Topics[0].Partitions[0].DivergingEpoch.Epoch = div.epoch
+		r.Topics[0].Partitions[0].DivergingEpoch.EndOffset = div.end
+		c.respond(f[0], r)
+		if end := c.log.EndOffset().Offset; end != 2 {
+			t.Fatalf("diverging %+v: log truncated to %d", div, end)
+		}
+	}
+}
