@@ -79,12 +79,9 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 			p.CurrentVoters = append(p.CurrentVoters, state(r))
 		}
 	}
+	l.expireObservers(now, d.cfg.ObserverSession)
 	ids := make([]int32, 0, len(l.observers))
-	for id, r := range l.observers {
-		if now.Sub(r.lastFetch) > d.cfg.ObserverSession {
-			delete(l.observers, id) // not seen for the session time
-			continue
-		}
+	for id := range l.observers {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)

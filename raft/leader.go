@@ -297,6 +297,12 @@ func (d *Driver) recordFetch(now time.Time, id int32, dir [16]byte, fetchOffset 
 	} else {
 		r = l.observers[id]
 		if r == nil {
+			if len(l.observers) >= maxObservers {
+				l.expireObservers(now, d.cfg.ObserverSession)
+				if len(l.observers) >= maxObservers {
+					return false // bounded memory: untracked
+				}
+			}
 			r = &replicaState{id: id, endOffset: -1, prevLeaderEnd: -1}
 			l.observers[id] = r
 		}
@@ -320,6 +326,17 @@ func (d *Driver) recordFetch(now time.Time, id int32, dir [16]byte, fetchOffset 
 		return d.maybeAdvanceHighWatermark()
 	}
 	return false
+}
+
+// maxObservers bounds the observers tracked for DescribeQuorum.
+const maxObservers = 4096
+
+func (l *leaderState) expireObservers(now time.Time, session time.Duration) {
+	for id, r := range l.observers {
+		if now.Sub(r.lastFetch) > session {
+			delete(l.observers, id)
+		}
+	}
 }
 
 // countCheckQuorum resets the check-quorum window once majority-1 distinct
