@@ -103,6 +103,8 @@ type cluster struct {
 	nodes  map[int32]*proc
 	extra  []string // properties lines added to every node
 	args   []string // extra workload flags
+	// command is "test-kraft-server-start" (default) or "start".
+	command string
 }
 
 // proc is one node process (it may be restarted: outputs are appended).
@@ -204,6 +206,9 @@ func (c *cluster) start(id int32) {
 	p.runs++
 	fmt.Fprintf(errf, "=== run %d\n", p.runs)
 	args := append([]string{"test-kraft-server-start", "--config", p.cfgPath, "--replica-directory-id", p.dirID, "--log-level", "debug"}, c.args...)
+	if c.command == "start" {
+		args = []string{"start", "--config", p.cfgPath, "--log-level", "debug"}
+	}
 	p.cmd = exec.Command(c.bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = out, errf
 	if err := p.cmd.Start(); err != nil {
@@ -417,7 +422,12 @@ type logBatch struct {
 // metadatalog (read-only: a running node's torn tail is ignored).
 func readLog(t *testing.T, dataDir string) []logBatch {
 	t.Helper()
-	dir := metadatalog.PartitionDir(dataDir, "__raft_performance_test")
+	return readTopicLog(t, dataDir, "__raft_performance_test")
+}
+
+func readTopicLog(t *testing.T, dataDir, topic string) []logBatch {
+	t.Helper()
+	dir := metadatalog.PartitionDir(dataDir, topic)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

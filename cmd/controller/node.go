@@ -460,7 +460,10 @@ func (n *node) loop() error {
 			prev = st
 		}
 		if w != nil && !shuttingDown {
-			if wn := w.tick(now, st); wn.Before(next) {
+			wn := w.tick(now, st)
+			// Appends may have moved the driver's deadline (linger).
+			next = n.driver.Next()
+			if wn.Before(next) {
 				next = wn
 			}
 		}
@@ -544,9 +547,14 @@ func (n *node) logTransition(prev, st raft.Status, first bool) {
 		return
 	}
 	what := "state transition"
+	level := zap.InfoLevel
 	switch {
 	case st.Role != prev.Role:
 		fields = append(fields, zap.String("transition", prev.Role.String()+" -> "+st.Role.String()))
+		if st.Epoch == prev.Epoch && st.LeaderID == prev.LeaderID {
+			// The raft core logs every role transition itself.
+			level = zap.DebugLevel
+		}
 	case st.Epoch != prev.Epoch:
 		what = "epoch change"
 	default:
@@ -558,7 +566,9 @@ func (n *node) logTransition(prev, st raft.Status, first bool) {
 	if st.LeaderID != prev.LeaderID {
 		fields = append(fields, zap.Int32("previous_leader_id", prev.LeaderID))
 	}
-	n.lg.Info(what, fields...)
+	if ce := n.lg.Check(level, what); ce != nil {
+		ce.Write(fields...)
+	}
 }
 
 // leaderLogger is the listener of a `start` node: the metadata records are

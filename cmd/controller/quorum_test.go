@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -282,4 +283,57 @@ func TestLatePeers(t *testing.T) {
 		s, ok := c.lastStats(1)
 		return ok && s.CommittedRecords > 300
 	})
+}
+
+// TestStartCommand: `start` refuses an unformatted dir; after `format` three
+// controllers elect a leader on __cluster_metadata, and describe-quorum
+// prints what kafka-metadata-quorum prints for them.
+func TestStartCommand(t *testing.T) {
+	skipShort(t)
+	c := newCluster(t, 3)
+	c.command = "start"
+	c.start(1)
+	if !c.waitExit(1, 10*time.Second) {
+		t.Fatal("start on an unformatted dir did not exit")
+	}
+	if c.nodes[1].exitErr == nil {
+		t.Fatal("start on an unformatted dir exited 0")
+	}
+	if b, _ := os.ReadFile(c.nodes[1].errPath); !strings.Contains(string(b), "format") {
+		t.Fatalf("no hint to format in %q", b)
+	}
+	clusterID := clusterid.Random().String()
+	for id := int32(1); id <= 3; id++ {
+		if code, out, errs := runCmd(t, "format", "--config", c.nodes[id].cfgPath, "--cluster-id", clusterID); code != 0 {
+			t.Fatalf("format node %d: %d %s %s", id, code, out, errs)
+		}
+	}
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	leader, epoch := c.waitLeader(10*time.Second, 0)
+	code, out, errs := runCmd(t, "describe-quorum", "--bootstrap-controller", "127.0.0.1:"+itoa(c.nodes[1].port), "--status", "--timeout", "5s")
+	if code != 0 || !strings.Contains(out, "ClusterId:              "+clusterID+"\n") ||
+		!strings.Contains(out, "LeaderId:               "+itoa(int(leader))+"\n") ||
+		!strings.Contains(out, "LeaderEpoch:            "+itoa(int(epoch))+"\n") {
+		t.Fatalf("describe-quorum --status: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCmd(t, "describe-quorum", "--bootstrap-controller", "127.0.0.1:"+itoa(c.nodes[3].port), "--replication", "--timeout", "5s")
+	if code != 0 || strings.Count(out, "\n") != 4 || !strings.Contains(out, "\tLeader  \t") || strings.Count(out, "Follower") != 2 {
+		t.Fatalf("describe-quorum --replication: %d\n%s\n%s", code, out, errs)
+	}
+	// The leader's log holds only what a KRaft leader writes (control
+	// records), under __cluster_metadata-0.
+	if _, err := os.Stat(filepath.Join(c.nodes[leader].dataDir, "__cluster_metadata-0")); err != nil {
+		t.Fatal(err)
+	}
+	bs := readTopicLog(t, c.nodes[leader].dataDir, "__cluster_metadata")
+	if len(bs) == 0 {
+		t.Fatal("the leader's log is empty: no LeaderChange record")
+	}
+	for _, b := range bs {
+		if !b.control {
+			t.Fatalf("a data batch at offset %d in a start node's log", b.base)
+		}
+	}
 }

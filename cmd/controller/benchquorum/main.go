@@ -96,6 +96,9 @@ func main() {
 		if !want[sc.name] {
 			continue
 		}
+		if p, err := probeFsync(3 * time.Second); err == nil {
+			fmt.Printf("     disk now: 4 KiB write+fsync p50 %.3f p99 %.3f max %.3f ms (%d in 3 s, one writer)\n", p[0], p[1], p[2], int(p[3]))
+		}
 		var rs []result
 		for r := 0; r < *runs; r++ {
 			prof := ""
@@ -287,4 +290,32 @@ func readStats(path string) ([]stats, error) {
 		}
 	}
 	return out, nil
+}
+
+// probeFsync measures the disk under the current load: 4 KiB appends each
+// followed by fsync, for d. Returns p50, p99, max (ms) and the count.
+func probeFsync(d time.Duration) ([4]float64, error) {
+	var r [4]float64
+	f, err := os.CreateTemp("", "kraftd-fsync-probe-")
+	if err != nil {
+		return r, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, 4096)
+	var ds []float64
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if _, err := f.Write(buf); err != nil {
+			return r, err
+		}
+		t := time.Now()
+		if err := f.Sync(); err != nil {
+			return r, err
+		}
+		ds = append(ds, float64(time.Since(t).Microseconds())/1000)
+	}
+	sort.Float64s(ds)
+	n := len(ds)
+	return [4]float64{ds[n/2], ds[n*99/100], ds[n-1], float64(n)}, nil
 }
