@@ -71,32 +71,6 @@ func rangesOf(keys []kmsg.ApiVersionsResponseApiKey) map[int16]protocol.VersionR
 	return m
 }
 
-// pendingRangeFixes are differences between kraftd's advertised ranges and Kafka 4.4.0's
-// that have been reported for a fix of protocol's table (Kafka 4.4 dropped Fetch v0-3 and
-// added Fetch v18, ApiVersions v5 and AddRaftVoter v1, all known to kmsg). While kraftd still
-// advertises exactly the old range the difference is logged, not failed, so the suite stays
-// usable until the table changes; any other difference fails, and once the table is fixed
-// the entry is inert (delete it then).
-var pendingRangeFixes = map[int16]struct{ kraftd, kafka protocol.VersionRange }{
-	protocol.KeyFetch:        {protocol.VersionRange{Min: 0, Max: 17}, protocol.VersionRange{Min: 4, Max: 18}},
-	protocol.KeyApiVersions:  {protocol.VersionRange{Min: 0, Max: 4}, protocol.VersionRange{Min: 0, Max: 5}},
-	protocol.KeyAddRaftVoter: {protocol.VersionRange{Min: 0, Max: 0}, protocol.VersionRange{Min: 0, Max: 1}},
-}
-
-// pendingFix reports whether kraftd's range s vs Kafka's k is a difference already reported.
-func pendingFix(t *testing.T, key int16, s, k protocol.VersionRange) bool {
-	if isPendingFix(key, s, k) {
-		t.Logf("PENDING FIX %s (key %d): Kafka %s advertises %d-%d, kraftd still %d-%d", kmsg.NameForKey(key), key, kafkatest.KafkaVersion, k.Min, k.Max, s.Min, s.Max)
-		return true
-	}
-	return false
-}
-
-func isPendingFix(key int16, s, k protocol.VersionRange) bool {
-	p, ok := pendingRangeFixes[key]
-	return ok && p.kraftd == s && p.kafka == k
-}
-
 // compareAdvertisement reports every raft api whose range differs between Kafka's answer
 // and kraftd's (protocol.Supported and protocol.NewApiVersionsResponse).
 func compareAdvertisement(t *testing.T, v int16, kafka *kmsg.ApiVersionsResponse) {
@@ -112,10 +86,10 @@ func compareAdvertisement(t *testing.T, v int16, kafka *kmsg.ApiVersionsResponse
 			t.Errorf("%s (key %d): kraftd serves %d-%d, Kafka %s does not advertise it", name, key, s.Min, s.Max, kafkatest.KafkaVersion)
 		case kok && !sok:
 			t.Errorf("%s (key %d): Kafka %s advertises %d-%d, kraftd does not serve it", name, key, kafkatest.KafkaVersion, k.Min, k.Max)
-		case kok && k != s && !pendingFix(t, key, s, k):
+		case kok && k != s:
 			t.Errorf("%s (key %d): Kafka %s advertises %d-%d, protocol.Supported says %d-%d", name, key, kafkatest.KafkaVersion, k.Min, k.Max, s.Min, s.Max)
 		}
-		if o, ok := ours[key]; ok != kok || (ok && o != k && !(o == s && isPendingFix(key, s, k))) {
+		if o, ok := ours[key]; ok != kok || (ok && o != k) {
 			t.Errorf("%s (key %d): NewApiVersionsResponse(v%d) lists %v (present %v), Kafka %v (present %v)", name, key, v, o, ok, k, kok)
 		}
 	}
@@ -158,7 +132,7 @@ func testApiVersions(t *testing.T, ctrl *kafkatest.Controller) {
 	}
 	defer c.Close()
 
-	for i, v := range []int16{4, 3} {
+	for i, v := range []int16{5, 4, 3} {
 		_, resp := exchange(t, c, int32(100+i), apiVersionsRequest(v), v)
 		av := resp.(*kmsg.ApiVersionsResponse)
 		t.Logf("Kafka %s controller ApiVersions v%d: %s", kafkatest.KafkaVersion, v, describeApis(av.ApiKeys))
@@ -221,14 +195,6 @@ func testApiVersionsUnsupported(t *testing.T, ctrl *kafkatest.Controller) {
 		t.Errorf("Kafka answered ApiVersions v%d with error %d, want UNSUPPORTED_VERSION", future, av.ErrorCode)
 	}
 	oursResp := protocol.NewApiVersionsResponse(future)
-	if len(av.ApiKeys) == 1 && len(oursResp.ApiKeys) == 1 && av.ApiKeys[0].ApiKey == protocol.KeyApiVersions {
-		k := protocol.VersionRange{Min: av.ApiKeys[0].MinVersion, Max: av.ApiKeys[0].MaxVersion}
-		s := protocol.VersionRange{Min: oursResp.ApiKeys[0].MinVersion, Max: oursResp.ApiKeys[0].MaxVersion}
-		if k != s && pendingFix(t, protocol.KeyApiVersions, s, k) {
-			// Compare the rest of the bytes with the reported range difference applied.
-			oursResp.ApiKeys[0].MinVersion, oursResp.ApiKeys[0].MaxVersion = k.Min, k.Max
-		}
-	}
 	ours := protocol.AppendResponse(nil, corr, oursResp)
 	if !bytes.Equal(ours[4:], resp) {
 		t.Errorf("UNSUPPORTED_VERSION answers differ:\nkafka:  %x (%s)\nkraftd: %x", resp, describeApis(av.ApiKeys), ours[4:])
