@@ -40,7 +40,11 @@ func describeAny(m any) string {
 	case *kmsg.EndQuorumEpochRequest:
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
-				return fmt.Sprintf("EndQuorumEpoch epoch=%d leader=%d successors=%v", p.LeaderEpoch, p.LeaderID, p.PreferredSuccessors)
+				succ := p.PreferredSuccessors
+				for _, c := range p.PreferredCandidates {
+					succ = append(succ, c.CandidateID)
+				}
+				return fmt.Sprintf("EndQuorumEpoch epoch=%d leader=%d successors=%v", p.LeaderEpoch, p.LeaderID, succ)
 			}
 		}
 	case *kmsg.EndQuorumEpochResponse:

@@ -394,8 +394,9 @@ type sim struct {
 	faultsOver bool
 	healAt     time.Duration
 
-	workloadOn bool
-	payloadSeq int
+	workloadOn        bool
+	workloadScheduled bool
+	payloadSeq        int
 
 	chk checker
 
@@ -413,7 +414,7 @@ type simCounts struct {
 	checkQuorumChecks                                                                                                int
 }
 
-func runSim(m mix, seed uint64, out func(string)) (res simResult) {
+func newSim(m mix, seed uint64, out func(string)) *sim {
 	h := fnv.New64a()
 	h.Write([]byte(m.name))
 	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
@@ -424,17 +425,30 @@ func runSim(m mix, seed uint64, out func(string)) (res simResult) {
 		s.logger, _ = zap.NewDevelopment()
 	}
 	s.lossy = m.lossy
+	return s
+}
+
+func runSim(m mix, seed uint64, out func(string)) (res simResult) {
+	s := newSim(m, seed, out)
 	s.chk.init(s)
 	s.setup()
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				s.fail("panic: %v\n%s", r, debug.Stack())
-			}
-		}()
-		s.run()
+	s.guard(s.run)
+	return s.result()
+}
+
+// guard runs fn, turning a panic (in the core or the harness) into a
+// violation with its stack.
+func (s *sim) guard(fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.fail("panic: %v\n%s", r, debug.Stack())
+		}
 	}()
-	res = simResult{mix: m.name, seed: seed, opts: s.opts, steps: s.steps, virtual: s.now, violation: s.violation}
+	fn()
+}
+
+func (s *sim) result() simResult {
+	res := simResult{mix: s.m.name, seed: s.seed, opts: s.opts, steps: s.steps, virtual: s.now, violation: s.violation}
 	res.stats = fmt.Sprintf("committed end %d, %+v", s.chk.committedEnd, s.stats)
 	res.committed, res.latency, res.counts = s.chk.committedEnd, s.chk.commitLatency, s.stats
 	if s.violation != "" {
@@ -517,8 +531,7 @@ func (s *sim) setup() {
 		s.schedule(time.Duration(s.rng.IntN(200))*time.Millisecond, &event{kind: evStart, node: i})
 	}
 	s.voterCfg = voters
-	s.schedule(o.appendEvery, &event{kind: evWorkload})
-	s.workloadOn = true
+	s.startWorkload()
 	if s.m.partitions || s.m.crashes || s.m.resigns {
 		s.schedule(time.Second+s.jitter(o.faultEvery), &event{kind: evNemesis})
 	}
@@ -681,31 +694,50 @@ func (s *sim) fatal(n *simNode, op string, err error) {
 }
 
 func (s *sim) run() {
-	for s.q.Len() > 0 && s.violation == "" {
-		e := heap.Pop(&s.q).(*event)
-		s.now = e.at
-		s.steps++
-		if s.steps > maxEventsPerSeed {
-			s.fail("event cap %d reached (busy loop or livelock)", maxEventsPerSeed)
-			return
-		}
-		touched := s.handle(e)
-		if s.violation != "" {
-			return
-		}
-		if touched != nil {
-			s.chk.afterEvent(touched)
-		} else if e.kind != evPoll {
-			for _, n := range s.nodes {
-				s.chk.afterEvent(n)
-			}
-		}
-		if s.chk.done {
-			return
-		}
+	for s.violation == "" && !s.chk.done && s.stepOne() {
 	}
 	if s.violation == "" && !s.chk.done {
 		s.fail("event queue drained before the run finished")
+	}
+}
+
+// stepOne handles the next event and checks the invariants; false when
+// the queue is empty or a violation was found.
+func (s *sim) stepOne() bool {
+	if s.q.Len() == 0 || s.violation != "" {
+		return false
+	}
+	e := heap.Pop(&s.q).(*event)
+	s.now = e.at
+	s.steps++
+	if s.steps > maxEventsPerSeed {
+		s.fail("event cap %d reached (busy loop or livelock)", maxEventsPerSeed)
+		return false
+	}
+	touched := s.handle(e)
+	if s.violation != "" {
+		return false
+	}
+	if touched != nil {
+		s.chk.afterEvent(touched)
+	} else if e.kind != evPoll {
+		for _, n := range s.nodes {
+			s.chk.afterEvent(n)
+		}
+	}
+	return s.violation == ""
+}
+
+// runUntil steps until cond holds (true) or virtual time passes limit.
+func (s *sim) runUntil(limit time.Duration, cond func() bool) bool {
+	deadline := s.now + limit
+	for {
+		if cond() {
+			return true
+		}
+		if s.q.Len() == 0 || s.q[0].at > deadline || !s.stepOne() {
+			return false
+		}
 	}
 }
 
@@ -748,10 +780,12 @@ func (s *sim) handle(e *event) *simNode {
 		s.step(n, raft.Message{From: po.toID, Corr: e.token, Err: errReqTimeout})
 		return n
 	case evWorkload:
-		s.workload()
-		if s.workloadOn {
-			s.schedule(s.now+s.jitter(s.opts.appendEvery), &event{kind: evWorkload})
+		if !s.workloadOn {
+			s.workloadScheduled = false
+			return nil
 		}
+		s.workload()
+		s.schedule(s.now+s.jitter(s.opts.appendEvery), &event{kind: evWorkload})
 		return nil
 	case evNemesis:
 		if !s.faultsOver {
@@ -946,6 +980,15 @@ func (t *simTransport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 
 // ---------------------------------------------------------------------------
 // Workload and nemesis.
+
+// startWorkload (re)starts the leader-side appends.
+func (s *sim) startWorkload() {
+	s.workloadOn = true
+	if !s.workloadScheduled {
+		s.workloadScheduled = true
+		s.schedule(s.now+s.opts.appendEvery, &event{kind: evWorkload})
+	}
+}
 
 func (s *sim) workload() {
 	for _, n := range s.nodes {
