@@ -35,7 +35,7 @@ type nodeFlags struct {
 func (f *nodeFlags) register(fs *pflag.FlagSet) {
 	f.configFlags.register(fs)
 	f.logFlags.register(fs)
-	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "bound on graceful shutdown after SIGINT/SIGTERM")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 5*time.Second, "bound on graceful shutdown after SIGINT/SIGTERM (resign, hand over, flush)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
 }
 
@@ -205,6 +205,10 @@ func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Lo
 			pf.Close()
 		}()
 	}
+	if f.shutdownTimeout <= 0 {
+		return fmt.Errorf("--shutdown-timeout %v: must be positive", f.shutdownTimeout)
+	}
+	rc.ShutdownTimeout = f.shutdownTimeout
 	partDir := filepath.Join(cfg.MetadataLogDir, rc.TopicName+"-0")
 	unlock, err := lockDir(cfg.MetadataLogDir)
 	if err != nil {
@@ -223,7 +227,9 @@ func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Lo
 		zap.Duration("election_timeout", rc.ElectionTimeout), zap.Duration("append_linger", rc.AppendLinger))
 	err = runNode(nodeOptions{
 		cfg: cfg, raft: rc, log: st.log, store: st.store, closeLog: st.close, workload: w, lg: lg,
-		signals: sigs, exitNow: os.Exit, shutdownT: f.shutdownTimeout,
+		// The driver gets the bound; the loop allows a little more so the
+		// driver's own deadline ends a stuck handover first.
+		signals: sigs, exitNow: os.Exit, shutdownT: f.shutdownTimeout + time.Second,
 		maintain: func(now time.Time) error {
 			cleaned, err := st.log.MaybeClean(now)
 			if cleaned {

@@ -337,3 +337,63 @@ func TestStartCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownBoundAndSecondSignal: a leader whose followers are gone cannot
+// hand over; its graceful shutdown is bounded, and a second SIGTERM ends it
+// at once.
+func TestShutdownBoundAndSecondSignal(t *testing.T) {
+	skipShort(t)
+	c := newCluster(t, 3)
+	c.args = append(c.args, "--shutdown-timeout", "3s")
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	leader, _ := c.waitLeader(10*time.Second, 0)
+	var others []int32
+	for id := int32(1); id <= 3; id++ {
+		if id != leader {
+			others = append(others, id)
+			c.signal(id, syscall.SIGKILL)
+			c.waitExit(id, 5*time.Second)
+		}
+	}
+	// Bounded: one SIGTERM, no peers to hand over to.
+	start := time.Now()
+	c.signal(leader, syscall.SIGTERM)
+	if !c.waitExit(leader, 8*time.Second) {
+		t.Fatal("graceful shutdown without peers did not end within its bound")
+	}
+	took := time.Since(start)
+	t.Logf("graceful shutdown without peers took %v (bound 3s)", took)
+	if took < 500*time.Millisecond {
+		t.Errorf("shutdown took only %v: it did not try to hand over", took)
+	}
+	// A second signal: restart the leader alone, SIGTERM twice.
+	c.start(leader)
+	c.waitFor(10*time.Second, "the restarted node to run its loop", func() bool {
+		b, _ := os.ReadFile(c.nodes[leader].errPath)
+		return strings.Count(string(b), "initial quorum state") >= 2
+	})
+	c.start(others[0])
+	l2, _ := c.waitLeader(10*time.Second, 0)
+	peer := others[0]
+	if l2 == peer {
+		peer = leader
+	}
+	c.signal(peer, syscall.SIGKILL)
+	c.waitExit(peer, 5*time.Second)
+	c.signal(l2, syscall.SIGTERM)
+	time.Sleep(300 * time.Millisecond)
+	if !c.nodes[l2].running() {
+		t.Fatal("leader exited before its shutdown bound without a second signal")
+	}
+	start = time.Now()
+	c.signal(l2, syscall.SIGTERM)
+	if !c.waitExit(l2, 2*time.Second) {
+		t.Fatal("a second SIGTERM did not end the process at once")
+	}
+	t.Logf("second SIGTERM: exit after %v", time.Since(start))
+	if c.nodes[l2].exitErr == nil {
+		t.Error("forced exit reported success")
+	}
+}
