@@ -6,31 +6,12 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kraftd/kraftd/interop/kafkatest"
 )
-
-// buildController builds kraftd's controller binary into a temp dir.
-func buildController(t *testing.T) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok || !filepath.IsAbs(file) {
-		t.Skip("interop: cannot locate the module to build cmd/controller (built with -trimpath?)")
-	}
-	bin := filepath.Join(t.TempDir(), "controller")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/controller")
-	cmd.Dir = filepath.Dir(filepath.Dir(file))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/controller: %v\n%s", err, out)
-	}
-	return bin
-}
 
 func runController(t *testing.T, bin string, args ...string) (string, error) {
 	t.Helper()
@@ -50,7 +31,7 @@ func runController(t *testing.T, bin string, args ...string) (string, error) {
 // the other's formatted dir.
 func TestControllerStorageCommandsWithKafka(t *testing.T) {
 	env := kafkatest.Require(t)
-	bin := buildController(t)
+	bin := kafkatest.BuildKraftd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

@@ -39,15 +39,22 @@ type Process struct {
 // dir/<name>.log. t.Cleanup stops it and, if the test failed, logs the output's tail.
 func (e *Env) startJVM(t testing.TB, name, dir string, jvmFlags []string, log4j, class string, args ...string) (*Process, error) {
 	t.Helper()
+	argv := append([]string{}, jvmFlags...)
+	argv = append(argv, "-Dlog4j2.configurationFile="+log4j, "-cp", e.Classpath(), class)
+	argv = append(argv, args...)
+	return startProcess(t, name, dir, e.Java, argv...)
+}
+
+// startProcess starts a program with its output in dir/<name>.log, stopped when the test
+// ends (and its output's tail logged if the test failed).
+func startProcess(t testing.TB, name, dir, prog string, argv ...string) (*Process, error) {
+	t.Helper()
 	logPath := filepath.Join(dir, name+".log")
 	out, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("kafkatest: create %s: %w", logPath, err)
 	}
-	argv := append([]string{}, jvmFlags...)
-	argv = append(argv, "-Dlog4j2.configurationFile="+log4j, "-cp", e.Classpath(), class)
-	argv = append(argv, args...)
-	cmd := exec.Command(e.Java, argv...)
+	cmd := exec.Command(prog, argv...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = dir
 	if err := cmd.Start(); err != nil {
