@@ -215,6 +215,7 @@ type simTotals struct {
 	drops, dups                                                     int
 	snapshots, retentions, fetchSnapshots, snapshotLoads            int
 	checkQuorumChecks                                               int
+	bogus                                                           int
 }
 
 func (t *simTotals) add(r simResult) {
@@ -237,12 +238,13 @@ func (t *simTotals) add(r simResult) {
 	t.fetchSnapshots += st.fetchSnapshots
 	t.snapshotLoads += st.snapshotLoads
 	t.checkQuorumChecks += st.checkQuorumChecks
+	t.bogus += st.bogus
 }
 
 func (t simTotals) String() string {
-	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked; slowest post-heal commit %v",
+	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked, %d forged requests refused; slowest post-heal commit %v",
 		t.steps, t.virtual.Round(time.Second), t.committed, t.leaderChanges, t.crashes, t.partitions, t.pauses, t.diskFaults, t.resigns, t.drops, t.dups,
-		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.maxLatency)
+		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.bogus, t.maxLatency)
 }
 
 type simResult struct {
@@ -331,6 +333,7 @@ type netMsg struct {
 	isResp         bool
 	err            error // a transport error delivered as the response
 	body           []byte
+	bogus          bool // a forged copy with a foreign cluster id (S12)
 }
 
 // pendingOut is an Outbound awaiting its single answer.
@@ -346,6 +349,7 @@ type simRef struct {
 	inc     int // receiver's incarnation
 	at      time.Duration
 	replied bool
+	code    int16 // bogus requests: the top-level error code answered
 }
 
 type simNode struct {
@@ -412,6 +416,7 @@ type simCounts struct {
 	msgs, drops, dups, crashes, restarts, pauses, partitions, diskFaults, resigns, shutdowns, appends, leaderChanges int
 	snapshots, snapshotLoads, retentions, fetchSnapshots                                                             int
 	checkQuorumChecks                                                                                                int
+	bogus                                                                                                            int
 }
 
 func newSim(m mix, seed uint64, out func(string)) *sim {
@@ -865,6 +870,10 @@ func (s *sim) arrive(e *event) *simNode {
 		return n
 	}
 	ref := &simRef{msg: m, inc: n.inc, at: s.now}
+	if m.bogus {
+		s.bogusStep(n, req, ref)
+		return n
+	}
 	n.openRefs = append(n.openRefs, ref)
 	if s.out != nil {
 		s.tracef("%d->%d %s", s.nodes[m.from].id, n.id, describe(req))
@@ -873,6 +882,60 @@ func (s *sim) arrive(e *event) *simNode {
 	}
 	s.step(n, raft.Message{Request: req, Ref: ref})
 	return n
+}
+
+// bogusStep delivers a request carrying a foreign cluster id (S12): it
+// must be answered at once with INCONSISTENT_CLUSTER_ID and change nothing
+// (role, epoch, vote, high watermark, log, quorum-state).
+func (s *sim) bogusStep(n *simNode, req kmsg.Request, ref *simRef) {
+	s.tracef("%d->%d forged %s with a foreign cluster id", s.nodes[ref.msg.from].id, n.id, kmsg.NameForKey(req.Key()))
+	before, writes, leo, truncs := n.drv.Status(), n.store.Writes, n.mem.EndOffset(), n.mem.Truncations
+	if err := n.drv.Step(s.nodeTime(n), raft.Message{Request: req, Ref: ref}); err != nil {
+		s.fatal(n, "Step", err)
+		return
+	}
+	const inconsistentClusterID = 104
+	switch {
+	case !ref.replied:
+		s.fail("S12: node %d did not answer a %s with a foreign cluster id at once", n.id, kmsg.NameForKey(req.Key()))
+	case ref.code != inconsistentClusterID:
+		s.fail("S12: node %d answered a %s with a foreign cluster id with error %d, want INCONSISTENT_CLUSTER_ID", n.id, kmsg.NameForKey(req.Key()), ref.code)
+	case n.drv.Status() != before || n.store.Writes != writes || n.mem.EndOffset() != leo || n.mem.Truncations != truncs:
+		s.fail("S12: node %d changed state on a %s with a foreign cluster id: %+v -> %+v", n.id, kmsg.NameForKey(req.Key()), before, n.drv.Status())
+	}
+	s.stats.bogus++
+	s.poll(n)
+}
+
+// forge returns a copy of request m with a foreign cluster id, or nil for
+// apis without one.
+func forge(m *netMsg) *netMsg {
+	req := kmsg.RequestForKey(m.key)
+	req.SetVersion(m.version)
+	if err := req.ReadFrom(m.body); err != nil {
+		return nil
+	}
+	bogus := "Zm9yZWlnbi1jbHVzdGVyLQ"
+	switch r := req.(type) {
+	case *kmsg.VoteRequest:
+		r.ClusterID = &bogus
+	case *kmsg.BeginQuorumEpochRequest:
+		r.ClusterID = &bogus
+	case *kmsg.EndQuorumEpochRequest:
+		r.ClusterID = &bogus
+	case *kmsg.FetchRequest:
+		if r.Version < 12 {
+			return nil
+		}
+		r.ClusterID = &bogus
+	case *kmsg.FetchSnapshotRequest:
+		r.ClusterID = &bogus
+	default:
+		return nil
+	}
+	c := *m
+	c.body, c.bogus = req.AppendTo(nil), true
+	return &c
 }
 
 // answerErr sends a transport error back to the sender of request m.
@@ -896,6 +959,11 @@ func (s *sim) transmit(m *netMsg) {
 	if s.lossy && !s.faultsOver && s.rng.Float64() < s.opts.dupP {
 		s.stats.dups++
 		s.schedule(s.now+s.delay(), &event{kind: evArrive, node: m.to, msg: m})
+	}
+	if s.lossy && !s.faultsOver && !m.isResp && s.rng.Float64() < 0.02 {
+		if f := forge(m); f != nil {
+			s.schedule(s.now+s.delay(), &event{kind: evArrive, node: m.to, msg: f})
+		}
 	}
 }
 
@@ -962,6 +1030,14 @@ func (t *simTransport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 		return
 	}
 	r.replied = true
+	if r.msg.bogus {
+		if ec, ok := resp.(interface{ GetErrorCode() int16 }); ok {
+			r.code = ec.GetErrorCode()
+		} else {
+			r.code = topErrorCode(resp)
+		}
+		return // nobody sent it: the answer goes nowhere
+	}
 	if n.inc != t.inc || r.inc != n.inc || !n.up {
 		return
 	}
@@ -1393,4 +1469,20 @@ func snapshotDigest(r raft.SnapshotReader) (string, error) {
 		return "", errors.New("no digest record")
 	}
 	return digest, nil
+}
+
+func topErrorCode(resp kmsg.Response) int16 {
+	switch r := resp.(type) {
+	case *kmsg.VoteResponse:
+		return r.ErrorCode
+	case *kmsg.BeginQuorumEpochResponse:
+		return r.ErrorCode
+	case *kmsg.EndQuorumEpochResponse:
+		return r.ErrorCode
+	case *kmsg.FetchResponse:
+		return r.ErrorCode
+	case *kmsg.FetchSnapshotResponse:
+		return r.ErrorCode
+	}
+	return -1
 }
