@@ -889,6 +889,12 @@ func (s *sim) arrive(e *event) *simNode {
 // (role, epoch, vote, high watermark, log, quorum-state).
 func (s *sim) bogusStep(n *simNode, req kmsg.Request, ref *simRef) {
 	s.tracef("%d->%d forged %s with a foreign cluster id", s.nodes[ref.msg.from].id, n.id, kmsg.NameForKey(req.Key()))
+	// Step also runs the timers that are due: run them first so that only
+	// the request's own effect is compared.
+	s.poll(n)
+	if !n.up {
+		return
+	}
 	before, writes, leo, truncs := n.drv.Status(), n.store.Writes, n.mem.EndOffset(), n.mem.Truncations
 	if err := n.drv.Step(s.nodeTime(n), raft.Message{Request: req, Ref: ref}); err != nil {
 		s.fatal(n, "Step", err)
