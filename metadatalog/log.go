@@ -495,10 +495,9 @@ func (l *Log) Append(batches []byte) (int64, error) {
 	}
 	items := make([]item, 0, 4)
 	expect := l.endOffset()
-	lastEpoch, haveEpoch := int32(0), false
-	if e, ok := l.epochs.latest(); ok {
-		lastEpoch, haveEpoch = e.Epoch, true
-	}
+	// The floor is the last batch's epoch, or the snapshot's when the log
+	// is empty after one.
+	lastEpoch := l.lastEpoch()
 	for off := 0; off < len(batches); {
 		h, err := protocol.CheckBatch(batches[off:])
 		if err != nil {
@@ -511,7 +510,7 @@ func (l *Log) Append(batches []byte) (int64, error) {
 			return 0, fmt.Errorf("%w: batch at offset %d has last offset delta %d", ErrInvalidAppend, h.BaseOffset, h.LastOffsetDelta)
 		case h.PartitionLeaderEpoch < 0:
 			return 0, fmt.Errorf("%w: batch at offset %d has no leader epoch (%d)", ErrInvalidAppend, h.BaseOffset, h.PartitionLeaderEpoch)
-		case haveEpoch && h.PartitionLeaderEpoch < lastEpoch:
+		case h.PartitionLeaderEpoch < lastEpoch:
 			return 0, fmt.Errorf("%w: batch at offset %d has epoch %d, below the log's last epoch %d", ErrInvalidAppend, h.BaseOffset, h.PartitionLeaderEpoch, lastEpoch)
 		case h.Size() > l.opts.MaxBatchBytes:
 			return 0, fmt.Errorf("%w: batch at offset %d is %d bytes, above the limit %d", ErrInvalidAppend, h.BaseOffset, h.Size(), l.opts.MaxBatchBytes)
@@ -520,7 +519,7 @@ func (l *Log) Append(batches []byte) (int64, error) {
 		}
 		items = append(items, item{h, off})
 		expect = h.NextOffset()
-		lastEpoch, haveEpoch = h.PartitionLeaderEpoch, true
+		lastEpoch = h.PartitionLeaderEpoch
 		off += h.Size()
 	}
 
@@ -731,19 +730,34 @@ func (l *Log) segmentFor(offset int64) *segment {
 	return l.segs[i]
 }
 
-// EndOffsetForEpoch implements raft.Log with Kafka's KafkaMetadataLog rules:
-// the epoch cache answers; when that answer is "the epoch is below the
-// first cached epoch" and it points at the oldest snapshot, the snapshot id
-// is returned instead.
+// EndOffsetForEpoch implements raft.Log: for the largest epoch e <= epoch
+// in the epoch cache, the start offset of the next epoch, or the log end
+// offset when e is the latest (epochs above the latest also get the log end
+// and the latest epoch, as KafkaMetadataLog answers). Below the first cached
+// epoch, or with an empty cache, only a snapshot at the log start with an
+// epoch <= epoch is known: its id is returned; otherwise ok is false (Kafka
+// answers (epoch, log start) there, which the raft caller derives itself).
 func (l *Log) EndOffsetForEpoch(epoch int32) (raft.OffsetAndEpoch, bool) {
-	oe, ok := l.epochs.endOffsetFor(epoch, l.endOffset())
-	if !ok {
-		return oe, false
+	if epoch < 0 {
+		return raft.OffsetAndEpoch{}, false
 	}
-	if snap, have := l.EarliestSnapshot(); have && oe.Offset == snap.Offset && oe.Epoch == epoch {
-		return snap, true
+	first, have := raft.OffsetAndEpoch{}, len(l.epochs.entries) > 0
+	if have {
+		e := l.epochs.entries[0]
+		first = raft.OffsetAndEpoch{Offset: e.StartOffset, Epoch: e.Epoch}
 	}
-	return oe, true
+	if !have || epoch < first.Epoch {
+		snap, ok := l.EarliestSnapshot()
+		if ok && l.startOffset > 0 && snap.Offset == l.startOffset && snap.Epoch <= epoch && (!have || snap.Epoch < first.Epoch) {
+			return snap, true
+		}
+		return raft.OffsetAndEpoch{}, false
+	}
+	if oe, ok := l.epochs.endOffsetFor(epoch, l.endOffset()); ok {
+		return oe, true
+	}
+	// Above the latest epoch.
+	return l.EndOffset(), true
 }
 
 // TruncateTo implements raft.Log. The cut happens at a batch boundary: when

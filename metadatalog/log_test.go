@@ -222,12 +222,12 @@ func TestEpochCache(t *testing.T) {
 		ok    bool
 	}{
 		{-1, raft.OffsetAndEpoch{}, false},
-		{1, raft.OffsetAndEpoch{Offset: 0, Epoch: 1}, true},
+		{1, raft.OffsetAndEpoch{}, false}, // below the first epoch, no snapshot
 		{2, raft.OffsetAndEpoch{Offset: 3, Epoch: 2}, true},
 		{3, raft.OffsetAndEpoch{Offset: 3, Epoch: 2}, true},
 		{4, raft.OffsetAndEpoch{Offset: 5, Epoch: 4}, true},
 		{5, raft.OffsetAndEpoch{Offset: 6, Epoch: 5}, true},
-		{6, raft.OffsetAndEpoch{}, false},
+		{6, raft.OffsetAndEpoch{Offset: 6, Epoch: 5}, true}, // above the latest: log end
 	} {
 		got, ok := l.EndOffsetForEpoch(tc.epoch)
 		if ok != tc.ok || (ok && got != tc.want) {

@@ -126,15 +126,24 @@ func TestSnapshotLifecycle(t *testing.T) {
 	if _, err := l.Read(49, 10); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("read below start: %v", err)
 	}
-	l.mustAppend(mkBatch(50, 3, 1, 10))
+	if oe, ok := l.EndOffsetForEpoch(3); !ok || oe != id2 {
+		t.Fatalf("empty log after a snapshot: EndOffsetForEpoch(3) = %+v %v, want the snapshot id", oe, ok)
+	}
+	if _, err := l.Append(mkBatch(50, 2, 1, 10)); !errors.Is(err, ErrInvalidAppend) {
+		t.Fatalf("an epoch below the snapshot's must be refused: %v", err)
+	}
+	l.mustAppend(mkBatch(50, 4, 1, 10))
 	l.Flush()
 	l.reopen()
 	if l.StartOffset() != 50 || l.EndOffset().Offset != 51 {
 		t.Fatalf("reopen after install: %d %+v", l.StartOffset(), l.EndOffset())
 	}
-	// EndOffsetForEpoch below the first epoch points at the snapshot.
-	if oe, ok := l.EndOffsetForEpoch(2); !ok || oe != id2 {
-		t.Fatalf("EndOffsetForEpoch(2) = %+v %v, want the snapshot id", oe, ok)
+	// Below the first epoch, the snapshot at the log start answers.
+	if oe, ok := l.EndOffsetForEpoch(3); !ok || oe != id2 {
+		t.Fatalf("EndOffsetForEpoch(3) = %+v %v, want the snapshot id", oe, ok)
+	}
+	if _, ok := l.EndOffsetForEpoch(2); ok {
+		t.Fatal("EndOffsetForEpoch(2): no epoch <= 2 is known")
 	}
 }
 
