@@ -32,6 +32,7 @@ type MemLog struct {
 	hw          int64
 
 	snapshots map[raft.OffsetAndEpoch][]byte // frozen snapshots
+	snapIDs   []raft.OffsetAndEpoch          // sorted ids of snapshots; nil when stale
 	writers   map[*memSnapshotWriter]struct{}
 
 	// Counters for tests and the simulator.
@@ -275,7 +276,12 @@ func (l *MemLog) BatchAt(offset int64) (BatchInfo, bool) {
 
 // Snapshots.
 
+// sortedSnapshots returns the frozen snapshot ids in (offset, epoch)
+// order, cached until the set changes.
 func (l *MemLog) sortedSnapshots() []raft.OffsetAndEpoch {
+	if l.snapIDs != nil {
+		return l.snapIDs
+	}
 	ids := make([]raft.OffsetAndEpoch, 0, len(l.snapshots))
 	for id := range l.snapshots {
 		ids = append(ids, id)
@@ -286,6 +292,7 @@ func (l *MemLog) sortedSnapshots() []raft.OffsetAndEpoch {
 		}
 		return int(a.Epoch) - int(b.Epoch)
 	})
+	l.snapIDs = ids
 	return ids
 }
 
@@ -343,6 +350,7 @@ func (l *MemLog) TruncateToSnapshot(id raft.OffsetAndEpoch) error {
 	for other := range l.snapshots {
 		if other.Offset < id.Offset {
 			delete(l.snapshots, other)
+			l.snapIDs = nil
 		}
 	}
 	l.Truncations++
@@ -370,6 +378,7 @@ func (l *MemLog) DeleteBeforeSnapshot() bool {
 	for other := range l.snapshots {
 		if other != id {
 			delete(l.snapshots, other)
+			l.snapIDs = nil
 		}
 	}
 	return true
@@ -415,6 +424,7 @@ func (w *memSnapshotWriter) Freeze() error {
 	w.closed = true
 	delete(w.log.writers, w)
 	w.log.snapshots[w.id] = w.buf
+	w.log.snapIDs = nil
 	return nil
 }
 
