@@ -257,7 +257,7 @@ func TestPeersVersionNegotiation(t *testing.T) {
 
 // Against a kraftd server: Fetch goes out at v17 with its v15+/v17+ tags, but not the
 // v18 HighWatermark tag.
-func TestPeersFetchV17AgainstServer(t *testing.T) {
+func TestPeersFetchMaxVersionAgainstServer(t *testing.T) {
 	got := make(chan *kmsg.FetchRequest, 1)
 	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 		got <- req.(*kmsg.FetchRequest)
@@ -278,16 +278,16 @@ func TestPeersFetchV17AgainstServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.GetVersion() != 17 {
+	if resp.GetVersion() != 18 {
 		t.Fatalf("response v%d", resp.GetVersion())
 	}
 	sent := <-got
-	if sent.Version != 17 || sent.ReplicaState.ID != 3 {
+	if sent.Version != 18 || sent.ReplicaState.ID != 3 {
 		t.Fatalf("sent v%d replica state %+v", sent.Version, sent.ReplicaState)
 	}
 	sp := sent.Topics[0].Partitions[0]
-	if sp.ReplicaDirectoryID != [16]byte{9} || sp.HighWatermark != math.MaxInt64 {
-		t.Fatalf("partition %+v: want the directory id and no v18 high watermark", sp)
+	if sp.ReplicaDirectoryID != [16]byte{9} || sp.HighWatermark != 5 {
+		t.Fatalf("partition %+v: want the directory id and the v18 high watermark", sp)
 	}
 }
 

@@ -96,8 +96,8 @@ func TestKgoApiVersions(t *testing.T) {
 	if resp.ErrorCode != 0 {
 		t.Fatalf("error code %d", resp.ErrorCode)
 	}
-	if resp.Version != 4 {
-		t.Errorf("kgo settled on ApiVersions v%d, want v4 (kraftd's max)", resp.Version)
+	if r, _ := protocol.Supported(protocol.KeyApiVersions); resp.Version != r.Max {
+		t.Errorf("kgo settled on ApiVersions v%d, want v%d (kraftd's max)", resp.Version, r.Max)
 	}
 	want := protocol.NewApiVersionsResponse(resp.Version)
 	if !slices.EqualFunc(resp.ApiKeys, want.ApiKeys, func(a, b kmsg.ApiVersionsResponseApiKey) bool {
@@ -107,12 +107,12 @@ func TestKgoApiVersions(t *testing.T) {
 	}
 	fetch := false
 	for _, k := range resp.ApiKeys {
-		if k.ApiKey == protocol.KeyFetch && k.MaxVersion == 17 {
+		if r, _ := protocol.Supported(protocol.KeyFetch); k.ApiKey == protocol.KeyFetch && k.MaxVersion == r.Max && r.Max >= 17 {
 			fetch = true
 		}
 	}
 	if !fetch {
-		t.Errorf("Fetch up to v17 not advertised: %+v", resp.ApiKeys)
+		t.Errorf("Fetch up to kraftd's max (>= v17) not advertised: %+v", resp.ApiKeys)
 	}
 	if len(resp.SupportedFeatures) != 1 || resp.SupportedFeatures[0].Name != "kraft.version" {
 		t.Errorf("features %+v, want kraft.version", resp.SupportedFeatures)
@@ -125,15 +125,15 @@ func TestApiVersionsUnsupportedVersion(t *testing.T) {
 	_, addr := startServer(t, ServerConfig{}, echoHandler)
 	c := dialRaw(t, addr)
 	req := kmsg.NewPtrApiVersionsRequest()
-	req.Version = 5 // flexible: header v2
+	req.Version = 6 // one above kraftd's max; flexible: header v2
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
 	c.send(7, req)
 	frame, err := protocol.ReadFrame(c.br, protocol.DefaultMaxFrameSize, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// correlation id, then the v0 body: error code, int32 array length 1, {18, 0, 4}.
-	want := []byte{0, 0, 0, 7, 0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 4}
+	// correlation id, then the v0 body: error code, int32 array length 1, {18, 0, 5}.
+	want := []byte{0, 0, 0, 7, 0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 5}
 	if string(frame) != string(want) {
 		t.Fatalf("frame % x, want % x", frame, want)
 	}
