@@ -47,12 +47,13 @@ type nodeOptions struct {
 	shutdownT time.Duration  // bound on graceful shutdown
 	// maintain runs on the loop every maintainEvery (log retention); nil =
 	// none. An error is fatal like a log error in the driver.
-	maintain func(now time.Time) error
+	maintain      func(now time.Time) error
+	maintainEvery time.Duration // 0 = defaultMaintainEvery
 }
 
-// maintainEvery is how often the loop runs log maintenance (Kafka's log
-// cleaner period for the metadata log is 60 s).
-const maintainEvery = 60 * time.Second
+// defaultMaintainEvery is how often the loop runs log maintenance (Kafka's
+// log cleaner period for the metadata log is 60 s).
+const defaultMaintainEvery = 60 * time.Second
 
 // statusSnapshot is what connection goroutines may read without the loop:
 // published by the loop after each round (atomic pointer swap).
@@ -436,6 +437,10 @@ func (n *node) loop() error {
 		shutdownUntil time.Time
 	)
 	w := n.o.workload
+	maintainEvery := n.o.maintainEvery
+	if maintainEvery <= 0 {
+		maintainEvery = defaultMaintainEvery
+	}
 	nextMaintain := time.Now().Add(maintainEvery)
 	for {
 		now := time.Now()

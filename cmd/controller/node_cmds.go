@@ -30,6 +30,7 @@ type nodeFlags struct {
 	logFlags
 	shutdownTimeout time.Duration
 	cpuProfile      string
+	maintainEvery   time.Duration
 }
 
 func (f *nodeFlags) register(fs *pflag.FlagSet) {
@@ -37,6 +38,8 @@ func (f *nodeFlags) register(fs *pflag.FlagSet) {
 	f.logFlags.register(fs)
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 5*time.Second, "bound on graceful shutdown after SIGINT/SIGTERM (resign, hand over, flush)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
+	fs.DurationVar(&f.maintainEvery, "log-maintenance-interval", defaultMaintainEvery, "how often log retention (metadata.max.retention.*) is applied")
+	_ = fs.MarkHidden("log-maintenance-interval")
 }
 
 // runStart runs a controller on __cluster_metadata; the log dirs must have
@@ -219,6 +222,12 @@ func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Lo
 	if err != nil {
 		return err
 	}
+	if w != nil {
+		w.cfg.SnapshotEvery = cfg.MaxRecordBytesBetweenSnapshots
+		w.snapshot = func(id raft.OffsetAndEpoch, lastContainedMs int64) error {
+			return writeEmptySnapshot(st.log, id, lastContainedMs)
+		}
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -230,6 +239,7 @@ func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Lo
 		// The driver gets the bound; the loop allows a little more so the
 		// driver's own deadline ends a stuck handover first.
 		signals: sigs, exitNow: os.Exit, shutdownT: f.shutdownTimeout + time.Second,
+		maintainEvery: f.maintainEvery,
 		maintain: func(now time.Time) error {
 			cleaned, err := st.log.MaybeClean(now)
 			if cleaned {

@@ -397,3 +397,53 @@ func TestShutdownBoundAndSecondSignal(t *testing.T) {
 		t.Error("forced exit reported success")
 	}
 }
+
+// TestSnapshotCatchUp: with small snapshot, segment and retention limits the
+// leader's log start moves past offset 0; a voter that was down the whole
+// time has an empty log, so it must load the leader's snapshot through
+// FetchSnapshot and then fetch the rest.
+func TestSnapshotCatchUp(t *testing.T) {
+	skipShort(t)
+	c := newCluster(t, 3)
+	c.extra = append(append([]string(nil), fastQuorum...),
+		"metadata.log.max.record.bytes.between.snapshots=65536",
+		"metadata.log.segment.min.bytes=16384",
+		"metadata.log.segment.bytes=32768",
+		"metadata.max.retention.bytes=131072",
+	)
+	for _, p := range c.nodes {
+		c.writeConfig(p, "controller")
+	}
+	c.args = append(c.args, "--log-maintenance-interval", "300ms")
+	c.start(1)
+	c.start(2)
+	leader, _ := c.waitLeader(10*time.Second, 0)
+	var startOffset int64
+	c.waitFor(20*time.Second, "the leader's log start to move past 0", func() bool {
+		bs := readLog(t, c.nodes[leader].dataDir)
+		if len(bs) > 0 && bs[0].base > 0 {
+			startOffset = bs[0].base
+			return true
+		}
+		return false
+	})
+	snaps, _ := filepath.Glob(filepath.Join(c.nodes[leader].dataDir, "__raft_performance_test-0", "*.checkpoint"))
+	if len(snaps) == 0 {
+		t.Fatal("log start moved but the leader has no snapshot")
+	}
+	t.Logf("leader %d log starts at %d; snapshots %v", leader, startOffset, snaps)
+	c.start(3)
+	hw := c.committedHW()
+	c.waitFor(20*time.Second, "node 3 to catch up through a snapshot", func() bool {
+		s, ok := c.lastStats(3)
+		return ok && s.HighWatermark >= hw && endOffset(readLog(t, c.nodes[3].dataDir)) >= hw
+	})
+	got, _ := filepath.Glob(filepath.Join(c.nodes[3].dataDir, "__raft_performance_test-0", "*.checkpoint"))
+	if len(got) == 0 {
+		t.Fatal("node 3 caught up without a snapshot")
+	}
+	bs := readLog(t, c.nodes[3].dataDir)
+	if len(bs) == 0 || bs[0].base == 0 {
+		t.Fatalf("node 3's log starts at offset 0: it did not start from the snapshot")
+	}
+}

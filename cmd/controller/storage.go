@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/metadatalog"
+	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
 
@@ -50,4 +51,35 @@ func (s v0StateStore) Write(st raft.ElectionState) error {
 		st.VotedDirectoryID = [16]byte{}
 	}
 	return s.QuorumStateStore.Write(st)
+}
+
+// writeEmptySnapshot writes a snapshot holding no data records: the
+// SnapshotHeader and SnapshotFooter control batches Kafka's snapshot writer
+// puts around the state (the raft performance test has no state).
+func writeEmptySnapshot(l *metadatalog.Log, id raft.OffsetAndEpoch, lastContainedMs int64) (err error) {
+	if latest, ok := l.LatestSnapshot(); ok && latest.Offset >= id.Offset {
+		return nil
+	}
+	w, err := l.CreateSnapshot(id)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := w.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	now := time.Now().UnixMilli()
+	var b []byte
+	b = protocol.AppendControlBatch(b, 0, id.Epoch, now, protocol.ControlSnapshotHeader,
+		protocol.SnapshotHeaderRecord{Version: 0, LastContainedLogTimestamp: lastContainedMs}.AppendTo(nil))
+	b = protocol.AppendControlBatch(b, 1, id.Epoch, now, protocol.ControlSnapshotFooter,
+		protocol.SnapshotFooterRecord{Version: 0}.AppendTo(nil))
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	if err := w.Freeze(); err != nil {
+		return err
+	}
+	return nil
 }

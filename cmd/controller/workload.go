@@ -34,6 +34,9 @@ type workloadConfig struct {
 	StatsEvery   time.Duration
 	AppendTick   time.Duration // granularity of throttled appends
 	MaxPerAppend int           // records per Append call
+	// SnapshotEvery takes a snapshot after this many committed record bytes
+	// (metadata.log.max.record.bytes.between.snapshots); 0 = never.
+	SnapshotEvery int64
 	// Warmup excludes appends made this soon after start from the summary
 	// histogram (they still count in the periodic stats).
 	Warmup time.Duration
@@ -69,7 +72,12 @@ type workload struct {
 	// Counters.
 	committed      int64 // data records committed (any node)
 	committedBytes int64
-	hwOffset       int64 // last committed offset + 1
+	hwOffset       int64               // last committed offset + 1
+	lastCommitted  raft.OffsetAndEpoch // end offset and epoch of the last committed batch
+	sinceSnapshot  int64               // committed record bytes since the last snapshot
+	lastCommitMs   int64               // wall clock ms of the last commit (snapshot header timestamp)
+	// snapshot writes a snapshot at id (set by the node; nil = none).
+	snapshot func(id raft.OffsetAndEpoch, lastContainedMs int64) error
 
 	// Interval stats.
 	intervalStart     time.Time
@@ -108,6 +116,7 @@ func newWorkload(cfg workloadConfig, nodeID int32, out io.Writer, lg *zap.Logger
 // wants to run next.
 func (w *workload) tick(now time.Time, st raft.Status) time.Time {
 	w.lastStatus = st
+	w.maybeSnapshot()
 	if !now.Before(w.nextStats) {
 		w.printStats(now, st, false)
 		w.nextStats = now.Add(w.cfg.StatsEvery)
@@ -198,6 +207,8 @@ func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
 	now := w.clock()
 	for _, b := range batches {
 		w.hwOffset = b.LastOffset + 1
+		w.lastCommitted = raft.OffsetAndEpoch{Offset: b.LastOffset + 1, Epoch: b.Epoch}
+		w.lastCommitMs = now.UnixMilli()
 		if b.Control {
 			continue
 		}
@@ -207,6 +218,7 @@ func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
 		for _, r := range b.Records {
 			w.committedBytes += int64(len(r))
 			w.intervalBytes += int64(len(r))
+			w.sinceSnapshot += int64(len(r))
 		}
 		if w.leaderEpoch < 0 || b.Epoch != w.leaderEpoch {
 			continue
@@ -235,8 +247,30 @@ func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
 	}
 }
 
+// HandleLoadSnapshot: the performance test has no state, so loading a
+// snapshot only moves the committed position.
 func (w *workload) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) {
 	w.hwOffset = id.Offset
+	w.lastCommitted = id
+	w.sinceSnapshot = 0
+}
+
+// maybeSnapshot writes a snapshot of the (empty) workload state at the last
+// committed batch once enough record bytes were committed since the last
+// one, as a Kafka controller does on
+// metadata.log.max.record.bytes.between.snapshots. It runs on the loop,
+// outside the driver's rounds. A failure is logged and retried at the next
+// threshold; the log itself is untouched by it.
+func (w *workload) maybeSnapshot() {
+	if w.snapshot == nil || w.cfg.SnapshotEvery <= 0 || w.sinceSnapshot < w.cfg.SnapshotEvery || w.lastCommitted.Offset <= 0 {
+		return
+	}
+	w.sinceSnapshot = 0
+	if err := w.snapshot(w.lastCommitted, w.lastCommitMs); err != nil {
+		w.lg.Warn("snapshot failed", zap.Int64("offset", w.lastCommitted.Offset), zap.Int32("epoch", w.lastCommitted.Epoch), zap.Error(err))
+		return
+	}
+	w.lg.Info("snapshot written", zap.Int64("offset", w.lastCommitted.Offset), zap.Int32("epoch", w.lastCommitted.Epoch))
 }
 
 func (w *workload) HandleLeaderChange(l raft.LeaderAndEpoch) { w.last = l }

@@ -156,3 +156,29 @@ func TestWorkloadStopsOnHardError(t *testing.T) {
 		t.Fatal("stopped workload appended")
 	}
 }
+
+func TestWorkloadSnapshotTrigger(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 32, MaxInFlight: 10, SnapshotEvery: 100}, 2, &bytes.Buffer{}, zap.NewNop(), t0)
+	w.stopped = true // follower-like: no appends
+	var got []raft.OffsetAndEpoch
+	w.snapshot = func(id raft.OffsetAndEpoch, ms int64) error { got = append(got, id); return nil }
+	follower := raft.Status{NodeID: 2, Role: raft.RoleFollower, Epoch: 3, LeaderID: 1}
+	w.HandleCommit([]raft.CommittedBatch{{BaseOffset: 0, LastOffset: 2, Epoch: 3, Records: [][]byte{make([]byte, 32), make([]byte, 32), make([]byte, 32)}}})
+	w.tick(t0, follower)
+	if len(got) != 0 {
+		t.Fatalf("snapshot after 96 bytes: %v", got)
+	}
+	w.HandleCommit([]raft.CommittedBatch{
+		{BaseOffset: 3, LastOffset: 3, Epoch: 3, Records: [][]byte{make([]byte, 32)}},
+		{BaseOffset: 4, LastOffset: 4, Epoch: 4, Control: true, Records: [][]byte{{0}}},
+	})
+	w.tick(t0, follower)
+	if len(got) != 1 || got[0] != (raft.OffsetAndEpoch{Offset: 5, Epoch: 4}) {
+		t.Fatalf("snapshots %v, want one at 5/4 (end of the last committed batch)", got)
+	}
+	w.tick(t0, follower)
+	if len(got) != 1 {
+		t.Fatal("snapshot repeated without new commits")
+	}
+}
