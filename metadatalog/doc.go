@@ -72,5 +72,9 @@
 // periodically by the owner (Kafka: every 60 s).
 //
 // FaultFS injects a full disk (writes fail with ENOSPC after N bytes) and
-// fsync errors for tests.
+// fsync errors. MemFS is an in-memory FS that tracks what is durable (file
+// content as of its last fsync, directory entries as of the directory's last
+// fsync); CrashClone gives the image a power loss would leave, optionally
+// with a torn unsynced tail. The crash tests open the log on such an image
+// after every single file system operation.
 package metadatalog
