@@ -222,3 +222,54 @@ func BenchmarkRecovery(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAppendVsRaw alternates, in one loop, a kraftd Append+Flush and a
+// raw write+fsync of the same bytes to a plain file in the same directory,
+// so both see the same disk at the same moment. It reports both latencies
+// and kraftd's overhead in percent (goal: < 10%).
+func BenchmarkAppendVsRaw(b *testing.B) {
+	for _, n := range []int{1, 100} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			l, err := Open(Options{Dir: filepath.Join(dir, "log")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			f, err := os.Create(filepath.Join(dir, "raw"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			batch := benchBatch(n)
+			var kraftd, raw time.Duration
+			off := int64(0)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				protocol.SetBaseOffset(batch, off)
+				if _, err := l.Append(batch); err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if _, err := f.Write(batch); err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Sync(); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				kraftd += t1.Sub(t0)
+				raw += t2.Sub(t1)
+				off += int64(n)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(kraftd.Nanoseconds())/float64(b.N), "kraftd-ns/append")
+			b.ReportMetric(float64(raw.Nanoseconds())/float64(b.N), "raw-ns/write")
+			b.ReportMetric(100*(float64(kraftd)-float64(raw))/float64(raw), "overhead-%")
+		})
+	}
+}
