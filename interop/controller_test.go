@@ -22,6 +22,7 @@ func TestKafkaController(t *testing.T) {
 
 	t.Run("ApiVersions", func(t *testing.T) { testApiVersions(t, ctrl) })
 	t.Run("ApiVersionsUnsupported", func(t *testing.T) { testApiVersionsUnsupported(t, ctrl) })
+	t.Run("RaftApisOfLeader", func(t *testing.T) { testRaftApisOfLeader(t, env, ctrl) })
 	t.Run("MetadataQuorumDescribe", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
