@@ -91,7 +91,8 @@ type checker struct {
 	maxCommitted int              // highest workload payload number committed
 
 	// Liveness and convergence after the fault phase.
-	phase         int // 0 faults, 1 waiting for a commit, 2 converging
+	phase         int // 0 faults, 1 waiting for a commit, 2 converging, 3 idle
+	idleStart     []idleMark
 	deadline      time.Duration
 	seqAtHeal     int
 	commitLatency time.Duration
@@ -533,15 +534,58 @@ func (c *checker) periodic() {
 		}
 	case 2:
 		if ok, why := c.converged(); ok {
-			c.done = true
-			s.tracef("CONVERGED: committed end %d; liveness commit %v after heal", c.committedEnd, c.commitLatency)
-			return
+			s.tracef("CONVERGED: committed end %d; liveness commit %v after heal; idle window of %v follows", c.committedEnd, c.commitLatency, idleWindow)
+			c.phase = 3
+			c.deadline = s.now + idleWindow
+			c.idleStart = make([]idleMark, len(s.nodes))
+			for i, n := range s.nodes {
+				c.idleStart[i] = idleMark{polls: n.polls, epoch: n.drv.Status().Epoch}
+			}
 		} else if s.now > c.deadline {
 			s.fail("L3: nodes did not converge within %v after the liveness commit: %s", convergenceBound, why)
 			return
 		}
+	case 3:
+		if s.now >= c.deadline {
+			c.checkIdle()
+			c.done = true
+			return
+		}
 	}
 	s.after(100*time.Millisecond, c.periodic)
+}
+
+// idleWindow is the quiet period after convergence in which the quorum
+// must do bounded work and stay in its epoch (L4, L5).
+const idleWindow = 5 * time.Second
+
+// idlePollsPerPeer bounds driver wakeups of an idle node per node in the
+// cluster: a follower long-polls every MaxWaitMs (about 2-5 wakeups a
+// second), a leader wakes for every follower's fetch and its expiry (about
+// 30 a second with 6 fetchers); a busy loop (KAFKA-17751) is thousands.
+const idlePollsPerPeer = 10
+
+type idleMark struct {
+	polls int
+	epoch int32
+}
+
+// checkIdle: during the idle window no node changed epoch and none woke
+// up more than idlePollsPerPeer times the cluster size per second.
+func (c *checker) checkIdle() {
+	s := c.s
+	for i, n := range s.nodes {
+		st := n.drv.Status()
+		if st.Epoch != c.idleStart[i].epoch {
+			s.fail("L4: node %d moved from epoch %d to %d in a fault-free idle window", n.id, c.idleStart[i].epoch, st.Epoch)
+			return
+		}
+		if rate := float64(n.polls-c.idleStart[i].polls) / idleWindow.Seconds(); rate > float64(idlePollsPerPeer*len(s.nodes)) {
+			s.fail("L5: node %d (%s) polled %.0f times per second while idle", n.id, st.Role, rate)
+			return
+		}
+	}
+	s.tracef("IDLE WINDOW OK")
 }
 
 func (c *checker) describeLeaders() string {

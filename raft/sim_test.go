@@ -366,6 +366,7 @@ type simNode struct {
 	clockOff time.Duration
 
 	pollToken   uint64
+	polls       int // Poll calls, for the idle-cost check
 	pollsAtNow  int
 	lastPollAt  time.Duration
 	pausedUntil time.Duration
@@ -657,6 +658,7 @@ func (s *sim) poll(n *simNode) {
 	if !n.up {
 		return
 	}
+	n.polls++
 	if n.lastPollAt == s.now {
 		n.pollsAtNow++
 		if n.pollsAtNow > 1000 {
