@@ -30,8 +30,14 @@
 // footer control batch, as Kafka's BatchFileWriter does), then
 // meta.properties v1 with a fresh directory.id, so a crash mid-format leaves
 // the dir looking unformatted. The raft log itself needs no bootstrap state
-// for static voter sets; dynamic quorums (--standalone,
-// --initial-controllers) and their 0-0 bootstrap snapshot are not supported.
+// for static voter sets. For a dynamic quorum (kraft.version 1), set
+// InitialControllers (ParseInitialControllers parses --initial-controllers;
+// --standalone is one entry for the node itself with RandomDirectoryID) and
+// ControllerListener: the metadata dir then also gets the bootstrap snapshot
+// __cluster_metadata-0/00000000000000000000-0000000000.checkpoint (header,
+// KRaftVersion 1 and Voters records in one control batch, then a footer, as
+// Kafka's RecordsSnapshotWriter writes it) and, when the node is one of the
+// voters, that voter's directory id.
 //
 // Load makes the start-up checks Kafka makes: every dir formatted, one
 // cluster.id and node.id across dirs (errors name both files), node.id equal

@@ -75,6 +75,15 @@ type FormatOptions struct {
 	// Now stamps bootstrap.checkpoint batches and the meta.properties date
 	// comment; nil = time.Now.
 	Now func() time.Time
+	// InitialControllers, when set, formats a dynamic quorum (kraft.version
+	// 1, KIP-853): the metadata dir gets the bootstrap snapshot 0-0 with this
+	// voter set, and, when NodeID is among them, that voter's directory id.
+	// --standalone is one entry for the node itself with a fresh
+	// RandomDirectoryID.
+	InitialControllers []InitialController
+	// ControllerListener names the voters' endpoint in the bootstrap
+	// snapshot (the first of controller.listener.names).
+	ControllerListener string
 }
 
 // Format prepares log dirs for a node as `kafka-storage format` does. Every
@@ -125,10 +134,32 @@ func Format(o FormatOptions) error {
 		seen[mp.DirectoryID] = true
 	}
 	records := bootstrapRecords(mv, o.Features)
+	var voterDirID UUID
+	if o.InitialControllers != nil {
+		if o.ControllerListener == "" {
+			return errors.New("clusterid: format: a dynamic quorum needs the controller listener name")
+		}
+		for _, c := range o.InitialControllers {
+			if c.NodeID == o.NodeID {
+				voterDirID = c.DirectoryID
+			}
+			if c.DirectoryID.IsZero() || ReservedDirectoryID(c.DirectoryID) {
+				return fmt.Errorf("clusterid: format: initial controller %d has the reserved directory id %s", c.NodeID, c.DirectoryID)
+			}
+		}
+	}
 	for _, dir := range ens.empty {
 		kind := "data directory"
-		if filepath.Clean(dir) == filepath.Clean(o.MetadataDir) {
-			kind = "metadata directory"
+		isMeta := filepath.Clean(dir) == filepath.Clean(o.MetadataDir)
+		if isMeta {
+			switch {
+			case o.InitialControllers == nil:
+				kind = "metadata directory"
+			case !voterDirID.IsZero():
+				kind = "dynamic metadata voter directory"
+			default:
+				kind = "dynamic metadata directory"
+			}
 		}
 		fmt.Fprintf(out, "Formatting %s %s with metadata.version %s.\n", kind, dir, mv.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -138,9 +169,19 @@ func Format(o FormatOptions) error {
 		if err := writeBootstrapCheckpoint(dir, records, t); err != nil {
 			return fmt.Errorf("clusterid: format %s: %w", dir, err)
 		}
-		id := RandomDirectoryID()
-		for seen[id] {
+		if isMeta && o.InitialControllers != nil {
+			if err := writeBootstrapSnapshot(dir, BootstrapSnapshot(o.InitialControllers, o.ControllerListener, t)); err != nil {
+				return fmt.Errorf("clusterid: format %s: %w", dir, err)
+			}
+		}
+		var id UUID
+		if isMeta && !voterDirID.IsZero() {
+			id = voterDirID
+		} else {
 			id = RandomDirectoryID()
+			for seen[id] || id == voterDirID {
+				id = RandomDirectoryID()
+			}
 		}
 		seen[id] = true
 		mp := MetaProperties{Version: 1, ClusterID: o.ClusterID, NodeID: o.NodeID, DirectoryID: id}
