@@ -86,6 +86,7 @@ type checker struct {
 	seen         map[batchKey][]byte // first batch seen per (base offset, epoch)
 	commitEpochs []epochEnd          // committed end per epoch of the node that reported it
 	votes        map[voteKey]int32
+	ledIn        map[voteKey]int  // (node, epoch) -> incarnation that led it
 	appendedAt   map[string]int64 // workload payload -> offset Append returned
 	committedAt  map[string]int64 // workload payload -> committed offset
 	maxCommitted int              // highest workload payload number committed
@@ -104,6 +105,7 @@ func (c *checker) init(s *sim) {
 	c.leaders = map[int32]int32{}
 	c.seen = map[batchKey][]byte{}
 	c.votes = map[voteKey]int32{}
+	c.ledIn = map[voteKey]int{}
 	c.appendedAt = map[string]int64{}
 	c.committedAt = map[string]int64{}
 	s.after(500*time.Millisecond, c.periodic)
@@ -182,6 +184,12 @@ func (c *checker) afterEvent(n *simNode) {
 		}
 		if st.Role == raft.RoleLeader {
 			c.noteLeader(n, st.Epoch, n.id, "role")
+			k := voteKey{n.idx, st.Epoch}
+			if inc, ok := c.ledIn[k]; ok && inc != n.inc {
+				s.fail("S1: node %d leads epoch %d again after a restart (KAFKA-10527)", n.id, st.Epoch)
+				return
+			}
+			c.ledIn[k] = n.inc
 			if need := c.committedBefore(st.Epoch); st.LogEndOffset < need {
 				s.fail("S4: leader %d of epoch %d has log end %d, below %d, committed in earlier epochs", n.id, st.Epoch, st.LogEndOffset, need)
 				return
