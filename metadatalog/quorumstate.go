@@ -87,13 +87,12 @@ func (s *QuorumStateStore) Write(st raft.ElectionState) error {
 }
 
 // EncodeQuorumState renders st as Kafka writes it (no trailing newline):
-// data_version 0 when st.Voters is non-nil (static voters), else 1.
+// data_version 0 when st.Voters is non-nil (static voters), else 1. Version
+// 0 has no field for the voted directory id; like Kafka's
+// ElectionState.toQuorumStateData it is left out.
 func EncodeQuorumState(st raft.ElectionState) ([]byte, error) {
 	var b bytes.Buffer
 	if st.Voters != nil {
-		if st.VotedDirectoryID != ([16]byte{}) {
-			return nil, errors.New("data_version 0 (static voters) cannot hold a voted directory id")
-		}
 		fmt.Fprintf(&b, `{"clusterId":"","leaderId":%d,"leaderEpoch":%d,"votedId":%d,"appliedOffset":0,"currentVoters":[`,
 			st.LeaderID, st.Epoch, st.VotedID)
 		for i, v := range st.Voters {

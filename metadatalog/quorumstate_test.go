@@ -76,8 +76,13 @@ func TestQuorumStateRoundTrip(t *testing.T) {
 	if string(data) != `{"leaderId":-1,"leaderEpoch":0,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}` {
 		t.Fatalf("v1 text %s", data)
 	}
-	if err := s.Write(raft.ElectionState{Voters: []int32{1}, VotedDirectoryID: [16]byte{1}}); err == nil {
-		t.Fatal("v0 with a directory id must be refused")
+	// Version 0 has no voted directory id: dropped, as Kafka does.
+	if err := s.Write(raft.ElectionState{Epoch: 3, LeaderID: -1, VotedID: 2, Voters: []int32{1, 2}, VotedDirectoryID: [16]byte{1}}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(s.Path())
+	if string(data) != `{"clusterId":"","leaderId":-1,"leaderEpoch":3,"votedId":2,"appliedOffset":0,"currentVoters":[{"voterId":1},{"voterId":2}],"data_version":0}` {
+		t.Fatalf("v0 text %s", data)
 	}
 }
 
