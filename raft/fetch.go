@@ -107,7 +107,10 @@ func (d *Driver) tryCompleteFetch(now time.Time, pf *parkedFetch, mayPark bool) 
 			records = b
 		}
 	}
-	if mayPark && len(records) == 0 && diverging == nil && snapshot == nil && req.MaxWaitMillis > 0 {
+	// Fetch v18 (KIP-1166) tells the follower's HW: a stale one is answered
+	// at once so the follower learns the new HW.
+	staleHW := req.Version >= 18 && p.HighWatermark < d.leader.highWatermark
+	if mayPark && len(records) == 0 && diverging == nil && snapshot == nil && req.MaxWaitMillis > 0 && !staleHW {
 		wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, d.cfg.MaxFetchWait*4)
 		d.parked.Add(p.FetchOffset, now.Add(wait), pf)
 		return nil

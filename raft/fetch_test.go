@@ -386,3 +386,26 @@ func TestFollowerRefusesBadDivergence(t *testing.T) {
 		}
 	}
 }
+
+func TestLeaderAnswersStaleHighWatermarkAtOnce(t *testing.T) {
+	c := newCtx(t, 1, withPreVote(false))
+	c.electLocal()
+	leo := c.log.EndOffset().Offset
+	c.request(fetchReq(2, 1, leo, 1, 0)) // HW = leo
+	r := fetchReq(3, 1, leo, 1, 500)
+	r.Version = 18
+	r.Topics[0].Partitions[0].HighWatermark = leo - 1
+	resp := c.request(r)
+	if resp == nil {
+		t.Fatalf("v18 fetch with a stale HW was parked")
+	}
+	if _, p := fetchPart(resp); p.HighWatermark != leo {
+		t.Fatalf("HW %d, want %d", p.HighWatermark, leo)
+	}
+	r = fetchReq(3, 1, leo, 1, 500)
+	r.Version = 18
+	r.Topics[0].Partitions[0].HighWatermark = leo
+	if c.request(r) != nil {
+		t.Fatalf("v18 fetch with a current HW was answered at once")
+	}
+}
