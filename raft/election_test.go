@@ -281,3 +281,16 @@ func TestShutdownTimesOut(t *testing.T) {
 	}
 	c.wantRole(raft.RoleUnattached, 0) // never started an election
 }
+
+func TestExpiredParkedFetchDoesNotRefreshCheckQuorum(t *testing.T) {
+	c := newCtx(t, 1, withPreVote(false))
+	c.electLocal()
+	leo := c.log.EndOffset().Offset
+	c.request(fetchReq(2, 1, leo, 1, 0)) // HW known; check-quorum window reset now
+	if r := c.request(fetchReq(2, 1, leo, 1, 500)); r != nil {
+		t.Fatalf("fetch not parked")
+	}
+	c.advance(c.cfg.MaxFetchWait) // expires: answered, but not a new fetch
+	c.advance(c.cfg.FetchTimeout*3/2 - c.cfg.MaxFetchWait)
+	c.wantRole(raft.RoleResigned, 1)
+}

@@ -81,6 +81,13 @@ func (d *Driver) handleFetch(now time.Time, req *kmsg.FetchRequest, ref RequestR
 // tryCompleteFetch builds the answer to a fetch, or parks it (returning
 // nil) when there is nothing to send yet.
 func (d *Driver) tryCompleteFetch(now time.Time, pf *parkedFetch, mayPark bool) kmsg.Response {
+	return d.buildFetchAnswer(now, pf, mayPark, true)
+}
+
+// buildFetchAnswer validates and answers a fetch; record=false (an expired
+// parked fetch) leaves replica tracking and check quorum alone, as Kafka
+// sends the original answer then.
+func (d *Driver) buildFetchAnswer(now time.Time, pf *parkedFetch, mayPark, record bool) kmsg.Response {
 	req := pf.req
 	p := &req.Topics[0].Partitions[0]
 	if code := d.leaderOnlyCheck(p.CurrentLeaderEpoch); code != errNone {
@@ -97,7 +104,9 @@ func (d *Driver) tryCompleteFetch(now time.Time, pf *parkedFetch, mayPark bool) 
 	case fetchSnapshot:
 		snapshot = &oe
 	default:
-		d.recordFetch(now, pf.replicaID, pf.replica, p.FetchOffset)
+		if record {
+			d.recordFetch(now, pf.replicaID, pf.replica, p.FetchOffset)
+		}
 		if p.FetchOffset < d.log.EndOffset().Offset {
 			b, err := d.log.Read(p.FetchOffset, d.cfg.MaxFetchBytes)
 			if err != nil {
@@ -133,7 +142,14 @@ func (d *Driver) expireParked(now time.Time) {
 	if d.parked.Len() == 0 {
 		return
 	}
-	d.parked.Expire(now, func(pf *parkedFetch) { d.completeParked(now, pf) })
+	d.parked.Expire(now, func(pf *parkedFetch) {
+		if d.fatal != nil {
+			return
+		}
+		resp := d.buildFetchAnswer(now, pf, false, false)
+		resp.SetVersion(pf.req.Version)
+		d.tr.Reply(pf.ref, resp)
+	})
 }
 
 func (d *Driver) replyParkedError(pf *parkedFetch, code int16) {
@@ -248,6 +264,7 @@ func (d *Driver) buildFetch() *kmsg.FetchRequest {
 	p.FetchOffset = end.Offset
 	p.LastFetchedEpoch = end.Epoch
 	p.ReplicaDirectoryID = d.cfg.DirectoryID
+	p.HighWatermark = d.hw // v18: lets the leader answer at once when it is stale
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	return req
