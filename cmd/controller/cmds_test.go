@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/clusterid"
 )
@@ -173,5 +175,37 @@ func TestPrintQuorumReplication(t *testing.T) {
 	}
 	if err := printQuorumReplication(&b, sampleQuorum(), true, time.UnixMilli(1700000000000)); err == nil {
 		t.Error("timestamps in the future: want error")
+	}
+}
+
+func TestLoggerFormats(t *testing.T) {
+	var b bytes.Buffer
+	lf := logFlags{format: "json", level: "info"}
+	lg, err := lf.newLogger(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg.Debug("hidden")
+	lg.Info("leader change", zap.Int32("node_id", 1), zap.Int32("epoch", 4))
+	var m map[string]any
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		t.Fatalf("json log line %q: %v", b.String(), err)
+	}
+	if m["msg"] != "leader change" || m["epoch"] != float64(4) || m["node_id"] != float64(1) {
+		t.Fatalf("%v", m)
+	}
+	b.Reset()
+	lf = logFlags{format: "console", level: "debug"}
+	if lg, err = lf.newLogger(&b); err != nil {
+		t.Fatal(err)
+	}
+	lg.Debug("state transition", zap.Int32("epoch", 2))
+	if !strings.Contains(b.String(), "DEBUG\tstate transition\t{\"epoch\": 2}") {
+		t.Fatalf("console line %q", b.String())
+	}
+	for _, bad := range []logFlags{{format: "xml", level: "info"}, {format: "json", level: "loud"}} {
+		if _, err := bad.newLogger(&b); err == nil {
+			t.Errorf("%+v: want error", bad)
+		}
 	}
 }

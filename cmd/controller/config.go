@@ -491,7 +491,11 @@ func NewConfig(p *Properties, forceController bool) (*Config, error) {
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("unknown configuration key %q (line %d) is ignored", k, p.Lines[k]))
+		where := "from --override"
+		if line := p.Lines[k]; line > 0 {
+			where = fmt.Sprintf("line %d", line)
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("unknown configuration key %q (%s) is ignored", k, where))
 	}
 
 	if len(probs) > 0 {

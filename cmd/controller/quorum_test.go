@@ -447,3 +447,34 @@ func TestSnapshotCatchUp(t *testing.T) {
 		t.Fatalf("node 3's log starts at offset 0: it did not start from the snapshot")
 	}
 }
+
+// TestCorruptQuorumStateStops: a corrupt quorum-state file stops the node
+// with a non-zero exit and an error naming the file, never a silent reset.
+func TestCorruptQuorumStateStops(t *testing.T) {
+	skipShort(t)
+	c := newCluster(t, 3)
+	c.start(1)
+	c.waitFor(10*time.Second, "node 1 to write its quorum state", func() bool {
+		_, err := os.Stat(filepath.Join(c.nodes[1].dataDir, "__raft_performance_test-0", "quorum-state"))
+		return err == nil
+	})
+	c.signal(1, syscall.SIGKILL) // the file is durable; no need to wait out a graceful shutdown
+	if !c.waitExit(1, 10*time.Second) {
+		t.Fatal("node 1 did not stop")
+	}
+	qs := filepath.Join(c.nodes[1].dataDir, "__raft_performance_test-0", "quorum-state")
+	if err := os.WriteFile(qs, []byte(`{"leaderEpoch": "x"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.start(1)
+	if !c.waitExit(1, 10*time.Second) {
+		t.Fatal("node 1 kept running with a corrupt quorum-state")
+	}
+	if c.nodes[1].exitErr == nil {
+		t.Fatal("exit status 0 with a corrupt quorum-state")
+	}
+	b, _ := os.ReadFile(c.nodes[1].errPath)
+	if !strings.Contains(string(b), qs) {
+		t.Fatalf("the error does not name %s:\n%s", qs, b)
+	}
+}
