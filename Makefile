@@ -47,5 +47,9 @@ interop-deps:
 	elif ! command -v mvn >/dev/null 2>&1; then echo "mvn not found: interop tests will skip (and fail under KRAFTD_INTEROP=required)"; \
 	else rm -rf lib && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib && echo "$$sum" > lib/.complete && echo "interop/lib: $$(ls lib | wc -l) jars"; fi
 
+# Seeds SEED_BASE..SEED_BASE+SEEDS-1 of every simulator mix; prints a summary per mix and
+# the replay command of any failing seed; exits non-zero on any violation. The test binary
+# runs directly so the summaries show without -v.
 sim:
-	$(GO) test -count=1 -timeout 0 -run 'TestSimSeeds' ./raft -sim.seeds=$(SEEDS) -sim.base=$(SEED_BASE)
+	$(GO) test -c -o bin/raft-sim.test ./raft
+	cd raft && ../bin/raft-sim.test -test.run 'TestSimSeeds' -test.timeout 0 -sim.seeds=$(SEEDS) -sim.base=$(SEED_BASE)

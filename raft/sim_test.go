@@ -89,7 +89,12 @@ func TestSimSeeds(t *testing.T) {
 					}
 				})
 			}
-			t.Logf("mix %s: %d seeds from %d: %s", m.name, n, base, tot)
+			if *simSeeds > 0 && !testing.Verbose() {
+				// make sim: say what ran even without -v.
+				fmt.Printf("mix %s: seeds %d..%d: %s\n", m.name, base, base+uint64(n)-1, tot)
+			} else {
+				t.Logf("mix %s: %d seeds from %d: %s", m.name, n, base, tot)
+			}
 		})
 	}
 }
