@@ -297,3 +297,79 @@ func BenchmarkAddExpire(b *testing.B) {
 		p.Expire(now, func(int) {})
 	}
 }
+
+// FuzzPurgatory drives the purgatory with an operation stream decoded from
+// the input and compares every completion with a sorted-slice model.
+func FuzzPurgatory(f *testing.F) {
+	f.Add([]byte{0, 5, 10, 0, 3, 2, 1, 4, 2, 7, 3})
+	f.Add([]byte{0, 1, 1, 0, 1, 1, 0, 1, 0, 3, 2, 200, 1, 255})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		p := New[int]()
+		var model []modelOp
+		now := t0
+		seq := 0
+		for i := 0; i+2 < len(ops); i += 3 {
+			op, a, b := ops[i]%4, int64(ops[i+1]), ops[i+2]
+			switch op {
+			case 0: // add: threshold a, deadline now+b ms (0: none)
+				var d time.Time
+				if b > 0 {
+					d = now.Add(time.Duration(b) * time.Millisecond)
+				}
+				p.Add(a, d, seq)
+				model = append(model, modelOp{a, d, seq})
+				seq++
+			case 1: // complete up to a
+				var want, keep []modelOp
+				for _, o := range model {
+					if o.th < a {
+						want = append(want, o)
+					} else {
+						keep = append(keep, o)
+					}
+				}
+				sort.SliceStable(want, func(i, j int) bool { return want[i].th < want[j].th })
+				model = keep
+				var got []int
+				p.CompleteUpTo(a, func(x int) { got = append(got, x) })
+				check(t, 0, i, "CompleteUpTo", got, want)
+			case 2: // advance time by b ms and expire
+				now = now.Add(time.Duration(b) * time.Millisecond)
+				var want, keep []modelOp
+				for _, o := range model {
+					if !o.deadline.IsZero() && !o.deadline.After(now) {
+						want = append(want, o)
+					} else {
+						keep = append(keep, o)
+					}
+				}
+				sort.SliceStable(want, func(i, j int) bool { return want[i].deadline.Before(want[j].deadline) })
+				model = keep
+				var got []int
+				p.Expire(now, func(x int) { got = append(got, x) })
+				check(t, 0, i, "Expire", got, want)
+			case 3:
+				if b%8 == 0 { // occasionally drain everything
+					want := slices.Clone(model)
+					sort.SliceStable(want, func(i, j int) bool { return want[i].th < want[j].th })
+					model = nil
+					var got []int
+					p.CompleteAll(func(x int) { got = append(got, x) })
+					check(t, 0, i, "CompleteAll", got, want)
+				}
+			}
+			if p.Len() != len(model) {
+				t.Fatalf("op %d: Len = %d, want %d", i, p.Len(), len(model))
+			}
+			var wantNext time.Time
+			for _, o := range model {
+				if !o.deadline.IsZero() && (wantNext.IsZero() || o.deadline.Before(wantNext)) {
+					wantNext = o.deadline
+				}
+			}
+			if got, ok := p.NextDeadline(); ok != !wantNext.IsZero() || !got.Equal(wantNext) {
+				t.Fatalf("op %d: NextDeadline = %v %v, want %v", i, got, ok, wantNext)
+			}
+		}
+	})
+}
