@@ -1,0 +1,397 @@
+package kafkatest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Side says which implementation a quorum node runs.
+type Side string
+
+const (
+	SideKraftd Side = "kraftd"
+	SideKafka  Side = "kafka"
+)
+
+// MixedRaftConfig describes a static quorum of TestRaftServer-compatible nodes, some of them
+// Kafka's kafka.tools.TestRaftServer and the rest kraftd's test-kraft-server-start, all on
+// __raft_performance_test with TestRaftServer's topic id and cluster id.
+type MixedRaftConfig struct {
+	Sides      []Side // node i+1 runs Sides[i]
+	Throughput int    // records/s while leading (both sides honour it)
+	RecordSize int    // bytes
+	Props      Props  // extra properties for every node
+	// KafkaLog4j sets logger levels of the JVM nodes (e.g. DEBUG for KafkaRaftClient to see
+	// EndQuorumEpoch handling).
+	KafkaLog4j map[string]string
+	KraftdArgs []string // extra test-kraft-server-start flags
+}
+
+// MixedNode is one voter of a mixed quorum. Its port, log dir and directory id survive
+// restarts.
+type MixedNode struct {
+	ID           int32
+	Side         Side
+	Port         int
+	Addr         string
+	LogDir       string
+	PartitionDir string
+	DirectoryID  string
+	Proc         *Process // the current (or last) process
+	Starts       int
+
+	procs   []*Process // every process run for this node, in order
+	stopped bool       // stopped on purpose (Terminate, Kill): its exit is not a failure
+}
+
+// MixedRaft is a running mixed quorum.
+type MixedRaft struct {
+	t      testing.TB
+	env    *Env
+	cfg    MixedRaftConfig
+	Voters []string
+	Nodes  []*MixedNode
+}
+
+// NewMixedRaft allocates ports, log dirs and directory ids; nothing is started yet.
+func (e *Env) NewMixedRaft(t testing.TB, cfg MixedRaftConfig) *MixedRaft {
+	t.Helper()
+	q := &MixedRaft{t: t, env: e, cfg: cfg}
+	ports := FreePorts(t, len(cfg.Sides))
+	for i, side := range cfg.Sides {
+		id := int32(i + 1)
+		dir := filepath.Join(t.TempDir(), "data")
+		n := &MixedNode{ID: id, Side: side, Port: ports[i], Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i])),
+			LogDir: dir, PartitionDir: filepath.Join(dir, RaftTestTopic+"-0"), DirectoryID: NewUUID()}
+		q.Nodes = append(q.Nodes, n)
+		q.Voters = append(q.Voters, Voter(id, n.Addr))
+	}
+	return q
+}
+
+// Node returns the node with the given id.
+func (q *MixedRaft) Node(id int32) *MixedNode { return q.Nodes[id-1] }
+
+// Start starts (or restarts, on the same dir and port) node id and waits until it listens.
+func (q *MixedRaft) Start(id int32) {
+	q.t.Helper()
+	n := q.Node(id)
+	if n.Proc != nil {
+		if exited, _ := n.Proc.Exited(); !exited {
+			q.t.Fatalf("kafkatest: node %d is still running", id)
+		}
+	}
+	switch n.Side {
+	case SideKafka:
+		s := q.env.StartTestRaftServer(q.t, RaftServerConfig{NodeID: id, Port: n.Port, Voters: q.Voters,
+			DirectoryID: n.DirectoryID, Throughput: q.cfg.Throughput, RecordSize: q.cfg.RecordSize,
+			Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j})
+		n.Proc = s.Process
+	case SideKraftd:
+		args := []string{"--throughput", strconv.Itoa(q.cfg.Throughput), "--record-size", strconv.Itoa(q.cfg.RecordSize),
+			"--stats-json", "--stats-interval", "1s", "--log-format", "json"}
+		args = append(args, q.cfg.KraftdArgs...)
+		k := StartKraftd(q.t, KraftdConfig{Command: "test-kraft-server-start", NodeID: id, Port: n.Port, Voters: q.Voters,
+			DirectoryID: n.DirectoryID, Dir: n.LogDir, Props: q.cfg.Props, Args: args})
+		n.Proc = k.Process
+	default:
+		q.t.Fatalf("kafkatest: unknown side %q", n.Side)
+	}
+	n.Starts++
+	n.stopped = false
+	n.procs = append(n.procs, n.Proc)
+}
+
+// Terminate sends SIGTERM to node id without waiting (a graceful shutdown: a leader resigns
+// with EndQuorumEpoch).
+func (q *MixedRaft) Terminate(id int32) {
+	n := q.Node(id)
+	n.stopped = true
+	n.Proc.Terminate()
+}
+
+// Kill sends SIGKILL to node id and waits for it to exit (a crash).
+func (q *MixedRaft) Kill(id int32) {
+	n := q.Node(id)
+	n.stopped = true
+	n.Proc.Kill()
+}
+
+// Stop stops node id gracefully and waits (SIGKILL after StopGrace).
+func (q *MixedRaft) Stop(id int32) error {
+	n := q.Node(id)
+	n.stopped = true
+	return n.Proc.Stop()
+}
+
+// Logs returns the output of every process node id has run, oldest first.
+func (n *MixedNode) Logs() string {
+	var b strings.Builder
+	for _, p := range n.procs {
+		b.WriteString(p.Log())
+	}
+	return b.String()
+}
+
+var jvmFirstHW = regexp.MustCompile(`High watermark set to LogOffsetMetadata\(offset=(\d+),.* for the first time for epoch (\d+)`)
+
+// WaitCommit waits until a record of epoch is known committed past offset above: a kraftd
+// node reports a high watermark above it in that epoch, or a JVM leader of that epoch logs
+// its first high watermark (above it).
+func (q *MixedRaft) WaitCommit(epoch int32, above int64, timeout time.Duration) (int64, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, n := range q.Nodes {
+			if !n.Running() {
+				continue
+			}
+			out := n.Proc.Log()
+			switch n.Side {
+			case SideKraftd:
+				for _, s := range ParseKraftdStats(out) {
+					if s.Epoch == epoch && s.HighWatermark > above {
+						return s.HighWatermark, nil
+					}
+				}
+			case SideKafka:
+				for _, m := range jvmFirstHW.FindAllStringSubmatch(out, -1) {
+					off, _ := strconv.ParseInt(m[1], 10, 64)
+					e, _ := strconv.Atoi(m[2])
+					if int32(e) == epoch && off > above {
+						return off, nil
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return -1, fmt.Errorf("kafkatest: nothing committed past %d in epoch %d within %v", above, epoch, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Running reports whether the node's process is up.
+func (n *MixedNode) Running() bool {
+	if n.Proc == nil {
+		return false
+	}
+	exited, _ := n.Proc.Exited()
+	return !exited
+}
+
+// NodeState is a node's raft state as its own log last reported it.
+type NodeState struct {
+	Role   string // Leader, Follower, Candidate, Prospective, Unattached, Voted, Resigned
+	Epoch  int32
+	Leader int32 // -1 when unknown
+}
+
+var (
+	jvmTransition = regexp.MustCompile(`Completed transition to ([A-Za-z]+)\((.*)$`)
+	jvmEpoch      = regexp.MustCompile(`\bepoch=(\d+)`)
+	jvmLeader     = regexp.MustCompile(`\bleader=(\d+)`)
+	kraftdTo      = regexp.MustCompile(`^([A-Za-z]+)\(epoch (\d+)\)$`)
+)
+
+// State parses the node's latest state transition from its current process's log.
+func (n *MixedNode) State() (NodeState, bool) {
+	if n.Proc == nil {
+		return NodeState{}, false
+	}
+	f, err := os.Open(n.Proc.LogPath)
+	if err != nil {
+		return NodeState{}, false
+	}
+	defer f.Close()
+	var st NodeState
+	found := false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch n.Side {
+		case SideKafka:
+			if !strings.Contains(line, "Completed transition to ") {
+				continue
+			}
+			if s, ok := parseJVMTransition(line, n.ID); ok {
+				st, found = s, true
+			}
+		case SideKraftd:
+			if !strings.Contains(line, `"msg":"completed transition"`) {
+				continue
+			}
+			if s, ok := parseKraftdTransition(line); ok {
+				st, found = s, true
+			}
+		}
+	}
+	return st, found
+}
+
+func parseJVMTransition(line string, self int32) (NodeState, bool) {
+	m := jvmTransition.FindStringSubmatch(line)
+	if m == nil {
+		return NodeState{}, false
+	}
+	role := strings.TrimSuffix(m[1], "State")
+	body := m[2]
+	// Only the new state's text: the line goes on with " from <old state>".
+	if i := strings.Index(body, ") from "); i >= 0 {
+		body = body[:i]
+	}
+	e := jvmEpoch.FindStringSubmatch(body)
+	if e == nil {
+		return NodeState{}, false
+	}
+	epoch, _ := strconv.Atoi(e[1])
+	st := NodeState{Role: role, Epoch: int32(epoch), Leader: -1}
+	switch role {
+	case "Leader":
+		st.Leader = self
+	case "Follower":
+		if l := jvmLeader.FindStringSubmatch(body); l != nil {
+			id, _ := strconv.Atoi(l[1])
+			st.Leader = int32(id)
+		}
+	}
+	return st, true
+}
+
+func parseKraftdTransition(line string) (NodeState, bool) {
+	var v struct {
+		To     string `json:"to"`
+		Leader int32  `json:"leader"`
+	}
+	if json.Unmarshal([]byte(line), &v) != nil {
+		return NodeState{}, false
+	}
+	m := kraftdTo.FindStringSubmatch(v.To)
+	if m == nil {
+		return NodeState{}, false
+	}
+	epoch, _ := strconv.Atoi(m[2])
+	st := NodeState{Role: m[1], Epoch: int32(epoch), Leader: v.Leader}
+	if st.Role != "Leader" && st.Role != "Follower" {
+		st.Leader = -1
+	}
+	return st, true
+}
+
+// AgreedLeader returns the leader and epoch every running node agrees on: one node is
+// Leader in epoch E and every other running node follows it in E.
+func (q *MixedRaft) AgreedLeader() (leader, epoch int32, ok bool) {
+	leader, epoch = -1, -1
+	running := 0
+	for _, n := range q.Nodes {
+		if !n.Running() {
+			continue
+		}
+		running++
+		st, found := n.State()
+		if !found || (st.Role != "Leader" && st.Role != "Follower") || st.Leader < 0 {
+			return -1, -1, false
+		}
+		if epoch == -1 {
+			leader, epoch = st.Leader, st.Epoch
+		} else if st.Leader != leader || st.Epoch != epoch {
+			return -1, -1, false
+		}
+	}
+	if running == 0 || !q.Node(leader).Running() {
+		return -1, -1, false
+	}
+	return leader, epoch, true
+}
+
+// WaitLeader waits until the running nodes agree on a leader in an epoch above minEpoch.
+func (q *MixedRaft) WaitLeader(minEpoch int32, timeout time.Duration) (leader, epoch int32, err error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if l, e, ok := q.AgreedLeader(); ok && e > minEpoch {
+			return l, e, nil
+		}
+		for _, n := range q.Nodes {
+			if n.Proc != nil && n.Starts > 0 {
+				if exited, err := n.Proc.Exited(); exited && err != nil && n.expectedRunning() {
+					return -1, -1, fmt.Errorf("kafkatest: node %d (%s) exited: %v", n.ID, n.Side, err)
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			for _, n := range q.Nodes {
+				st, _ := n.State()
+				fmt.Fprintf(&b, " node %d (%s, running %v): %+v;", n.ID, n.Side, n.Running(), st)
+			}
+			return -1, -1, fmt.Errorf("kafkatest: no agreed leader above epoch %d within %v:%s", minEpoch, timeout, b.String())
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// expectedRunning is false for nodes a test stopped on purpose; tests mark them through
+// Stopped. A crash of any other node fails the wait.
+func (n *MixedNode) expectedRunning() bool { return !n.stopped }
+
+// KraftdStats is one --stats-json line of a kraftd node.
+type KraftdStats struct {
+	NodeID           int32   `json:"node_id"`
+	LeaderID         int32   `json:"leader_id"`
+	Epoch            int32   `json:"epoch"`
+	Role             string  `json:"role"`
+	HighWatermark    int64   `json:"high_watermark"`
+	CommittedRecords int64   `json:"committed_records"`
+	RecordsPerSec    float64 `json:"records_per_sec"`
+	LatencyCount     int64   `json:"latency_count"`
+	P50Ms            float64 `json:"p50_ms"`
+	P75Ms            float64 `json:"p75_ms"`
+	P99Ms            float64 `json:"p99_ms"`
+	P999Ms           float64 `json:"p999_ms"`
+	MaxMs            float64 `json:"max_ms"`
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	PeakRSSMB        float64 `json:"peak_rss_mb"`
+	IntervalSec      float64 `json:"interval_sec"`
+	Final            bool    `json:"final"`
+}
+
+// ParseKraftdStats returns every --stats-json line of a kraftd process's output.
+func ParseKraftdStats(out string) []KraftdStats {
+	var r []KraftdStats
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, `{"node_id":`) {
+			continue
+		}
+		var s KraftdStats
+		if json.Unmarshal([]byte(line), &s) == nil {
+			r = append(r, s)
+		}
+	}
+	return r
+}
+
+// MaxKraftdHighWatermark is the largest high watermark any kraftd node of the quorum has
+// reported so far, in every process it ran (logs of earlier processes included).
+func (q *MixedRaft) MaxKraftdHighWatermark() int64 {
+	hw := int64(-1)
+	for _, n := range q.Nodes {
+		if n.Side != SideKraftd {
+			continue
+		}
+		for _, p := range n.procs {
+			for _, s := range ParseKraftdStats(p.Log()) {
+				hw = max(hw, s.HighWatermark)
+			}
+		}
+	}
+	return hw
+}
