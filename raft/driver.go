@@ -539,12 +539,22 @@ func (d *Driver) randomElectionTimeout() time.Duration {
 	return t + time.Duration(d.rng.Int64N(int64(t)))
 }
 
-// electionBackoff is Kafka's binary exponential backoff with jitter:
-// min(100ms * rand[0, 2^retries), election.backoff.max).
+// electionBackoff is Kafka's binary exponential backoff with jitter,
+// 100ms * rand[0, 2^retries), while that range stays below
+// election.backoff.max. Past it Kafka's min(..., max) returns max almost
+// every time, so candidates that lost together retry together and can split
+// the vote forever (seen in the simulator with pre-vote off); we draw
+// uniformly in [0, max) there instead.
 func (d *Driver) electionBackoff() time.Duration {
 	r := max(1, min(d.retries, 21))
-	b := 100 * time.Millisecond * time.Duration(d.rng.Int64N(int64(1)<<r))
-	return min(b, d.cfg.ElectionBackoffMax)
+	maxB := d.cfg.ElectionBackoffMax
+	if span := 100 * time.Millisecond * time.Duration(int64(1)<<r); span > maxB {
+		if maxB <= 0 {
+			return 0
+		}
+		return time.Duration(d.rng.Int64N(int64(maxB)))
+	}
+	return 100 * time.Millisecond * time.Duration(d.rng.Int64N(int64(1)<<r))
 }
 
 // voterKeyMatches: static voters have no directory id and match any.

@@ -65,8 +65,11 @@ func TestElectionBackoffBounds(t *testing.T) {
 		seen := map[time.Duration]bool{}
 		for i := 0; i < 200; i++ {
 			b := d.electionBackoff()
-			if b < 0 || b > d.cfg.ElectionBackoffMax || b%(100*time.Millisecond) != 0 {
+			if b < 0 || b >= d.cfg.ElectionBackoffMax {
 				t.Fatalf("retries %d: backoff %v out of range", retries, b)
+			}
+			if retries <= 3 && b%(100*time.Millisecond) != 0 {
+				t.Fatalf("retries %d: backoff %v is not Kafka's 100 ms multiple", retries, b)
 			}
 			if retries == 1 && b != 0 && b != 100*time.Millisecond {
 				t.Fatalf("retries 1: backoff %v, want 0 or 100ms", b)
@@ -75,6 +78,9 @@ func TestElectionBackoffBounds(t *testing.T) {
 		}
 		if retries == 1 && len(seen) != 2 {
 			t.Fatalf("retries 1: saw %v", seen)
+		}
+		if retries >= 10 && len(seen) < 150 {
+			t.Fatalf("retries %d: only %d distinct backoffs in 200 draws: candidates would stay in step", retries, len(seen))
 		}
 	}
 }
