@@ -69,6 +69,11 @@ type Driver struct {
 	shutdownDeadline time.Time
 	done             bool
 
+	// inRound is set while Step/Poll/Append/Resign/Shutdown run. A listener
+	// callback that calls Append, Resign or Shutdown (re-entrantly) only
+	// queues its work; the running round or the next one acts on it.
+	inRound bool
+
 	next  time.Time // deadline computed by the last round
 	fatal error     // first log/store failure; every later call returns it
 }
@@ -195,6 +200,11 @@ func (d *Driver) Step(now time.Time, m Message) error {
 	if d.fatal != nil {
 		return d.fatal
 	}
+	if d.inRound {
+		return errors.New("raft: Step called from inside a listener callback")
+	}
+	d.inRound = true
+	defer func() { d.inRound = false }()
 	if m.Request != nil {
 		d.handleRequest(now, m.Request, m.Ref)
 	} else {
@@ -213,6 +223,11 @@ func (d *Driver) Poll(now time.Time) (time.Time, error) {
 	if d.fatal != nil {
 		return time.Time{}, d.fatal
 	}
+	if d.inRound {
+		return d.next, nil
+	}
+	d.inRound = true
+	defer func() { d.inRound = false }()
 	d.expireParked(now)
 	d.pollState(now)
 	d.endRound(now)
@@ -245,11 +260,16 @@ func (d *Driver) Append(now time.Time, epoch int32, records [][]byte) (int64, er
 	if err != nil {
 		return 0, err
 	}
-	if acc.shouldDrain(now) {
+	if acc.shouldDrain(now) && !d.inRound {
+		d.inRound = true
+		defer func() { d.inRound = false }()
 		d.pollState(now)
 		d.endRound(now)
 	} else if t, ok := acc.drainDeadline(); ok && t.Before(d.next) {
 		// Cheap path: only the linger timer changed.
+		if t.Before(now) {
+			t = now
+		}
 		d.next = t
 	}
 	return last, d.fatal
@@ -278,8 +298,12 @@ func (d *Driver) Resign(now time.Time, epoch int32) error {
 		return fmt.Errorf("%w: resign epoch %d as %s", ErrNotLeader, epoch, d.role)
 	}
 	d.leader.resignRequested = true
-	d.pollState(now)
-	d.endRound(now)
+	if !d.inRound {
+		d.inRound = true
+		defer func() { d.inRound = false }()
+		d.pollState(now)
+		d.endRound(now)
+	}
 	return d.fatal
 }
 
@@ -296,7 +320,9 @@ func (d *Driver) Shutdown(now time.Time) {
 	for _, lc := range d.listeners {
 		lc.call(d, "BeginShutdown", func() { lc.l.BeginShutdown() })
 	}
-	if d.fatal == nil {
+	if d.fatal == nil && !d.inRound {
+		d.inRound = true
+		defer func() { d.inRound = false }()
 		d.pollState(now)
 		d.endRound(now)
 	}
@@ -509,6 +535,9 @@ func (d *Driver) computeNext(now time.Time) time.Time {
 		}
 	case RoleLeader:
 		l := d.leader
+		if l.resignRequested || d.shuttingDown {
+			consider(now) // asked from a listener callback: resign next round
+		}
 		consider(l.beginQuorumDue)
 		if len(d.voters) > 1 {
 			consider(l.checkQuorumDeadline)

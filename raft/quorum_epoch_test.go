@@ -226,3 +226,59 @@ func TestListenerPanicIsIsolated(t *testing.T) {
 		t.Fatalf("replication stopped: %+v", c.status())
 	}
 }
+
+// reentrantListener appends from inside HandleCommit and resigns from
+// inside HandleLeaderChange, as a state machine on the driver goroutine may.
+type reentrantListener struct {
+	recListener
+	d       *raft.Driver
+	c       *tctx
+	appends int
+	resign  bool
+}
+
+func (l *reentrantListener) HandleCommit(b []raft.CommittedBatch) {
+	l.recListener.HandleCommit(b)
+	if l.appends < 3 {
+		l.appends++
+		if _, err := l.d.Append(l.c.now, 1, [][]byte{[]byte("from-listener")}); err != nil {
+			l.c.t.Errorf("append from listener: %v", err)
+		}
+	}
+}
+
+func (l *reentrantListener) HandleLeaderChange(le raft.LeaderAndEpoch) {
+	l.recListener.HandleLeaderChange(le)
+	if l.resign && le.LeaderID == 1 {
+		if err := l.d.Resign(l.c.now, le.Epoch); err != nil {
+			l.c.t.Errorf("resign from listener: %v", err)
+		}
+	}
+}
+
+func TestListenerMayCallDriver(t *testing.T) {
+	c := newCtx(t, 1, withVoters(1), withLinger(0))
+	l := &reentrantListener{d: c.d, c: c}
+	c.d.Register(l)
+	for i := 0; i < 5; i++ {
+		next := c.poll()
+		if next.After(c.now) {
+			break
+		}
+	}
+	if l.appends != 3 || len(l.commits) < 4 || c.status().HighWatermark != 4 {
+		t.Fatalf("appends %d commits %d HW %d: appends from the listener did not commit", l.appends, len(l.commits), c.status().HighWatermark)
+	}
+	c2 := newCtx(t, 1, withPreVote(false))
+	l2 := &reentrantListener{d: c2.d, c: c2, appends: 3, resign: true}
+	c2.d.Register(l2)
+	c2.electLocal()
+	c2.request(fetchReq(2, 1, 1, 1, 0)) // commits the LeaderChange: leadership announced
+	// The resign asked from the callback takes effect at the next round,
+	// which the driver asks for at once.
+	if next := c2.poll(); next.After(c2.now) && c2.status().Role != raft.RoleResigned {
+		t.Fatalf("resign pending but next poll at %v (now %v)", next, c2.now)
+	}
+	c2.poll()
+	c2.wantRole(raft.RoleResigned, 1)
+}
