@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -304,7 +305,8 @@ func (c *checker) extend(n *simNode, hw int64) {
 				return
 			}
 			c.committedAt[p] = off
-			if k, err := strconv.Atoi(p[1:]); err == nil && k > c.maxCommitted {
+			num, _, _ := strings.Cut(p[1:], ":")
+			if k, err := strconv.Atoi(num); err == nil && k > c.maxCommitted {
 				c.maxCommitted = k
 			}
 		}

@@ -159,12 +159,18 @@ type simOpts struct {
 	faultPhase        time.Duration
 	appendEvery       time.Duration
 	clockSkew         bool
+	linger            time.Duration // controller.quorum.append.linger.ms
+	maxBatch          int           // 0: Kafka's default
+	maxFetch          int           // bytes a leader returns per Fetch; 0: default
+	snapChunk         int           // FetchSnapshot chunk size; 0: default
+	pad               int           // workload records carry up to this many extra bytes
+	observerNoFsync   bool          // observers do not fsync (as brokers)
 }
 
 func (o simOpts) String() string {
-	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v",
+	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v",
 		o.voters, o.observers, o.idless, o.preVote, o.dropP, o.dupP, o.delayMin, o.delayMax, o.longDelayP,
-		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew)
+		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync)
 }
 
 func drawOpts(m mix, rng *rand.Rand) simOpts {
@@ -185,6 +191,16 @@ func drawOpts(m mix, rng *rand.Rand) simOpts {
 		o.dupP = rng.Float64() * 0.1
 		o.longDelayP = rng.Float64() * 0.1
 	}
+	o.linger = []time.Duration{0, 5 * time.Millisecond, 25 * time.Millisecond, 100 * time.Millisecond}[rng.IntN(4)]
+	if rng.IntN(2) == 0 {
+		// Small limits: batches split, fetches return one batch at a time,
+		// snapshots travel in many chunks.
+		o.maxBatch = 1024 + rng.IntN(2048)
+		o.maxFetch = 256 + rng.IntN(4096)
+		o.snapChunk = 16 + rng.IntN(200)
+	}
+	o.pad = rng.IntN(200)
+	o.observerNoFsync = rng.IntN(2) == 0
 	return o
 }
 
@@ -568,6 +584,17 @@ func (s *sim) config(n *simNode) raft.Config {
 	cfg.FetchTimeout = simFetchTimeout
 	cfg.RequestTimeout = simRequestTimeout
 	cfg.MaxFetchWait = simMaxFetchWait
+	cfg.AppendLinger = s.opts.linger
+	if s.opts.maxBatch > 0 {
+		cfg.MaxBatchBytes = s.opts.maxBatch
+	}
+	if s.opts.maxFetch > 0 {
+		cfg.MaxFetchBytes = s.opts.maxFetch
+	}
+	if s.opts.snapChunk > 0 {
+		cfg.MaxSnapshotChunk = s.opts.snapChunk
+	}
+	cfg.FsyncAsObserver = !s.opts.observerNoFsync
 	cfg.PreVote = s.opts.preVote
 	if n.id >= 0 {
 		cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", n.id), Port: 9093}}
@@ -1093,7 +1120,10 @@ func (s *sim) workload() {
 		recs := make([][]byte, k)
 		for i := range recs {
 			s.payloadSeq++
-			recs[i] = fmt.Appendf(nil, "w%d", s.payloadSeq)
+			recs[i] = fmt.Appendf(nil, "w%d:", s.payloadSeq)
+			if s.opts.pad > 0 {
+				recs[i] = append(recs[i], bytes.Repeat([]byte{'.'}, s.rng.IntN(s.opts.pad+1))...)
+			}
 		}
 		last, err := n.drv.Append(s.nodeTime(n), st.Epoch, recs)
 		if err != nil && errors.Is(err, rafttest.ErrInjected) {
