@@ -188,7 +188,11 @@ func (d *Driver) initialize(now time.Time) error {
 	switch {
 	case d.role == RoleCandidate:
 		d.maybeWinElection(now)
-	case d.isVoter && len(d.voters) == 1 && d.role != RoleResigned:
+	case d.isVoter && len(d.voters) == 1 && d.role == RoleResigned:
+		// The only voter led this epoch before the restart: lead again in
+		// the next one, at once.
+		d.becomeCandidate(now)
+	case d.isVoter && len(d.voters) == 1:
 		d.startElection(now)
 	}
 	return d.fatal

@@ -294,3 +294,8 @@ func TestExpiredParkedFetchDoesNotRefreshCheckQuorum(t *testing.T) {
 	c.advance(c.cfg.FetchTimeout*3/2 - c.cfg.MaxFetchWait)
 	c.wantRole(raft.RoleResigned, 1)
 }
+
+func TestSingleVoterRestartLeadsNextEpoch(t *testing.T) {
+	c := newCtx(t, 1, withVoters(1), withState(raft.ElectionState{Epoch: 4, LeaderID: 1, VotedID: 1}))
+	c.wantRole(raft.RoleLeader, 5)
+}
