@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -190,8 +191,19 @@ func runMixedRaft(t *testing.T, env *kafkatest.Env, sides []kafkatest.Side) {
 	} else if !ledKafka {
 		r.force(kafkatest.SideKafka)
 	}
-	// kill -9 of the leader, then of the next leader if it is on the other side.
-	r.crash()
+	// kill -9 of a leader of each side.
+	killed := map[kafkatest.Side]bool{}
+	for !killed[kafkatest.SideKraftd] || !killed[kafkatest.SideKafka] {
+		if killed[r.side(r.leader)] {
+			other := kafkatest.SideKraftd
+			if r.side(r.leader) == kafkatest.SideKraftd {
+				other = kafkatest.SideKafka
+			}
+			r.force(other)
+		}
+		killed[r.side(r.leader)] = true
+		r.crash()
+	}
 
 	// Let the restarted node catch up, then stop followers first and the leader last, so
 	// every log is a prefix of the leader's.
@@ -206,6 +218,26 @@ func runMixedRaft(t *testing.T, env *kafkatest.Env, sides []kafkatest.Side) {
 		}
 	}
 	checkMixedLogs(t, env, q, r.led, committed)
+	keepLogs(t, q)
+}
+
+// keepLogs copies every node's process output to $KRAFTD_INTEROP_KEEP_LOGS/<test>/ when set
+// (the temp dirs are removed with the test).
+func keepLogs(t *testing.T, q *kafkatest.MixedRaft) {
+	dir := os.Getenv("KRAFTD_INTEROP_KEEP_LOGS")
+	if dir == "" {
+		return
+	}
+	dir = filepath.Join(dir, strings.NewReplacer("/", "_", "+", "_").Replace(t.Name()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Log(err)
+		return
+	}
+	for _, n := range q.Nodes {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("node%d-%s.log", n.ID, n.Side)), []byte(n.Logs()), 0o644); err != nil {
+			t.Log(err)
+		}
+	}
 }
 
 // checkMixedLogs reads every node's log with kraftd's metadatalog and with kafka-dump-log:
