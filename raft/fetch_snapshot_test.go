@@ -122,3 +122,73 @@ func TestTopLevelErrorsBackOff(t *testing.T) {
 		t.Fatalf("stale response appended")
 	}
 }
+
+func fetchSnapshotReq(epoch int32, id raft.OffsetAndEpoch, pos int64) *kmsg.FetchSnapshotRequest {
+	r := kmsg.NewPtrFetchSnapshotRequest()
+	r.Version = 1
+	r.ClusterID = strp(testCluster)
+	r.ReplicaID = 2
+	r.MaxBytes = 1 << 20
+	tp := kmsg.NewFetchSnapshotRequestTopic()
+	tp.Topic = raft.MetadataTopicName
+	pp := kmsg.NewFetchSnapshotRequestTopicPartition()
+	pp.CurrentLeaderEpoch = epoch
+	pp.SnapshotID.EndOffset, pp.SnapshotID.Epoch = id.Offset, id.Epoch
+	pp.Position = pos
+	tp.Partitions = append(tp.Partitions, pp)
+	r.Topics = append(r.Topics, tp)
+	return r
+}
+
+func TestLeaderFetchSnapshotErrors(t *testing.T) {
+	c := newCtx(t, 1, withPreVote(false))
+	id := raft.OffsetAndEpoch{Offset: 1, Epoch: 1}
+	top := func(r kmsg.Response) (int16, *kmsg.FetchSnapshotResponseTopicPartition) {
+		v := r.(*kmsg.FetchSnapshotResponse)
+		if len(v.Topics) == 0 {
+			return v.ErrorCode, nil
+		}
+		return v.ErrorCode, &v.Topics[0].Partitions[0]
+	}
+	// Not leader yet.
+	if _, p := top(c.request(fetchSnapshotReq(0, id, 0))); p == nil || p.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("non-leader: %+v", p)
+	}
+	c.electLocal()
+	r := fetchSnapshotReq(1, id, 0)
+	r.ClusterID = strp("")
+	if e, _ := top(c.request(r)); e != kerr.InconsistentClusterID.Code {
+		t.Errorf("cluster id: %d", e)
+	}
+	r = fetchSnapshotReq(1, id, 0)
+	r.Topics = nil
+	if e, _ := top(c.request(r)); e != kerr.InvalidRequest.Code {
+		t.Errorf("no topics: %d", e)
+	}
+	r = fetchSnapshotReq(1, id, 0)
+	r.Topics[0].Topic = "other"
+	if _, p := top(c.request(r)); p == nil || p.ErrorCode != kerr.UnknownTopicOrPartition.Code || p.CurrentLeader.LeaderEpoch != 0 { // JVM: CurrentLeader left at 0/0 (omitted)
+		t.Errorf("wrong topic: %+v", p)
+	}
+	if _, p := top(c.request(fetchSnapshotReq(0, id, 0))); p.ErrorCode != kerr.FencedLeaderEpoch.Code || p.CurrentLeader.LeaderEpoch != 1 {
+		t.Errorf("older epoch: %+v", p)
+	}
+	if _, p := top(c.request(fetchSnapshotReq(2, id, 0))); p.ErrorCode != kerr.UnknownLeaderEpoch.Code {
+		t.Errorf("newer epoch: %+v", p)
+	}
+	if _, p := top(c.request(fetchSnapshotReq(1, id, 0))); p.ErrorCode != kerr.SnapshotNotFound.Code || p.CurrentLeader.LeaderID != 1 {
+		t.Errorf("unknown snapshot: %+v", p)
+	}
+	if _, p := top(c.request(fetchSnapshotReq(1, raft.OffsetAndEpoch{}, 0))); p.ErrorCode != kerr.SnapshotNotFound.Code {
+		t.Errorf("bootstrap snapshot 0-0: %+v", p)
+	}
+	w, _ := c.log.CreateSnapshot(id)
+	_, _ = w.Write([]byte("abc"))
+	_ = w.Freeze()
+	if _, p := top(c.request(fetchSnapshotReq(1, id, -1))); p.ErrorCode != kerr.PositionOutOfRange.Code {
+		t.Errorf("negative position: %+v", p)
+	}
+	if _, p := top(c.request(fetchSnapshotReq(1, id, 1))); p.ErrorCode != 0 || string(p.Bytes) != "bc" || p.Size != 3 {
+		t.Errorf("valid: %+v", p)
+	}
+}
