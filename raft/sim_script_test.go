@@ -280,7 +280,7 @@ func (sc *script) committedLeader(minEpoch int32) *simNode {
 		if st.Role != raft.RoleLeader || st.Epoch <= minEpoch || st.HighWatermark <= 0 {
 			continue
 		}
-		if b, ok := n.mem.BatchAt(st.HighWatermark - 1); ok && b.Epoch == st.Epoch {
+		if b, ok := n.disk.BatchAt(st.HighWatermark - 1); ok && b.Epoch == st.Epoch {
 			return n
 		}
 	}

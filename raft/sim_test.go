@@ -52,6 +52,7 @@ type mix struct {
 	resigns    bool // Resign and graceful Shutdown of the leader
 	snapshots  bool // nodes snapshot at their high watermark and delete the log below
 	lyingDisk  bool // fsync lies (self-test of the checker only)
+	realDisk   bool // metadatalog.Log and quorum-state files on a crashable MemFS
 }
 
 var mixes = []mix{
@@ -60,6 +61,7 @@ var mixes = []mix{
 	{name: "partitions", partitions: true},
 	{name: "crashes", crashes: true, resigns: true, snapshots: true},
 	{name: "all", lossy: true, partitions: true, crashes: true, resigns: true, snapshots: true},
+	{name: "disk", crashes: true, resigns: true, snapshots: true, realDisk: true},
 }
 
 func TestSimSeeds(t *testing.T) {
@@ -379,9 +381,11 @@ type simNode struct {
 	id       int32 // -1 for the id-less observer
 	voter    bool
 	dir      [16]byte
-	mem      *rafttest.MemLog
+	disk     simDisk
+	mem      *rafttest.MemLog // the MemLog under disk, nil with real storage
+	fdisk    *fileDisk        // the metadatalog under disk, nil with MemLog
 	flog     *rafttest.FailingLog
-	store    *rafttest.MemStateStore
+	store    *simStore
 	drv      *raft.Driver
 	up       bool
 	inc      int
@@ -535,7 +539,18 @@ func (s *sim) setup() {
 	s.blocked = make([][]int, n)
 	for i := range n {
 		s.blocked[i] = make([]int, n)
-		node := &simNode{idx: i, store: rafttest.NewMemStateStore(), mem: rafttest.NewMemLog()}
+		node := &simNode{idx: i, store: &simStore{}}
+		if s.m.realDisk {
+			fd, err := newFileDisk()
+			if err != nil {
+				s.fail("node %d: open log: %v", i, err)
+				return
+			}
+			node.fdisk, node.disk, node.store.inner = fd, fd, fd.store()
+		} else {
+			node.mem = rafttest.NewMemLog()
+			node.disk, node.store.inner = memDisk{node.mem}, rafttest.NewMemStateStore()
+		}
 		switch {
 		case i < o.voters:
 			node.id, node.voter = int32(i+1), true
@@ -548,10 +563,12 @@ func (s *sim) setup() {
 		if o.clockSkew {
 			node.clockOff = time.Duration(s.rng.Int64N(int64(48*time.Hour))) - 24*time.Hour
 		}
-		node.mem.LyingFsync = s.m.lyingDisk
-		node.flog = rafttest.NewFailingLog(node.mem)
+		if node.mem != nil {
+			node.mem.LyingFsync = s.m.lyingDisk
+		}
+		node.flog = rafttest.NewFailingLog(node.disk)
 		idx := i
-		node.store.OnWrite = func(st raft.ElectionState) { s.chk.onPersist(s.nodes[idx], st) }
+		node.store.onWrite = func(st raft.ElectionState) { s.chk.onPersist(s.nodes[idx], st) }
 		s.nodes = append(s.nodes, node)
 		if node.id >= 0 {
 			s.byID[node.id] = i
@@ -635,7 +652,7 @@ func (s *sim) start(n *simNode) {
 	n.lastRestart = s.now
 	n.chk.restarted(n)
 	drv.Register(n.listener)
-	s.tracef("node %d start inc=%d log=[%d,%d) flushed=%d", n.id, n.inc, n.mem.StartOffset(), n.mem.EndOffset().Offset, n.mem.FlushedOffset())
+	s.tracef("node %d start inc=%d log=[%d,%d) flushed=%d", n.id, n.inc, n.disk.StartOffset(), n.disk.EndOffset().Offset, n.disk.FlushedOffset())
 	s.poll(n)
 }
 
@@ -644,9 +661,15 @@ func (s *sim) crash(n *simNode, why string) {
 	if !n.up {
 		return
 	}
-	s.tracef("node %d CRASH (%s) log end=%d flushed=%d", n.id, why, n.mem.EndOffset().Offset, n.mem.FlushedOffset())
+	s.tracef("node %d CRASH (%s) log=[%d,%d) flushed=%d", n.id, why, n.disk.StartOffset(), n.disk.EndOffset().Offset, n.disk.FlushedOffset())
 	n.up, n.drv = false, nil
-	n.mem.Crash()
+	if err := n.disk.Crash(s.rng); err != nil {
+		s.fail("node %d: %v", n.id, err)
+		return
+	}
+	if n.fdisk != nil {
+		n.store.inner = n.fdisk.store()
+	}
 	s.chk.crashed(n)
 	n.pending = nil
 	n.openRefs = nil
@@ -930,7 +953,7 @@ func (s *sim) bogusStep(n *simNode, req kmsg.Request, ref *simRef) {
 	if !n.up {
 		return
 	}
-	before, writes, leo, truncs := n.drv.Status(), n.store.Writes, n.mem.EndOffset(), n.mem.Truncations
+	before, writes, leo, truncs := n.drv.Status(), n.store.writes, n.disk.EndOffset(), n.disk.TruncationCount()
 	if err := n.drv.Step(s.nodeTime(n), raft.Message{Request: req, Ref: ref}); err != nil {
 		s.fatal(n, "Step", err)
 		return
@@ -941,7 +964,7 @@ func (s *sim) bogusStep(n *simNode, req kmsg.Request, ref *simRef) {
 		s.fail("S12: node %d did not answer a %s with a foreign cluster id at once", n.id, kmsg.NameForKey(req.Key()))
 	case ref.code != inconsistentClusterID:
 		s.fail("S12: node %d answered a %s with a foreign cluster id with error %d, want INCONSISTENT_CLUSTER_ID", n.id, kmsg.NameForKey(req.Key()), ref.code)
-	case n.drv.Status() != before || n.store.Writes != writes || n.mem.EndOffset() != leo || n.mem.Truncations != truncs:
+	case n.drv.Status() != before || n.store.writes != writes || n.disk.EndOffset() != leo || n.disk.TruncationCount() != truncs:
 		s.fail("S12: node %d changed state on a %s with a foreign cluster id: %+v -> %+v", n.id, kmsg.NameForKey(req.Key()), before, n.drv.Status())
 	}
 	s.stats.bogus++
@@ -1444,7 +1467,7 @@ func (s *sim) snapshot() {
 	if hw <= 0 {
 		return
 	}
-	if latest, ok := n.mem.LatestSnapshot(); ok && latest.Offset >= hw {
+	if latest, ok := n.disk.LatestSnapshot(); ok && latest.Offset >= hw {
 		return
 	}
 	e, ok := s.chk.entryEndingAt(hw)
@@ -1452,7 +1475,7 @@ func (s *sim) snapshot() {
 		return // not a batch boundary of C (cannot happen below a node's HW)
 	}
 	id := raft.OffsetAndEpoch{Offset: hw, Epoch: e.epoch}
-	w, err := n.mem.CreateSnapshot(id)
+	w, err := n.disk.CreateSnapshot(id)
 	if err != nil {
 		return // the driver is downloading this very snapshot
 	}
@@ -1465,11 +1488,11 @@ func (s *sim) snapshot() {
 		return
 	}
 	s.stats.snapshots++
-	deleted := s.rng.IntN(3) != 0 && n.mem.DeleteBeforeSnapshot()
+	deleted := s.rng.IntN(3) != 0 && n.disk.DeleteBeforeSnapshot(s.nodeTime(n))
 	if deleted {
 		s.stats.retentions++
 	}
-	s.tracef("node %d snapshot %d-%d (log start now %d)", n.id, id.Offset, id.Epoch, n.mem.StartOffset())
+	s.tracef("node %d snapshot %d-%d (log start now %d)", n.id, id.Offset, id.Epoch, n.disk.StartOffset())
 	s.chk.afterEvent(n)
 }
 
