@@ -217,7 +217,7 @@ func runMixedRaft(t *testing.T, env *kafkatest.Env, sides []kafkatest.Side) {
 			t.Errorf("stop %s: %v", r.label(id), err)
 		}
 	}
-	checkMixedLogs(t, env, q, r.led, committed)
+	checkMixedLogs(t, env, q, r.led, committed, false)
 	keepLogs(t, q)
 }
 
@@ -242,8 +242,9 @@ func keepLogs(t *testing.T, q *kafkatest.MixedRaft) {
 
 // checkMixedLogs reads every node's log with kraftd's metadatalog and with kafka-dump-log:
 // the common prefix must hold every committed offset and be identical byte for byte, with
-// batches of epochs led by both sides.
-func checkMixedLogs(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, led map[int32]kafkatest.Side, committed int64) {
+// batches of epochs led by both sides. In a controller quorum (controllers) only Kafka's
+// leaders write metadata records; kraftd's leaders write nothing but their LeaderChange.
+func checkMixedLogs(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, led map[int32]kafkatest.Side, committed int64, controllers bool) {
 	t.Helper()
 	logs := make([][][]byte, len(q.Nodes))
 	minEnd := int64(-1)
@@ -273,7 +274,7 @@ func checkMixedLogs(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, le
 		t.Fatalf("a node's log ends at %d, below the committed offset %d: committed records lost", minEnd, committed)
 	}
 	// Batch boundaries are the leader's, so the same batches must appear on every node.
-	dataBatches := map[kafkatest.Side]int{}
+	dataBatches, controlBatches := map[kafkatest.Side]int{}, map[kafkatest.Side]int{}
 	for j := 0; ; j++ {
 		var ref []byte
 		for i := range q.Nodes {
@@ -301,14 +302,22 @@ func checkMixedLogs(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, le
 			break
 		}
 		h, _ := protocol.ParseBatchHeader(ref)
-		if s, ok := led[h.PartitionLeaderEpoch]; ok && !h.IsControl() {
-			dataBatches[s]++
+		if s, ok := led[h.PartitionLeaderEpoch]; ok {
+			if h.IsControl() {
+				controlBatches[s]++
+			} else {
+				dataBatches[s]++
+			}
 		}
 	}
 	t.Logf("identical committed prefix up to offset %d on all nodes: %d data batches written under kraftd leaders, %d under Kafka leaders",
 		minEnd, dataBatches[kafkatest.SideKraftd], dataBatches[kafkatest.SideKafka])
-	if dataBatches[kafkatest.SideKraftd] == 0 || dataBatches[kafkatest.SideKafka] == 0 {
+	switch {
+	case !controllers && (dataBatches[kafkatest.SideKraftd] == 0 || dataBatches[kafkatest.SideKafka] == 0):
 		t.Errorf("the common prefix should hold data of both sides' leaders (epochs led: %v)", led)
+	case controllers && (dataBatches[kafkatest.SideKraftd] != 0 || controlBatches[kafkatest.SideKraftd] == 0 || dataBatches[kafkatest.SideKafka] == 0):
+		t.Errorf("kraftd leaders should write only control batches and Kafka's leaders metadata: kraftd %d data / %d control batches, Kafka %d data batches (epochs led: %v)",
+			dataBatches[kafkatest.SideKraftd], controlBatches[kafkatest.SideKraftd], dataBatches[kafkatest.SideKafka], led)
 	}
 
 	// kafka-dump-log reads every node's segments the same way kraftd does.
@@ -323,7 +332,7 @@ func checkMixedLogs(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, le
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := env.DumpLog(ctx, kafkatest.DumpOptions{DeepIteration: true}, files...)
+	out, err := env.DumpLog(ctx, kafkatest.DumpOptions{DeepIteration: true, ClusterMetadataDecoder: controllers}, files...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,14 @@ type MixedRaftConfig struct {
 	// KafkaLog4j sets logger levels of the JVM nodes (e.g. DEBUG for KafkaRaftClient to see
 	// EndQuorumEpoch handling).
 	KafkaLog4j map[string]string
-	KraftdArgs []string // extra test-kraft-server-start flags
+	KraftdArgs []string // extra test-kraft-server-start (or start) flags
+
+	// Controllers runs metadata quorum nodes instead: Kafka's kafka.Kafka with
+	// process.roles=controller (formatted by kafka-storage) and kraftd's `start` (formatted
+	// by `controller format`), on __cluster_metadata; no workload.
+	Controllers bool
+	ClusterID   string           // Controllers: the cluster id every node is formatted with
+	ClusterIDs  map[int32]string // Controllers: per-node override (a foreign cluster)
 }
 
 // MixedNode is one voter of a mixed quorum. Its port, log dir and directory id survive
@@ -65,13 +72,20 @@ type MixedRaft struct {
 // NewMixedRaft allocates ports, log dirs and directory ids; nothing is started yet.
 func (e *Env) NewMixedRaft(t testing.TB, cfg MixedRaftConfig) *MixedRaft {
 	t.Helper()
+	if cfg.Controllers && cfg.ClusterID == "" {
+		cfg.ClusterID = NewUUID()
+	}
 	q := &MixedRaft{t: t, env: e, cfg: cfg}
 	ports := FreePorts(t, len(cfg.Sides))
 	for i, side := range cfg.Sides {
 		id := int32(i + 1)
 		dir := filepath.Join(t.TempDir(), "data")
+		topic := RaftTestTopic
+		if cfg.Controllers {
+			topic = "__cluster_metadata"
+		}
 		n := &MixedNode{ID: id, Side: side, Port: ports[i], Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i])),
-			LogDir: dir, PartitionDir: filepath.Join(dir, RaftTestTopic+"-0"), DirectoryID: NewUUID()}
+			LogDir: dir, PartitionDir: filepath.Join(dir, topic+"-0"), DirectoryID: NewUUID()}
 		q.Nodes = append(q.Nodes, n)
 		q.Voters = append(q.Voters, Voter(id, n.Addr))
 	}
@@ -90,6 +104,10 @@ func (q *MixedRaft) Start(id int32) {
 			q.t.Fatalf("kafkatest: node %d is still running", id)
 		}
 	}
+	if q.cfg.Controllers {
+		q.startController(n)
+		return
+	}
 	switch n.Side {
 	case SideKafka:
 		s := q.env.StartTestRaftServer(q.t, RaftServerConfig{NodeID: id, Port: n.Port, Voters: q.Voters,
@@ -102,6 +120,35 @@ func (q *MixedRaft) Start(id int32) {
 		args = append(args, q.cfg.KraftdArgs...)
 		k := StartKraftd(q.t, KraftdConfig{Command: "test-kraft-server-start", NodeID: id, Port: n.Port, Voters: q.Voters,
 			DirectoryID: n.DirectoryID, Dir: n.LogDir, Props: q.cfg.Props, Args: args})
+		n.Proc = k.Process
+	default:
+		q.t.Fatalf("kafkatest: unknown side %q", n.Side)
+	}
+	n.Starts++
+	n.stopped = false
+	n.procs = append(n.procs, n.Proc)
+}
+
+// ClusterID is the cluster id node id is formatted with (Controllers).
+func (q *MixedRaft) ClusterID(id int32) string {
+	if c, ok := q.cfg.ClusterIDs[id]; ok {
+		return c
+	}
+	return q.cfg.ClusterID
+}
+
+func (q *MixedRaft) startController(n *MixedNode) {
+	q.t.Helper()
+	formatted := n.Starts > 0
+	switch n.Side {
+	case SideKafka:
+		c := q.env.StartController(q.t, ControllerConfig{NodeID: n.ID, ClusterID: q.ClusterID(n.ID), Port: n.Port, Voters: q.Voters,
+			NoFormat: formatted, Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j})
+		n.Proc = c.Process
+	case SideKraftd:
+		args := append([]string{"--log-format", "json"}, q.cfg.KraftdArgs...)
+		k := StartKraftd(q.t, KraftdConfig{Command: "start", NodeID: n.ID, ClusterID: q.ClusterID(n.ID), Port: n.Port, Voters: q.Voters,
+			Dir: n.LogDir, NoFormat: formatted, Props: q.cfg.Props, Args: args})
 		n.Proc = k.Process
 	default:
 		q.t.Fatalf("kafkatest: unknown side %q", n.Side)
@@ -160,6 +207,11 @@ func (q *MixedRaft) WaitCommit(epoch int32, above int64, timeout time.Duration) 
 				for _, s := range ParseKraftdStats(out) {
 					if s.Epoch == epoch && s.HighWatermark > above {
 						return s.HighWatermark, nil
+					}
+				}
+				if st, ok := n.State(); ok && st.Role == "Leader" && st.Epoch == epoch {
+					if d, err := DescribeQuorum(n.Addr, q.topic()); err == nil && d.LeaderEpoch == epoch && d.HighWatermark > above {
+						return d.HighWatermark, nil
 					}
 				}
 			case SideKafka:
@@ -394,4 +446,11 @@ func (q *MixedRaft) MaxKraftdHighWatermark() int64 {
 		}
 	}
 	return hw
+}
+
+func (q *MixedRaft) topic() string {
+	if q.cfg.Controllers {
+		return "__cluster_metadata"
+	}
+	return RaftTestTopic
 }
