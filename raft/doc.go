@@ -55,6 +55,30 @@
 //   - a failed log or quorum-state write is fatal: Step/Poll return it and
 //     nothing further is sent or acknowledged.
 //
+// # Where kraftd departs from Kafka, and why
+//
+//   - Election backoff: Kafka's min(100ms * rand[0, 2^retries), max) is used
+//     while its range stays below the cap; beyond it the draw is uniform in
+//     [0, max), because the capped formula returns max almost always and
+//     candidates that lost together retried in step forever (simulator).
+//   - A leader answers parked fetches when its high watermark moves (and a
+//     Fetch v18 with a stale HW at once), not only when its log end moves,
+//     so followers learn commits without waiting MaxWaitMs.
+//   - BeginQuorumEpoch/EndQuorumEpoch that contradict what the node knows
+//     (a second leader for an epoch, this node named leader of an epoch it
+//     does not lead, a higher epoch naming the leader it follows) are
+//     refused with INVALID_REQUEST and logged; the JVM halts on them.
+//   - A Resigned leader whose election timer expires bumps to
+//     Unattached(epoch+1) when pre-vote is on, so no Fetch answer names it
+//     leader again; the next election starts from there.
+//
+// # Listeners and re-entrancy
+//
+// Listener callbacks run on the driver's goroutine inside Step/Poll. They
+// may call Append, Resign and Shutdown: the work is queued and done by the
+// running round or the next one (Poll's deadline says when). They must not
+// call Step or Poll.
+//
 // # Usage
 //
 //	d, err := raft.NewDriver(cfg, log, store, transport, rng, logger, now)
