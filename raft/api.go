@@ -104,3 +104,12 @@ var (
 	// ErrShutdown: the driver is shutting down or stopped after a fatal error.
 	ErrShutdown = errors.New("raft: driver shut down")
 )
+
+// EndpointLearner is an optional Transport extension: the driver tells it
+// the address of a node it learned from the wire (NodeEndpoints in raft
+// responses, LeaderEndpoints in BeginQuorumEpoch), on the default listener,
+// so an observer configured only with bootstrap servers can reach the
+// leader. Called on the driver goroutine, only when the address changes.
+type EndpointLearner interface {
+	LearnEndpoint(id int32, host string, port int32)
+}

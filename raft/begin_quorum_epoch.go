@@ -73,6 +73,11 @@ func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpoc
 			zap.Int32("knownLeader", d.leaderID), zap.Stringer("role", d.role))
 		return answer(errInvalidRequest)
 	}
+	for _, e := range req.LeaderEndpoints {
+		if e.Name == d.cfg.ListenerName {
+			d.learnEndpoint(p.LeaderID, e.Host, int32(e.Port))
+		}
+	}
 	d.maybeFollow(now, p.LeaderEpoch, p.LeaderID, "BeginQuorumEpoch")
 	if d.fatal != nil {
 		return nil

@@ -74,6 +74,8 @@ type Driver struct {
 	// queues its work; the running round or the next one acts on it.
 	inRound bool
 
+	learned map[int32]Endpoint // addresses passed to an EndpointLearner
+
 	next  time.Time // deadline computed by the last round
 	fatal error     // first log/store failure; every later call returns it
 }
@@ -342,6 +344,25 @@ func (d *Driver) Status() Status {
 		NodeID: d.cfg.NodeID, Role: d.role, Epoch: d.epoch, LeaderID: d.leaderID,
 		HighWatermark: d.hw, LogEndOffset: d.log.EndOffset().Offset, VotedID: d.votedID,
 	}
+}
+
+// learnEndpoint passes a node's address to the transport when it wants it.
+func (d *Driver) learnEndpoint(id int32, host string, port int32) {
+	el, ok := d.tr.(EndpointLearner)
+	if !ok || id < 0 || host == "" || port <= 0 || id == d.cfg.NodeID {
+		return
+	}
+	e := Endpoint{Name: d.cfg.ListenerName, Host: host, Port: port}
+	if d.learned == nil {
+		d.learned = map[int32]Endpoint{}
+	} else if d.learned[id] == e {
+		return
+	}
+	if len(d.learned) >= maxObservers {
+		clear(d.learned) // bounded; re-learned on the next answer
+	}
+	d.learned[id] = e
+	el.LearnEndpoint(id, host, port)
 }
 
 // fail records a fatal local failure. Nothing is sent or acknowledged after.

@@ -317,6 +317,9 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 		return false
 	}
 	rp := &resp.Topics[0].Partitions[0]
+	for _, b := range resp.Brokers {
+		d.learnEndpoint(b.NodeID, b.Host, b.Port)
+	}
 	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch, p.to, apiFetch); handled {
 		return ok
 	}

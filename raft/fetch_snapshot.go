@@ -179,6 +179,9 @@ func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kms
 		return false
 	}
 	rp := &resp.Topics[0].Partitions[0]
+	for _, e := range resp.NodeEndpoints {
+		d.learnEndpoint(e.NodeID, e.Host, int32(e.Port))
+	}
 	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch, p.to, apiFetchSnapshot); handled {
 		if rp.ErrorCode == errSnapshotNotFound {
 			d.abandonSnapshot("leader no longer has it")

@@ -1,12 +1,17 @@
 package raft_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/raft/rafttest"
 )
 
 func TestLeaderFetchValidationOrder(t *testing.T) {
@@ -407,5 +412,56 @@ func TestLeaderAnswersStaleHighWatermarkAtOnce(t *testing.T) {
 	r.Topics[0].Partitions[0].HighWatermark = leo
 	if c.request(r) != nil {
 		t.Fatalf("v18 fetch with a current HW was answered at once")
+	}
+}
+
+type learningTransport struct {
+	fakeTransport
+	learned []string
+}
+
+func (l *learningTransport) LearnEndpoint(id int32, host string, port int32) {
+	l.learned = append(l.learned, fmt.Sprintf("%d=%s:%d", id, host, port))
+}
+
+func TestObserverLearnsLeaderEndpoint(t *testing.T) {
+	lt := &learningTransport{}
+	cfg := raft.DefaultConfig()
+	cfg.NodeID = -1
+	cfg.ClusterID = testCluster
+	cfg.ListenerName = "CONTROLLER"
+	cfg.Bootstrap = []raft.Endpoint{{Host: "b", Port: 1}}
+	d, err := raft.NewDriver(cfg, rafttest.NewMemLog(), rafttest.NewMemStateStore(), lt, rand.New(rand.NewPCG(1, 0)), zap.NewNop(), time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(0, 0)
+	if _, err := d.Poll(now); err != nil {
+		t.Fatal(err)
+	}
+	if len(lt.sent) != 1 || lt.sent[0].To != -2 {
+		t.Fatalf("sent %v", lt.sent)
+	}
+	o := lt.sent[0]
+	for i := 0; i < 2; i++ {
+		r := fetchResp(5, 3, -1, nil)
+		r.Topics[0].Partitions[0].ErrorCode = kerr.NotLeaderForPartition.Code
+		b := kmsg.NewFetchResponseBroker()
+		b.NodeID, b.Host, b.Port = 5, "leader.host", 9093
+		r.Brokers = append(r.Brokers, b)
+		r.SetVersion(17)
+		if err := d.Step(now, raft.Message{From: o.To, Corr: o.Corr, Response: r}); err != nil {
+			t.Fatal(err)
+		}
+		o = lt.sent[len(lt.sent)-1]
+	}
+	if len(lt.learned) != 1 || lt.learned[0] != "5=leader.host:9093" {
+		t.Fatalf("learned %v, want the leader's address once", lt.learned)
+	}
+	if st := d.Status(); st.Role != raft.RoleFollower || st.LeaderID != 5 {
+		t.Fatalf("status %+v", st)
+	}
+	if o.To != 5 {
+		t.Fatalf("next fetch to %d, want the leader 5", o.To)
 	}
 }

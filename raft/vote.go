@@ -160,6 +160,9 @@ func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteRes
 		return false
 	}
 	rp := &resp.Topics[0].Partitions[0]
+	for _, e := range resp.NodeEndpoints {
+		d.learnEndpoint(e.NodeID, e.Host, int32(e.Port))
+	}
 	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.LeaderID, rp.LeaderEpoch, p.to, apiVote); handled {
 		return ok
 	}
