@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -342,10 +343,15 @@ func parseKraftdTransition(line string) (NodeState, bool) {
 // AgreedLeader returns the leader and epoch every running node agrees on: one node is
 // Leader in epoch E and every other running node follows it in E.
 func (q *MixedRaft) AgreedLeader() (leader, epoch int32, ok bool) {
+	return q.AgreedLeaderAmong(nil)
+}
+
+// AgreedLeaderAmong is AgreedLeader over the running nodes of ids only (all when nil).
+func (q *MixedRaft) AgreedLeaderAmong(ids []int32) (leader, epoch int32, ok bool) {
 	leader, epoch = -1, -1
 	running := 0
 	for _, n := range q.Nodes {
-		if !n.Running() {
+		if !n.Running() || (ids != nil && !slices.Contains(ids, n.ID)) {
 			continue
 		}
 		running++
@@ -367,9 +373,14 @@ func (q *MixedRaft) AgreedLeader() (leader, epoch int32, ok bool) {
 
 // WaitLeader waits until the running nodes agree on a leader in an epoch above minEpoch.
 func (q *MixedRaft) WaitLeader(minEpoch int32, timeout time.Duration) (leader, epoch int32, err error) {
+	return q.WaitLeaderAmong(nil, minEpoch, timeout)
+}
+
+// WaitLeaderAmong is WaitLeader over the nodes of ids only (all when nil).
+func (q *MixedRaft) WaitLeaderAmong(ids []int32, minEpoch int32, timeout time.Duration) (leader, epoch int32, err error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		if l, e, ok := q.AgreedLeader(); ok && e > minEpoch {
+		if l, e, ok := q.AgreedLeaderAmong(ids); ok && e > minEpoch {
 			return l, e, nil
 		}
 		for _, n := range q.Nodes {
