@@ -41,7 +41,7 @@ var (
 // defaultSeeds is the per-mix count for plain go test (make test runs under
 // -race): every mix runs at least 100 seeds, about a minute of CPU in all
 // under -race. make sim runs any number.
-const defaultSeeds = 150
+const defaultSeeds = 120
 
 // mix is a scenario family: which faults the nemesis may inject.
 type mix struct {
