@@ -5,6 +5,32 @@ package raft_test
 // events). The checker keeps C, every batch ever committed, contiguous from
 // offset 0, filled from the log of whichever node first reports a high
 // watermark past its end.
+//
+//	S1  one leader per epoch (roles and persisted leader ids); a restarted
+//	    node never leads an epoch it led before
+//	S2  persisted epochs never decrease, one vote per node and epoch, no
+//	    observer votes; in-memory epochs never decrease
+//	S3  one batch per (base offset, epoch) across all logs
+//	S4  a leader holds everything committed in earlier epochs
+//	S5  a commit is durable (flushed, same bytes) on a majority of voters
+//	S6  below its own high watermark a log equals C; committed data a node
+//	    held is never truncated
+//	S7  high watermarks never go back, never exceed the log end, and no
+//	    truncation goes below one
+//	S8  a leader raises its high watermark only over an entry of its epoch
+//	S9  listeners get exactly C in order, once, never above their node's
+//	    high watermark, snapshots with the right content, leadership only
+//	    after reaching the epoch start
+//	S10 a log that does not start at 0 starts at a snapshot; snapshots cover
+//	    committed data only, with the committed digest and epoch
+//	S11 no record committed twice; Append's offsets are where it commits
+//	S12 requests from another cluster change nothing (sim_test.go)
+//	L1  after the heal a new record commits within FT + 10 ET
+//	L2  a leader cut off from a majority resigns (check quorum)
+//	L3  all nodes converge (log end, high watermark, listeners)
+//	L4  an idle quorum keeps its epoch; L5 its nodes wake up a bounded
+//	    number of times
+//	and every request is answered within 3 s of virtual time.
 
 import (
 	"bytes"

@@ -1,11 +1,26 @@
 package raft_test
 
 // The seeded deterministic simulator (reliability.md section 3, STYLE.md
-// section 8): N real raft.Driver instances over rafttest.MemLog and
-// MemStateStore, an in-memory network in virtual time, and a nemesis that
-// drops, duplicates, delays, partitions, crashes, pauses and fails fsyncs.
+// section 8): 3 or 5 voters and 0-2 observers (one maybe without an id),
+// each a real raft.Driver over rafttest.MemLog and MemStateStore (or, in
+// mix "disk", metadatalog on a crashable MemFS), an in-memory network in
+// virtual time, a leader-side workload, and a nemesis that drops,
+// duplicates, delays and reorders messages, forges requests from another
+// cluster, partitions (full, split, one-way, partial), crashes (losing
+// what was not fsynced), pauses, fails fsyncs, resigns and shuts down
+// leaders, and snapshots and deletes logs. Every request gets exactly one
+// answer (a response, or an error at the request timeout), as from the
+// real transport. After the fault phase everything heals and the quorum
+// must commit, converge and go quiet.
+//
 // Invariants run after every event (sim_check_test.go). Everything random
-// comes from one PCG seeded by (seed, mix), so a seed replays exactly.
+// comes from one PCG seeded by (seed, mix), so a seed replays exactly: a
+// failure prints the seed, its options, the last events and the command
+// that replays it with a full trace.
+//
+//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix
+//	make sim SEEDS=10000 SEED_BASE=5000000           # any seeds, summaries
+//	go test ./raft -run 'TestSimSeeds/all/seed=7$' -sim.seed=7 -sim.mix=all -v -sim.trace
 
 import (
 	"bytes"
@@ -310,9 +325,8 @@ const (
 	evTimeout  // request timeout of an outbound
 	evWorkload // leader-side appends
 	evNemesis  // inject a fault
-	evHeal     // end of a fault (partition, pause, ...)
+	evCall     // run fn: heals, restarts, checker ticks
 	evEndFaults
-	evCheckpoint
 	evSnapshot
 )
 
@@ -525,7 +539,7 @@ func (s *sim) schedule(at time.Duration, e *event) {
 }
 
 func (s *sim) after(d time.Duration, fn func()) {
-	s.schedule(s.now+d, &event{kind: evHeal, fn: fn})
+	s.schedule(s.now+d, &event{kind: evCall, fn: fn})
 }
 
 func (s *sim) setup() {
@@ -856,7 +870,7 @@ func (s *sim) handle(e *event) *simNode {
 			s.schedule(s.now+s.jitter(s.opts.faultEvery), &event{kind: evNemesis})
 		}
 		return nil
-	case evHeal, evCheckpoint:
+	case evCall:
 		e.fn()
 		return nil
 	case evEndFaults:
