@@ -374,3 +374,31 @@ func TestMemLogLyingFsync(t *testing.T) {
 		t.Fatalf("EndOffset after crash = %d, want 2 (the lie is exposed)", got)
 	}
 }
+
+func TestMemLogTakeLowestEnd(t *testing.T) {
+	l := NewMemLog()
+	mustAppend(t, l, batch(0, 1, 2), batch(2, 1, 2), batch(4, 1, 2))
+	if _, ok := l.TakeLowestEnd(); ok {
+		t.Fatal("lowest end reported without any truncation")
+	}
+	if err := l.TruncateTo(4); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.TruncateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, batch(2, 2, 5))
+	if got, ok := l.TakeLowestEnd(); !ok || got != 2 {
+		t.Fatalf("TakeLowestEnd = %d %v, want 2 (the lowest end, not the current one)", got, ok)
+	}
+	if _, ok := l.TakeLowestEnd(); ok {
+		t.Fatal("TakeLowestEnd did not reset")
+	}
+	l.Crash() // nothing flushed: everything goes
+	if got, ok := l.TakeLowestEnd(); !ok || got != 0 {
+		t.Fatalf("TakeLowestEnd after crash = %d %v, want 0", got, ok)
+	}
+	if len(l.Batches()) != 0 {
+		t.Fatalf("%d batches left after a crash with nothing flushed", len(l.Batches()))
+	}
+}
