@@ -49,9 +49,11 @@ voters="1@127.0.0.1:$p1,2@127.0.0.1:$p2,3@127.0.0.1:$p3"
 ports=("" "$p1" "$p2" "$p3")
 dirids=("" b8tRS7h4TJ2Vt43Dp85v2A Nkij_D9XRiYKNb41SiJo7Q 4-e97nI7eHPYKfEDtW8rtQ)
 pids=()
+tailpid=""
 
 cleanup() {
   trap - INT TERM EXIT
+  if [ -n "$tailpid" ]; then kill "$tailpid" 2>/dev/null || true; wait "$tailpid" 2>/dev/null || true; fi
   echo
   echo "stopping nodes (SIGTERM) ..."
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
@@ -109,5 +111,3 @@ done
 if [ "$run_seconds" -gt 0 ]; then
   "$bin" describe-quorum --bootstrap-controller "127.0.0.1:$p1" --replication --timeout 5s || true
 fi
-kill "$tailpid" 2>/dev/null || true
-wait "$tailpid" 2>/dev/null || true
