@@ -223,6 +223,7 @@ func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Lo
 		return err
 	}
 	if w != nil {
+		w.voter = cfg.IsVoter()
 		w.cfg.SnapshotEvery = cfg.MaxRecordBytesBetweenSnapshots
 		w.snapshot = func(id raft.OffsetAndEpoch, lastContainedMs int64) error {
 			return writeEmptySnapshot(st.log, id, lastContainedMs)

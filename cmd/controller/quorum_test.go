@@ -257,6 +257,9 @@ func TestObserver(t *testing.T) {
 		}
 	}
 	for _, s := range c.statsLines(4) {
+		if s.CurrentState != "observer" {
+			t.Fatalf("observer stats show current_state %q", s.CurrentState)
+		}
 		if s.Role == "Candidate" || s.Role == "Leader" || s.Role == "Prospective" || s.Role == "Voted" {
 			t.Fatalf("observer stats show role %s", s.Role)
 		}

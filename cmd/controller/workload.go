@@ -57,6 +57,7 @@ type workload struct {
 	out    io.Writer
 	lg     *zap.Logger
 	nodeID int32
+	voter  bool // in controller.quorum.voters
 	driver appendDriver
 
 	// Leadership as seen by tick: appends are made only in leaderEpoch.
@@ -283,7 +284,9 @@ type stats struct {
 	LeaderID         int32   `json:"leader_id"`
 	Epoch            int32   `json:"epoch"`
 	Role             string  `json:"role"`
+	CurrentState     string  `json:"current_state"` // Kafka's raft-metrics current-state
 	HighWatermark    int64   `json:"high_watermark"`
+	LogEndOffset     int64   `json:"log_end_offset"`
 	CommittedRecords int64   `json:"committed_records"`
 	IntervalSec      float64 `json:"interval_sec"`
 	RecordsPerSec    float64 `json:"records_per_sec"`
@@ -310,7 +313,7 @@ func (w *workload) printStats(now time.Time, st raft.Status, final bool) {
 	}
 	s := stats{
 		NodeID: w.nodeID, LeaderID: st.LeaderID, Epoch: st.Epoch, Role: st.Role.String(),
-		HighWatermark: st.HighWatermark, CommittedRecords: w.committed, IntervalSec: round3(elapsed),
+		CurrentState: currentState(st.Role, w.voter), HighWatermark: st.HighWatermark, LogEndOffset: st.LogEndOffset, CommittedRecords: w.committed, IntervalSec: round3(elapsed),
 		LatencyCount: h.TotalCount(), Final: final,
 	}
 	if elapsed > 0 {
@@ -345,6 +348,30 @@ func (w *workload) printStats(now time.Time, st raft.Status, final bool) {
 	w.interval.Reset()
 	w.intervalStart = now
 	w.intervalCommitted, w.intervalBytes = 0, 0
+}
+
+// currentState names a role as Kafka's raft-metrics current-state gauge
+// does (Resigned reports unattached; a non-voter reports observer).
+func currentState(r raft.Role, voter bool) string {
+	switch r {
+	case raft.RoleLeader:
+		return "leader"
+	case raft.RoleCandidate:
+		return "candidate"
+	case raft.RoleProspective:
+		return "prospective"
+	case raft.RoleVoted:
+		return "voted"
+	case raft.RoleFollower:
+		if voter {
+			return "follower"
+		}
+		return "observer"
+	}
+	if !voter {
+		return "observer"
+	}
+	return "unattached"
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
