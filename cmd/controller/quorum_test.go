@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,6 +136,14 @@ func TestQuorum(t *testing.T) {
 	hwBefore := c.committedHW()
 	c.waitFor(10*time.Second, "commits under the new leader", func() bool { return c.committedHW() > hwBefore+200 })
 	hwBeforeKill := c.committedHW()
+	// What the leader holds below the reported high watermark right before
+	// it dies: every node must hold exactly these bytes afterwards.
+	var committedBefore []logBatch
+	for _, b := range readLog(t, c.nodes[newLeader].dataDir) {
+		if b.last < hwBeforeKill {
+			committedBefore = append(committedBefore, b)
+		}
+	}
 	start = time.Now()
 	c.signal(newLeader, syscall.SIGKILL)
 	c.waitExit(newLeader, 5*time.Second)
@@ -164,9 +173,17 @@ func TestQuorum(t *testing.T) {
 	checkSamePrefix(t, final, logs)
 	// Everything reported committed before the kill is still there, with
 	// the bytes it had then.
+	if len(committedBefore) == 0 {
+		t.Fatal("no committed batches captured before the kill")
+	}
 	for id := int32(1); id <= 3; id++ {
 		if endOffset(logs[id]) < hwBeforeKill {
 			t.Fatalf("node %d lost committed data: log end %d < %d", id, endOffset(logs[id]), hwBeforeKill)
+		}
+		for i, b := range committedBefore {
+			if i >= len(logs[id]) || !bytes.Equal(logs[id][i].raw, b.raw) {
+				t.Fatalf("node %d: the committed batch at offset %d changed or vanished after the kill", id, b.base)
+			}
 		}
 	}
 }
