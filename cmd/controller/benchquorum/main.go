@@ -72,7 +72,7 @@ func main() {
 	seconds := flag.Int("seconds", 30, "measured seconds per run (after the warm-up)")
 	warmup := flag.Int("warmup", 5, "seconds before measuring (election, first appends)")
 	runs := flag.Int("runs", 3, "runs per scenario (median reported)")
-	only := flag.String("scenarios", "a0,a25,b", "comma-separated scenarios: a0, a25, b")
+	only := flag.String("scenarios", "a0,a25,b", "comma-separated scenarios: a0, a25, b, failover (leader SIGTERM vs kill -9 with Kafka's default timeouts)")
 	recordSize := flag.Int("record-size", 256, "record size in bytes")
 	profileDir := flag.String("cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
 	keep := flag.Bool("keep", false, "keep the data dirs and logs")
@@ -88,6 +88,14 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
 		want[strings.TrimSpace(s)] = true
+	}
+	if want["failover"] {
+		if err := runFailover(binPath, *runs); err != nil {
+			fatal(err)
+		}
+		if len(want) == 1 {
+			return
+		}
 	}
 	fmt.Printf("kraftd bench-quorum: 3 nodes on 127.0.0.1, %d B records, fsync on, %ds measured after %ds warm-up, median of %d runs\n",
 		*recordSize, *seconds, *warmup, *runs)
