@@ -53,3 +53,10 @@ interop-deps:
 sim:
 	$(GO) test -c -o bin/raft-sim.test ./raft
 	cd raft && ../bin/raft-sim.test -test.run 'TestSimSeeds' -test.timeout 0 -sim.seeds=$(SEEDS) -sim.base=$(SEED_BASE)
+
+# Side by side: three Kafka 4.4.0 TestRaftServer nodes, then three kraftd nodes, same record
+# size and offered rate, then each at its highest rate (needs make interop-deps; minutes).
+# Settings: BENCH_INTEROP_RATE, BENCH_INTEROP_SECONDS, BENCH_INTEROP_WARMUP,
+# BENCH_INTEROP_SCENARIOS=rate,max ... (see interop/bench_interop_test.go).
+bench-interop: interop-deps
+	$(GO) test -tags interopbench -count=1 -timeout 60m -run '^TestBenchInterop$$' -v ./interop/

@@ -35,6 +35,8 @@ type MixedRaftConfig struct {
 	// EndQuorumEpoch handling).
 	KafkaLog4j map[string]string
 	KraftdArgs []string // extra test-kraft-server-start (or start) flags
+	// KafkaJVMFlags replace the harness's small-heap JVM flags (benchmarks).
+	KafkaJVMFlags []string
 
 	// Controllers runs metadata quorum nodes instead: Kafka's kafka.Kafka with
 	// process.roles=controller (formatted by kafka-storage) and kraftd's `start` (formatted
@@ -113,7 +115,7 @@ func (q *MixedRaft) Start(id int32) {
 	case SideKafka:
 		s := q.env.StartTestRaftServer(q.t, RaftServerConfig{NodeID: id, Port: n.Port, Voters: q.Voters,
 			DirectoryID: n.DirectoryID, Throughput: q.cfg.Throughput, RecordSize: q.cfg.RecordSize,
-			Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j})
+			Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j, JVMFlags: q.cfg.KafkaJVMFlags})
 		n.Proc = s.Process
 	case SideKraftd:
 		args := []string{"--throughput", strconv.Itoa(q.cfg.Throughput), "--record-size", strconv.Itoa(q.cfg.RecordSize),
