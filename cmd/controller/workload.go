@@ -42,16 +42,20 @@ type workloadConfig struct {
 	Warmup time.Duration
 }
 
-// pendingAppend is one Append call awaiting commit.
+// pendingAppend is one Append call awaiting commit. Latency is measured
+// from when each record was offered (its due time under --throughput), not
+// from the Append call, so records that waited for the next append tick or
+// behind a slow flush are charged for it (no coordinated omission).
 type pendingAppend struct {
-	first, last int64 // offsets
-	at          time.Time
+	first, last int64         // offsets
+	due         time.Time     // offered time of the record at offset first
+	step        time.Duration // offered-time spacing of the following records (0: all at due)
 }
 
 // workload is TestRaftServer's workload: while leader it appends records and
-// measures commit latency (append call to HandleCommit on the leader). It is
-// used only on the run loop's goroutine (tick and the listener callbacks run
-// inside Poll/Step), so it needs no locks.
+// measures commit latency (from when a record is offered to HandleCommit on
+// the leader). It is used only on the run loop's goroutine (tick and the
+// listener callbacks run inside Poll/Step), so it needs no locks.
 type workload struct {
 	cfg    workloadConfig
 	out    io.Writer
@@ -153,7 +157,12 @@ func (w *workload) tick(now time.Time, st raft.Status) time.Time {
 	}
 	for want > 0 {
 		k := min(want, w.cfg.MaxPerAppend)
-		if !w.appendRecords(now, st.Epoch, k) {
+		due, step := now, time.Duration(0)
+		if w.cfg.Throughput > 0 {
+			step = time.Second / time.Duration(w.cfg.Throughput)
+			due = w.leaderSince.Add(time.Duration(float64(w.appended+1) / float64(w.cfg.Throughput) * float64(time.Second)))
+		}
+		if !w.appendRecords(now, st.Epoch, k, due, step) {
 			break
 		}
 		want -= k
@@ -163,7 +172,7 @@ func (w *workload) tick(now time.Time, st raft.Status) time.Time {
 
 // appendRecords appends k records; false when the driver refused (not
 // leader any more, buffer full): try again later.
-func (w *workload) appendRecords(now time.Time, epoch int32, k int) bool {
+func (w *workload) appendRecords(now time.Time, epoch int32, k int, due time.Time, step time.Duration) bool {
 	// One slab per call; each record: 8-byte sequence, 4-byte node id,
 	// 4-byte epoch, zeros (as TestRaftServer's zero payload).
 	slab := make([]byte, k*w.cfg.RecordSize)
@@ -190,7 +199,7 @@ func (w *workload) appendRecords(now time.Time, epoch int32, k int) bool {
 		}
 		return false
 	}
-	w.pending = append(w.pending, pendingAppend{first: last - int64(k) + 1, last: last, at: now})
+	w.pending = append(w.pending, pendingAppend{first: last - int64(k) + 1, last: last, due: due, step: step})
 	w.inFlight += k
 	w.appended += int64(k)
 	return true
@@ -228,12 +237,22 @@ func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
 			p := &w.pending[0]
 			upto := min(p.last, b.LastOffset)
 			cnt := upto - p.first + 1
-			// Clamp into the histogram's range: a value it cannot
-			// track would be dropped, hiding the worst latencies.
-			us := min(max(now.Sub(p.at).Microseconds(), 1), maxLatencyMicros)
-			_ = w.interval.RecordValues(us, cnt)
-			if p.at.Sub(w.started) >= w.cfg.Warmup {
-				_ = w.total.RecordValues(us, cnt)
+			inTotal := p.due.Sub(w.started) >= w.cfg.Warmup
+			if p.step == 0 {
+				us := latencyMicros(now.Sub(p.due))
+				_ = w.interval.RecordValues(us, cnt)
+				if inTotal {
+					_ = w.total.RecordValues(us, cnt)
+				}
+			} else {
+				for i := int64(0); i < cnt; i++ {
+					us := latencyMicros(now.Sub(p.due.Add(time.Duration(i) * p.step)))
+					_ = w.interval.RecordValue(us)
+					if inTotal {
+						_ = w.total.RecordValue(us)
+					}
+				}
+				p.due = p.due.Add(time.Duration(cnt) * p.step)
 			}
 			w.inFlight -= int(cnt)
 			if upto == p.last {
@@ -372,6 +391,12 @@ func currentState(r raft.Role, voter bool) string {
 		return "observer"
 	}
 	return "unattached"
+}
+
+// latencyMicros clamps a latency into the histograms' range: a value they
+// cannot track would be dropped, hiding the worst latencies.
+func latencyMicros(d time.Duration) int64 {
+	return min(max(d.Microseconds(), 1), maxLatencyMicros)
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

@@ -65,6 +65,13 @@ func TestWorkloadThrottle(t *testing.T) {
 	if len(r) != 32 || binary.BigEndian.Uint64(r) != 1 || binary.BigEndian.Uint32(r[8:]) != 1 || binary.BigEndian.Uint32(r[12:]) != 3 {
 		t.Errorf("record %x", r)
 	}
+	// Latency runs from each record's offered (due) time: records due at
+	// 1, 2, ..., 100 ms, committed at 102 ms.
+	w.clock = func() time.Time { return t0.Add(102 * time.Millisecond) }
+	w.HandleCommit([]raft.CommittedBatch{{BaseOffset: 0, LastOffset: 99, Epoch: 3, Records: make([][]byte, 100)}})
+	if n, lo, hi := w.total.TotalCount(), w.total.Min(), w.total.Max(); n != 100 || lo < 1990 || lo > 2010 || hi < 100900 || hi > 101100 {
+		t.Fatalf("latencies: %d samples, min %dus max %dus; want 100 from 2ms to 101ms", n, lo, hi)
+	}
 	w.tick(t0.Add(1*time.Second), leaderStatus(3))
 	if got := d.appended(); got != 1000 {
 		t.Fatalf("after 1s: appended %d, want 1000", got)
