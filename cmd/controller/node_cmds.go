@@ -90,6 +90,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&wc.MaxInFlight, "max-in-flight", 10000, "at most this many appended but uncommitted records")
 	fs.BoolVar(&wc.StatsJSON, "stats-json", false, "print stats as one JSON object per line")
 	fs.DurationVar(&wc.StatsEvery, "stats-interval", 5*time.Second, "how often to print stats")
+	fs.DurationVar(&wc.AppendTick, "append-interval", 250*time.Microsecond, "with --throughput > 0, records that fell due are appended together at most this often")
 	fs.DurationVar(&wc.Warmup, "stats-warmup", 0, "leave appends of the first DURATION after start out of the final summary's latency")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -109,6 +110,8 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--throughput %d: must be >= 0", wc.Throughput)
 	case wc.RecordSize < 1 || wc.RecordSize > 1<<20:
 		return fmt.Errorf("--record-size %d: must be in 1..1048576", wc.RecordSize)
+	case wc.AppendTick <= 0 || wc.AppendTick > time.Second:
+		return fmt.Errorf("--append-interval %v: must be in (0, 1s]", wc.AppendTick)
 	case wc.MaxInFlight < 1:
 		return fmt.Errorf("--max-in-flight %d: must be >= 1", wc.MaxInFlight)
 	}

@@ -76,6 +76,7 @@ func main() {
 	recordSize := flag.Int("record-size", 256, "record size in bytes")
 	profileDir := flag.String("cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
 	keep := flag.Bool("keep", false, "keep the data dirs and logs")
+	flag.Var(&nodeArgs, "node-arg", "extra test-kraft-server-start flag for every node (repeatable)")
 	flag.Parse()
 
 	binPath, err := filepath.Abs(*bin)
@@ -177,6 +178,14 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
+// nodeArgs are extra flags for every node (-node-arg).
+var nodeArgs stringList
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
 var dirIDs = []string{"b8tRS7h4TJ2Vt43Dp85v2A", "Nkij_D9XRiYKNb41SiJo7Q", "4-e97nI7eHPYKfEDtW8rtQ"}
 
 func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDir string, keep bool) (result, error) {
@@ -218,6 +227,7 @@ func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDi
 			"--throughput", fmt.Sprint(sc.throughput), "--record-size", fmt.Sprint(recordSize),
 			"--max-in-flight", fmt.Sprint(sc.maxInFlight), "--stats-json", "--stats-interval", "1s",
 			"--stats-warmup", fmt.Sprintf("%ds", warmup), "--log-level", "warn"}
+		args = append(args, nodeArgs...)
 		if profileDir != "" {
 			if err := os.MkdirAll(profileDir, 0o755); err != nil {
 				return result{}, err
