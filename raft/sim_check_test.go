@@ -115,6 +115,7 @@ type checker struct {
 	votes        map[voteKey]int32
 	ledIn        map[voteKey]int  // (node, epoch) -> incarnation that led it
 	appendedAt   map[string]int64 // workload payload -> offset Append returned
+	appendedIn   map[string]int32 // workload payload -> epoch it was appended in
 	committedAt  map[string]int64 // workload payload -> committed offset
 	maxCommitted int              // highest workload payload number committed
 
@@ -134,11 +135,29 @@ func (c *checker) init(s *sim) {
 	c.votes = map[voteKey]int32{}
 	c.ledIn = map[voteKey]int{}
 	c.appendedAt = map[string]int64{}
+	c.appendedIn = map[string]int32{}
 	c.committedAt = map[string]int64{}
 	s.after(500*time.Millisecond, c.periodic)
 }
 
-func (c *checker) appended(payload string, offset int64) { c.appendedAt[payload] = offset }
+func (c *checker) appended(payload string, offset int64, epoch int32) {
+	c.appendedAt[payload] = offset
+	c.appendedIn[payload] = epoch
+}
+
+// lostAppends lists records Append accepted in epoch e that are not
+// committed (L3: the leader of e, still leading at convergence, must have
+// committed everything it accepted).
+func (c *checker) lostAppends(e int32) []string {
+	var out []string
+	for p, pe := range c.appendedIn {
+		if _, ok := c.committedAt[p]; pe == e && !ok {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // onPersist sees every quorum-state write (S1, S2).
 func (c *checker) onPersist(n *simNode, st raft.ElectionState) {
@@ -655,6 +674,9 @@ func (c *checker) converged() (bool, string) {
 		return false, "no leader: " + c.describeLeaders()
 	}
 	ls := l.drv.Status()
+	if lost := c.lostAppends(ls.Epoch); len(lost) > 0 {
+		return false, fmt.Sprintf("the leader of epoch %d accepted %d records not committed, e.g. %.40q", ls.Epoch, len(lost), lost[0])
+	}
 	if ls.HighWatermark != ls.LogEndOffset {
 		return false, fmt.Sprintf("leader %d hw %d != leo %d: %s", l.id, ls.HighWatermark, ls.LogEndOffset, c.describeLeaders())
 	}

@@ -1175,7 +1175,7 @@ func (s *sim) workload() {
 		}
 		s.stats.appends++
 		for i, r := range recs {
-			s.chk.appended(string(r), last-int64(len(recs)-1-i))
+			s.chk.appended(string(r), last-int64(len(recs)-1-i), st.Epoch)
 		}
 		s.poll(n)
 		s.chk.afterEvent(n)
