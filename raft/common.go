@@ -101,12 +101,16 @@ func (d *Driver) handleCommonResponse(now time.Time, code int16, leader, epoch i
 	case epoch < d.epoch || code == errUnknownLeaderEpoch:
 		return true, true // stale: ignore
 	case epoch > d.epoch || code == errFencedLeaderEpoch || code == errNotLeader:
+		var changed bool
 		if leader >= 0 {
-			d.maybeFollow(now, epoch, leader, api.String()+" response")
+			changed = d.maybeFollow(now, epoch, leader, api.String()+" response")
 		} else {
-			d.observeEpoch(now, epoch)
+			changed = d.observeEpoch(now, epoch)
 		}
-		return true, true
+		// Kafka retries at once either way; when the answer taught nothing
+		// (e.g. an unattached peer, or a leader that just resigned) we back
+		// off retry.backoff.ms instead of spinning on the same answer.
+		return true, changed
 	case leader >= 0 && d.leaderID < 0 && d.role != RoleLeader:
 		// Same epoch, leader newly learned: follow, and process the
 		// payload of a NONE answer in the same round.

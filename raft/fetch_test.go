@@ -445,7 +445,9 @@ func TestObserverLearnsLeaderEndpoint(t *testing.T) {
 	o := lt.sent[0]
 	for i := 0; i < 2; i++ {
 		r := fetchResp(5, 3, -1, nil)
-		r.Topics[0].Partitions[0].ErrorCode = kerr.NotLeaderForPartition.Code
+		if i == 0 { // the bootstrap server names the leader; then the leader answers
+			r.Topics[0].Partitions[0].ErrorCode = kerr.NotLeaderForPartition.Code
+		}
 		b := kmsg.NewFetchResponseBroker()
 		b.NodeID, b.Host, b.Port = 5, "leader.host", 9093
 		r.Brokers = append(r.Brokers, b)
