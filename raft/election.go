@@ -7,19 +7,15 @@ import (
 )
 
 // pollUnattached: a voter starts an election when its timer expires (not
-// while shutting down); an observer looks for the leader through the
-// bootstrap servers.
+// while shutting down). Until then it looks for the leader with a Fetch to
+// a random voter (bootstrap server), as Kafka 4.x voters and all observers
+// do, so a restarted voter finds an existing leader without an election.
 func (d *Driver) pollUnattached(now time.Time) {
-	if !d.isVoter {
-		d.maybeSendAnyVoterFetch(now)
-		return
-	}
-	if d.shuttingDown {
-		return
-	}
-	if !d.electionDeadline.IsZero() && !now.Before(d.electionDeadline) {
+	if d.isVoter && !d.shuttingDown && !d.electionDeadline.IsZero() && !now.Before(d.electionDeadline) {
 		d.startElection(now)
+		return
 	}
+	d.maybeSendAnyVoterFetch(now)
 }
 
 // pollProspective sends pre-votes; the timer expiring means the pre-vote

@@ -299,3 +299,36 @@ func TestSingleVoterRestartLeadsNextEpoch(t *testing.T) {
 	c := newCtx(t, 1, withVoters(1), withState(raft.ElectionState{Epoch: 4, LeaderID: 1, VotedID: 1}))
 	c.wantRole(raft.RoleLeader, 5)
 }
+
+func TestUnattachedVoterDiscoversLeaderByFetch(t *testing.T) {
+	c := newCtx(t, 1, withState(raft.ElectionState{Epoch: 2, LeaderID: -1, VotedID: 3}))
+	c.wantRole(raft.RoleVoted, 2)
+	c.poll()
+	f := sentOf(c.takeSent(), 1)
+	if len(f) != 1 || (f[0].To != 2 && f[0].To != 3) {
+		t.Fatalf("unattached voter sent %v, want one discovery Fetch to a voter", f)
+	}
+	// The peer is not the leader and knows none: back off, no spinning.
+	r := fetchResp(-1, 2, -1, nil)
+	r.Topics[0].Partitions[0].ErrorCode = kerr.NotLeaderForPartition.Code
+	c.respond(f[0], r)
+	first := f[0].To
+	c.poll()
+	f = sentOf(c.takeSent(), 1)
+	if len(f) > 1 || (len(f) == 1 && f[0].To == first) {
+		t.Fatalf("fetches %v right after an answer from %d that taught nothing", f, first)
+	}
+	if len(f) == 0 {
+		c.advance(c.cfg.RetryBackoff)
+		f = sentOf(c.takeSent(), 1)
+	}
+	if len(f) != 1 {
+		t.Fatalf("no discovery fetch after the backoff")
+	}
+	// The leader answers: follow it.
+	c.respond(f[0], fetchResp(3, 2, 0, nil))
+	c.wantRole(raft.RoleFollower, 2)
+	if c.status().LeaderID != 3 {
+		t.Fatalf("leader %d, want 3", c.status().LeaderID)
+	}
+}
