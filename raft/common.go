@@ -99,7 +99,9 @@ func (d *Driver) leaderEndpoint() (int32, Endpoint, bool) {
 func (d *Driver) handleCommonResponse(now time.Time, code int16, leader, epoch int32, from int32, api apiKey) (handled, success bool) {
 	switch {
 	case epoch < d.epoch || code == errUnknownLeaderEpoch:
-		return true, true // stale: ignore
+		// Stale peer: ignore (Kafka retries at once; we back off so a
+		// discovery fetch does not spin on it).
+		return true, false
 	case epoch > d.epoch || code == errFencedLeaderEpoch || code == errNotLeader:
 		var changed bool
 		if leader >= 0 {
