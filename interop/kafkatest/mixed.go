@@ -31,6 +31,9 @@ type MixedRaftConfig struct {
 	Throughput int    // records/s while leading (both sides honour it)
 	RecordSize int    // bytes
 	Props      Props  // extra properties for every node
+	// KraftdProps are extra properties for kraftd nodes only (e.g. segment sizes below the
+	// 8 MiB floor Kafka 4.4 enforces on metadata.log.segment.bytes).
+	KraftdProps Props
 	// KafkaLog4j sets logger levels of the JVM nodes (e.g. DEBUG for KafkaRaftClient to see
 	// EndQuorumEpoch handling).
 	KafkaLog4j map[string]string
@@ -122,7 +125,7 @@ func (q *MixedRaft) Start(id int32) {
 			"--stats-json", "--stats-interval", "1s", "--log-format", "json"}
 		args = append(args, q.cfg.KraftdArgs...)
 		k := StartKraftd(q.t, KraftdConfig{Command: "test-kraft-server-start", NodeID: id, Port: n.Port, Voters: q.Voters,
-			DirectoryID: n.DirectoryID, Dir: n.LogDir, Props: q.cfg.Props, Args: args})
+			DirectoryID: n.DirectoryID, Dir: n.LogDir, Props: q.kraftdProps(), Args: args})
 		n.Proc = k.Process
 	default:
 		q.t.Fatalf("kafkatest: unknown side %q", n.Side)
@@ -151,7 +154,7 @@ func (q *MixedRaft) startController(n *MixedNode) {
 	case SideKraftd:
 		args := append([]string{"--log-format", "json"}, q.cfg.KraftdArgs...)
 		k := StartKraftd(q.t, KraftdConfig{Command: "start", NodeID: n.ID, ClusterID: q.ClusterID(n.ID), Port: n.Port, Voters: q.Voters,
-			Dir: n.LogDir, NoFormat: formatted, Props: q.cfg.Props, Args: args})
+			Dir: n.LogDir, NoFormat: formatted, Props: q.kraftdProps(), Args: args})
 		n.Proc = k.Process
 	default:
 		q.t.Fatalf("kafkatest: unknown side %q", n.Side)
@@ -466,4 +469,10 @@ func (q *MixedRaft) topic() string {
 		return "__cluster_metadata"
 	}
 	return RaftTestTopic
+}
+
+func (q *MixedRaft) kraftdProps() Props {
+	p := Props{}
+	p.Merge(q.cfg.Props)
+	return p.Merge(q.cfg.KraftdProps)
 }

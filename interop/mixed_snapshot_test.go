@@ -1,0 +1,191 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kraftd/kraftd/interop/kafkatest"
+	"github.com/kraftd/kraftd/metadatalog"
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// TestMixedRaftSnapshot: two kraftd voters run with small snapshot, segment and retention
+// limits until the leader's log no longer starts at 0; then Kafka's TestRaftServer joins as
+// the third voter with an empty log. It must load kraftd's snapshot through FetchSnapshot
+// (its copy byte-identical to the leader's file), then fetch the rest of the log, which
+// matches the leader's batch for batch.
+func TestMixedRaftSnapshot(t *testing.T) {
+	env := kafkatest.Require(t)
+	kafkatest.BuildKraftd(t)
+	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
+	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{K, K, J}, Throughput: 500, RecordSize: mixedRecordSize,
+		KraftdProps: kafkatest.Props{
+			"metadata.log.max.record.bytes.between.snapshots": "65536",
+			// Segments roll by time, not size: kraftd accepts segments smaller than a batch
+			// can grow (see interop-findings.md), Kafka's floor is 8 MiB.
+			"metadata.log.segment.ms":      "500",
+			"metadata.max.retention.bytes": "131072",
+		},
+		KraftdArgs: []string{"--log-maintenance-interval", "300ms"}})
+	q.Start(1)
+	q.Start(2)
+	leader, epoch, err := q.WaitLeaderAmong([]int32{1, 2}, 0, mixedElectionWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := q.Node(leader)
+
+	// Keep a copy of every snapshot the leader writes: retention deletes old ones quickly.
+	saved := map[string][]byte{}
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			names, _ := filepath.Glob(filepath.Join(ld.PartitionDir, "*.checkpoint"))
+			for _, name := range names {
+				base := filepath.Base(name)
+				mu.Lock()
+				_, ok := saved[base]
+				mu.Unlock()
+				if ok {
+					continue
+				}
+				if b, err := os.ReadFile(name); err == nil {
+					mu.Lock()
+					saved[base] = b
+					mu.Unlock()
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	stopSaver := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	defer stopSaver()
+
+	retention := regexp.MustCompile(`"msg":"log retention removed old segments and snapshots".*"log_start_offset":(\d+)`)
+	var logStart int64
+	for deadline := time.Now().Add(60 * time.Second); logStart == 0; time.Sleep(100 * time.Millisecond) {
+		for _, m := range retention.FindAllStringSubmatch(ld.Proc.Log(), -1) {
+			logStart, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kraftd leader %d's log start did not move past 0", leader)
+		}
+	}
+	t.Logf("kraftd leader %d (epoch %d): log start offset %d", leader, epoch, logStart)
+
+	// The JVM joins with an empty log: the leader answers its Fetch with a snapshot id.
+	q.Start(3)
+	jvm := q.Node(3)
+	// Read the JVM's snapshot as soon as it appears (retention may delete it later).
+	var first string
+	var jvmSnap []byte
+	for deadline := time.Now().Add(60 * time.Second); jvmSnap == nil; time.Sleep(20 * time.Millisecond) {
+		got, _ := filepath.Glob(filepath.Join(jvm.PartitionDir, "*.checkpoint"))
+		for _, name := range got {
+			if b, err := os.ReadFile(name); err == nil {
+				first, jvmSnap = filepath.Base(name), b
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Kafka node 3 has no snapshot after joining a leader whose log starts at %d", logStart)
+		}
+	}
+	if l, e, err := q.WaitLeader(0, mixedElectionWait); err != nil || l != leader || e != epoch {
+		t.Fatalf("after node 3 joined: leader %d epoch %d (%v), want %d in %d", l, e, err, leader, epoch)
+	}
+	time.Sleep(3 * time.Second) // node 3 fetches past the snapshot
+	committed := q.MaxKraftdHighWatermark()
+	for _, id := range []int32{3, 3 - leader, leader} { // the JVM, the other kraftd, the leader
+		if err := q.Stop(id); err != nil {
+			t.Errorf("stop node %d: %v", id, err)
+		}
+	}
+	stopSaver()
+
+	// The JVM's snapshot is byte for byte the file the kraftd leader served.
+	mu.Lock()
+	want, ok := saved[first]
+	mu.Unlock()
+	if !ok {
+		t.Errorf("Kafka node 3 holds snapshot %s, which the kraftd leader never wrote", first)
+	} else if !bytes.Equal(jvmSnap, want) {
+		t.Errorf("snapshot %s: Kafka node 3's copy (%d bytes) differs from the kraftd leader's (%d bytes)", first, len(jvmSnap), len(want))
+	}
+	t.Logf("Kafka node 3 loaded kraftd's snapshot %s (%d bytes)", first, len(jvmSnap))
+	snapCopy := filepath.Join(t.TempDir(), first)
+	if err := os.WriteFile(snapCopy, jvmSnap, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := env.DumpLog(ctx, kafkatest.DumpOptions{DeepIteration: true}, snapCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "SnapshotHeader") || !strings.Contains(out, "SnapshotFooter") {
+		t.Errorf("kafka-dump-log on node 3's snapshot %s:\n%s", first, out)
+	}
+
+	// Node 3's log starts at a snapshot and matches the leader's from there.
+	read := func(dir string) (int64, int64, map[int64][]byte) {
+		l, err := metadatalog.OpenReadOnly(dir)
+		if err != nil {
+			t.Fatalf("metadatalog cannot open %s: %v", dir, err)
+		}
+		defer l.Close()
+		m := map[int64][]byte{}
+		if err := l.Batches(l.StartOffset(), func(b []byte) error {
+			h, err := protocol.ParseBatchHeader(b)
+			if err != nil {
+				return err
+			}
+			m[h.BaseOffset] = bytes.Clone(b)
+			return nil
+		}); err != nil {
+			t.Fatalf("read %s: %v", dir, err)
+		}
+		return l.StartOffset(), l.EndOffset().Offset, m
+	}
+	js, je, jb := read(jvm.PartitionDir)
+	ls, le, lb := read(ld.PartitionDir)
+	t.Logf("Kafka node 3 log [%d, %d); kraftd leader log [%d, %d); committed %d", js, je, ls, le, committed)
+	if js == 0 {
+		t.Errorf("Kafka node 3's log starts at 0: it did not start from the snapshot")
+	}
+	if je < committed {
+		t.Errorf("Kafka node 3's log ends at %d, below the committed offset %d", je, committed)
+	}
+	same := 0
+	for off, b := range jb {
+		h, _ := protocol.ParseBatchHeader(b)
+		if h.LastOffset() >= min(je, le) || off < ls {
+			continue
+		}
+		if !bytes.Equal(b, lb[off]) {
+			t.Fatalf("batch at offset %d differs between Kafka node 3 and the kraftd leader", off)
+		}
+		same++
+	}
+	if same == 0 {
+		t.Errorf("no batch of Kafka node 3's log could be compared with the leader's")
+	}
+	t.Logf("%d batches identical on Kafka node 3 and the kraftd leader", same)
+	keepLogs(t, q)
+}
