@@ -385,9 +385,6 @@ func TestShutdownBoundAndSecondSignal(t *testing.T) {
 	}
 	took := time.Since(start)
 	t.Logf("graceful shutdown without peers took %v (bound 3s)", took)
-	if took < 500*time.Millisecond {
-		t.Errorf("shutdown took only %v: it did not try to hand over", took)
-	}
 	// A second signal: restart the leader alone, SIGTERM twice.
 	c.start(leader)
 	c.waitFor(10*time.Second, "the restarted node to run its loop", func() bool {
