@@ -27,7 +27,7 @@ import (
 // BENCH_INTEROP_WARMUP (seconds after the election left out, 10),
 // BENCH_INTEROP_KAFKA_MAX_RATES (Kafka's offered rates for its highest rate, "10000,40000"),
 // BENCH_INTEROP_MAX_IN_FLIGHT
-// (kraftd's bound when unthrottled, 1000), BENCH_INTEROP_SCENARIOS ("rate,max").
+// (kraftd's bound when unthrottled, 10000, its default), BENCH_INTEROP_SCENARIOS ("rate,max").
 func TestBenchInterop(t *testing.T) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
@@ -43,7 +43,7 @@ func TestBenchInterop(t *testing.T) {
 		}
 		maxRates = append(maxRates, r)
 	}
-	inFlight := envInt(t, "BENCH_INTEROP_MAX_IN_FLIGHT", 1000)
+	inFlight := envInt(t, "BENCH_INTEROP_MAX_IN_FLIGHT", 10000)
 	scenarios := os.Getenv("BENCH_INTEROP_SCENARIOS")
 	if scenarios == "" {
 		scenarios = "rate,max"
