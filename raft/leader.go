@@ -166,7 +166,7 @@ func (d *Driver) drainAppends(now time.Time) {
 		for i, v := range b.records {
 			recs[i] = protocol.Record{Value: v}
 		}
-		data := protocol.AppendBatch(nil, protocol.Batch{
+		data := protocol.AppendBatch(make([]byte, 0, b.bytes), protocol.Batch{
 			BaseOffset:           b.base,
 			PartitionLeaderEpoch: d.epoch,
 			BaseTimestamp:        now.UnixMilli(),
