@@ -105,6 +105,10 @@ func (r *mixedRun) handover() {
 	r.q.Terminate(old)
 	took := r.elected(fmt.Sprintf("SIGTERM of leader %s", r.label(old)), start)
 	r.t.Logf("failover after SIGTERM: leader %s (epoch %d) -> %s (epoch %d) in %v", r.label(old), oldEpoch, r.label(r.leader), r.epoch, took.Round(time.Millisecond))
+	// Every follower gets the EndQuorumEpoch, but one that already moved to the next epoch
+	// (the first preferred successor starts its election at once) ignores it silently; so
+	// at least one must show it honoured the resignation.
+	var honoured []string
 	for _, f := range followers {
 		n := r.q.Node(f)
 		var want string
@@ -113,10 +117,14 @@ func (r *mixedRun) handover() {
 		} else {
 			want = fmt.Sprintf(`"msg":"leader resigned; election timer shortened","node_id":%d,"node":%d,"leader":%d,"epoch":%d`, f, f, old, oldEpoch)
 		}
-		if !strings.Contains(n.Proc.Log(), want) {
-			r.t.Errorf("%s shows no EndQuorumEpoch from resigning leader %s (epoch %d): want log %q", r.label(f), r.label(old), oldEpoch, want)
+		if strings.Contains(n.Proc.Log(), want) {
+			honoured = append(honoured, r.label(f))
 		}
 	}
+	if len(honoured) == 0 {
+		r.t.Errorf("no follower shows the EndQuorumEpoch of resigning leader %s (epoch %d)", r.label(old), oldEpoch)
+	}
+	r.t.Logf("EndQuorumEpoch of %s honoured by %v", r.label(old), honoured)
 	r.waitExit(old)
 	r.q.Start(old)
 }
