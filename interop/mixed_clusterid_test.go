@@ -81,4 +81,9 @@ func runClusterIDMismatch(t *testing.T, env *kafkatest.Env, sides []kafkatest.Si
 		}
 	}
 	keepLogs(t, q)
+	// Nothing of the shutdown is under test here: a JVM leader would wait out its resignation
+	// timeout for the stranger's acknowledgement.
+	for _, n := range q.Nodes {
+		q.Kill(n.ID)
+	}
 }

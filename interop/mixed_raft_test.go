@@ -134,6 +134,13 @@ func (r *mixedRun) handover() {
 func (r *mixedRun) crash() {
 	r.t.Helper()
 	old, oldEpoch := r.leader, r.epoch
+	// Let the leader commit data of its own epoch first (seen by a kraftd node's high
+	// watermark), so every epoch that led holds records to compare.
+	hw, err := r.q.WaitCommit(r.epoch, r.hw+10, 30*time.Second)
+	if err != nil {
+		r.t.Fatalf("leader %s (epoch %d) commits no data: %v", r.label(old), r.epoch, err)
+	}
+	r.hw = hw
 	start := time.Now()
 	r.q.Kill(old)
 	took := r.elected(fmt.Sprintf("kill -9 of leader %s", r.label(old)), start)
