@@ -727,16 +727,16 @@ func (s *sim) delay() time.Duration {
 }
 
 // poll runs the node's timers and schedules its next poll.
-func (s *sim) poll(n *simNode) {
+func (s *sim) poll(n *simNode) (due bool) {
 	if !n.up {
-		return
+		return false
 	}
 	n.polls++
 	if n.lastPollAt == s.now {
 		n.pollsAtNow++
 		if n.pollsAtNow > 1000 {
 			s.fail("node %d: busy loop, polled %d times at the same instant", n.id, n.pollsAtNow)
-			return
+			return false
 		}
 	} else {
 		n.lastPollAt, n.pollsAtNow = s.now, 0
@@ -744,17 +744,18 @@ func (s *sim) poll(n *simNode) {
 	next, err := n.drv.Poll(s.nodeTime(n))
 	if err != nil {
 		s.fatal(n, "Poll", err)
-		return
+		return false
 	}
 	n.pollToken++
 	if n.pollsAtNow == 3 {
 		s.tracef("node %d polled 3 times at the same instant; next poll requested at %v (now %v)", n.id, s.toVirtual(n, next), s.now)
 	}
 	if next.IsZero() {
-		return
+		return false
 	}
 	at := s.toVirtual(n, next)
 	s.schedule(at, &event{kind: evPoll, node: n.idx, inc: n.inc, token: n.pollToken})
+	return at <= s.now
 }
 
 // fatal handles an error from the driver: expected only after an injected
@@ -964,10 +965,12 @@ func (s *sim) arrive(e *event) *simNode {
 // (role, epoch, vote, high watermark, log, quorum-state).
 func (s *sim) bogusStep(n *simNode, req kmsg.Request, ref *simRef) {
 	s.tracef("%d->%d forged %s with a foreign cluster id", s.nodes[ref.msg.from].id, n.id, kmsg.NameForKey(req.Key()))
-	// Step also runs the timers that are due: run them first so that only
+	// Step also runs the timers that are due: run them first (Poll may ask
+	// to be called again at once, e.g. after one transition) so that only
 	// the request's own effect is compared.
-	s.poll(n)
-	if !n.up {
+	for i := 0; i < 10 && s.poll(n); i++ {
+	}
+	if !n.up || s.violation != "" {
 		return
 	}
 	before, writes, leo, truncs := n.drv.Status(), n.store.writes, n.disk.EndOffset(), n.disk.TruncationCount()
