@@ -407,8 +407,8 @@ func (q *MixedRaft) WaitLeaderAmong(ids []int32, minEpoch int32, timeout time.Du
 	}
 }
 
-// expectedRunning is false for nodes a test stopped on purpose; tests mark them through
-// Stopped. A crash of any other node fails the wait.
+// expectedRunning is false for nodes a test stopped on purpose (Terminate, Kill, Stop); an
+// exit of any other node fails the wait.
 func (n *MixedNode) expectedRunning() bool { return !n.stopped }
 
 // KraftdStats is one --stats-json line of a kraftd node.
