@@ -143,7 +143,10 @@ func (p *Peers) SetAddress(id int32, hostport string) {
 //
 // The version sent is the highest both kraftd (protocol.Supported) and the peer (its
 // ApiVersions answer) support; req's own version is ignored and req is not modified, so
-// one request may be sent to several nodes. req must not be modified until cb runs.
+// one request may be sent to several nodes. req must not be modified until cb runs. When
+// that version cannot carry a field whose value changes the request's meaning (a Vote
+// with PreVote below v2, a Fetch with LastFetchedEpoch below v12), cb gets an error
+// wrapping kerr.UnsupportedVersion instead (see downgradeError).
 func (p *Peers) Send(id int32, req kmsg.Request, cb func(kmsg.Response, error)) {
 	c := &call{to: id, req: req, cb: cb}
 	closed := p.closed.Load()
@@ -503,6 +506,12 @@ func (pc *peerConn) send(calls []*call) {
 			continue // timed out while queued
 		}
 		v, err := pc.versionFor(c.req)
+		if err == nil {
+			err = downgradeError(c.req, v)
+			if err != nil {
+				err = fmt.Errorf("network: node %d supports %s up to v%d: %w", pc.pr.id, kmsg.NameForKey(c.req.Key()), v, err)
+			}
+		}
 		if err != nil {
 			c.finish(nil, err)
 			continue

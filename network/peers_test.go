@@ -255,6 +255,88 @@ func TestPeersVersionNegotiation(t *testing.T) {
 	}
 }
 
+// A version that cannot carry a field whose value changes the request's meaning is not
+// used: a pre-vote to a peer that knows Vote only up to v1 would arrive as a real vote,
+// and a Fetch below v12 would lose LastFetchedEpoch (divergence detection). Send fails
+// with UNSUPPORTED_VERSION and nothing is written; the same requests without those
+// fields, and a pre-vote to a peer with Vote v2, go out.
+func TestPeersRefusesMeaningChangingDowngrade(t *testing.T) {
+	newPeer := func(vote, fetch int16) (*Peers, chan kmsg.Request) {
+		got := make(chan kmsg.Request, 10)
+		f := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{
+			apiKey(protocol.KeyApiVersions, 0, 3),
+			apiKey(protocol.KeyVote, 0, vote),
+			apiKey(protocol.KeyFetch, 4, fetch),
+		}, func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {
+			got <- req
+			resp := req.ResponseKind()
+			resp.SetVersion(hdr.APIVersion)
+			fc.reply(hdr.CorrelationID, resp)
+		})
+		p := newTestPeers(t, PeerConfig{ClientID: "raft-client-1"})
+		p.SetAddress(2, f.addr())
+		return p, got
+	}
+	preVote := func(on bool) *kmsg.VoteRequest {
+		req := voteRequest(7)
+		req.Topics[0].Partitions[0].PreVote = on
+		return req
+	}
+	fetchAt := func(lastFetchedEpoch int32) *kmsg.FetchRequest {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaState.ID = 1
+		topic := kmsg.NewFetchRequestTopic()
+		topic.Topic = "__cluster_metadata"
+		part := kmsg.NewFetchRequestTopicPartition()
+		part.FetchOffset = 10
+		part.LastFetchedEpoch = lastFetchedEpoch
+		topic.Partitions = append(topic.Partitions, part)
+		req.Topics = append(req.Topics, topic)
+		return req
+	}
+
+	old, got := newPeer(1, 11)
+	for _, req := range []kmsg.Request{preVote(true), fetchAt(3)} {
+		_, err := sendSync(t, old, 2, req)
+		if !errors.Is(err, kerr.UnsupportedVersion) {
+			t.Fatalf("%s to a peer without the field's version: %v, want UNSUPPORTED_VERSION", kmsg.NameForKey(req.Key()), err)
+		}
+	}
+	// Plain requests still go out on the same connection, at the peer's highest version;
+	// nothing was written for the refused ones (the fake peer sees these first).
+	if _, err := sendSync(t, old, 2, preVote(false)); err != nil {
+		t.Fatalf("vote: %v", err)
+	}
+	if sent := (<-got).(*kmsg.VoteRequest); sent.Version != 1 || sent.Topics[0].Partitions[0].PreVote || sent.Topics[0].Partitions[0].Partition != 7 {
+		t.Fatalf("vote sent at v%d, %+v; want a plain vote at v1", sent.Version, sent.Topics[0].Partitions[0])
+	}
+	if _, err := sendSync(t, old, 2, fetchAt(-1)); err != nil {
+		t.Fatalf("fetch without a last fetched epoch: %v", err)
+	}
+	if sent := (<-got).(*kmsg.FetchRequest); sent.Version != 11 || sent.ReplicaID != 1 {
+		t.Fatalf("fetch sent at v%d replica %d, want v11 replica 1", sent.Version, sent.ReplicaID)
+	}
+	select {
+	case req := <-got:
+		t.Fatalf("unexpected %s v%d reached the peer", kmsg.NameForKey(req.Key()), req.GetVersion())
+	default:
+	}
+
+	cur, got := newPeer(2, 12)
+	if _, err := sendSync(t, cur, 2, preVote(true)); err != nil {
+		t.Fatalf("pre-vote to a Vote v2 peer: %v", err)
+	}
+	if sent := (<-got).(*kmsg.VoteRequest); sent.Version != 2 || !sent.Topics[0].Partitions[0].PreVote {
+		t.Fatalf("pre-vote sent at v%d, %+v; want PreVote at v2", sent.Version, sent.Topics[0].Partitions[0])
+	}
+	if _, err := sendSync(t, cur, 2, fetchAt(3)); err != nil {
+		t.Fatalf("fetch to a Fetch v12 peer: %v", err)
+	}
+	if sent := (<-got).(*kmsg.FetchRequest); sent.Version != 12 || sent.Topics[0].Partitions[0].LastFetchedEpoch != 3 {
+		t.Fatalf("fetch sent at v%d, %+v; want v12 with last fetched epoch 3", sent.Version, sent.Topics[0].Partitions[0])
+	}
+}
+
 // Against a kraftd server: Fetch goes out at v17 with its v15+/v17+ tags, but not the
 // v18 HighWatermark tag.
 func TestPeersFetchMaxVersionAgainstServer(t *testing.T) {

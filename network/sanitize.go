@@ -1,8 +1,10 @@
 package network
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -17,6 +19,55 @@ import (
 //   FetchSnapshotRequest: partition ReplicaDirectoryId 1+.
 //   FetchResponse: NodeEndpoints 16+.
 //   Vote/BeginQuorumEpoch/EndQuorumEpoch/FetchSnapshot responses: NodeEndpoints 1+.
+
+// A lower version drops the fields it does not define. For a field Kafka marks
+// non-ignorable, dropping a non-default value changes what the request asks, so Kafka's
+// serializer refuses to write it (UnsupportedVersionException) and so does
+// downgradeError. Checked, for the requests kraftd sends (Kafka's message JSON):
+//   - Vote: PreVote (v2+, not ignorable): a pre-vote sent at v0-1 is a real vote that
+//     bumps the voter's epoch and may be granted and persisted; refused. VoterId and the
+//     directory ids (v1+, ignorable) only let the receiver check it is the intended
+//     voter: dropping them is harmless.
+//   - Fetch: LastFetchedEpoch (v12+, not ignorable): without it the leader cannot
+//     detect a diverging follower log, which would then never be truncated; refused.
+//     ReplicaDirectoryId (v17+), HighWatermark (v18+), ClusterId (v12+ tag),
+//     ReplicaState (v15+, carried into ReplicaId below) and Topic/TopicId (raft sets
+//     both) are ignorable; dropping them loses a check or an optimisation only.
+//   - BeginQuorumEpoch: VoterId, VoterDirectoryId, LeaderEndpoints (v1+) are ignorable.
+//   - EndQuorumEpoch: raft fills both PreferredSuccessors (v0) and
+//     PreferredCandidates (v1+), so either version carries the successors.
+//   - FetchSnapshot: ReplicaDirectoryId (v1+ tag) is ignorable.
+//   - AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter: one version each, nothing dropped.
+
+// downgradeError returns an error wrapping kerr.UnsupportedVersion when encoding req at
+// version v would drop a field whose value changes the request's meaning.
+func downgradeError(req kmsg.Request, v int16) error {
+	switch r := req.(type) {
+	case *kmsg.VoteRequest:
+		if v >= 2 {
+			return nil
+		}
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				if p.PreVote {
+					return fmt.Errorf("network: Vote v%d cannot carry PreVote (v2+): %w", v, kerr.UnsupportedVersion)
+				}
+			}
+		}
+	case *kmsg.FetchRequest:
+		if v >= 12 {
+			return nil
+		}
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				if p.LastFetchedEpoch != -1 {
+					return fmt.Errorf("network: Fetch v%d cannot carry LastFetchedEpoch %d (v12+): %w", v, p.LastFetchedEpoch, kerr.UnsupportedVersion)
+				}
+			}
+		}
+	}
+	return nil
+}
 
 // prepareRequest returns the request to encode at version v: req itself when it is valid
 // as is, else a copy with the out-of-version tagged fields reset. req is never modified,
