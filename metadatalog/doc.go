@@ -43,9 +43,14 @@
 // error wrapping ErrCorrupt that names file and position: the data may be
 // committed and must not be dropped silently. Leftover *.checkpoint.part,
 // *.deleted and *.tmp files are removed; snapshots below the log start are
-// deleted; a log start > 0 without a snapshot at or above it is an error; a
-// newest snapshot past the log end (crash during snapshot install) restarts
-// the log at it. Recovered bytes are fsynced before they count as flushed.
+// deleted; a log start > 0 without a snapshot at or above it is an error; the
+// log start is the first segment's base unless that is > 0 and no snapshot
+// ends there, then it is the earliest snapshot (retention deletes only whole
+// segments, so the start may lie inside the first segment; Kafka does not
+// checkpoint the metadata log's start, so it is recovered from the
+// snapshots); a newest snapshot past the log end (crash during snapshot
+// install) restarts the log at it. Recovered bytes are fsynced before they
+// count as flushed.
 //
 // The partition leader epoch is not covered by the batch CRC (Kafka's
 // format), so a bit flip there that keeps epochs non-decreasing is not

@@ -165,6 +165,7 @@ func OpenReadOnly(dir string) (*Log, error) {
 // batch with a warning; corruption anywhere else, or followed by valid
 // batches, is an error naming the file and position (ErrCorrupt). Leftover
 // temporary files are removed; snapshots below the log start are deleted;
+// a log start > 0 with no snapshot at it moves up to the earliest snapshot;
 // when the newest snapshot is past the log end, the log restarts at it.
 func Open(opts Options) (*Log, error) {
 	if err := opts.fill(); err != nil {
@@ -280,6 +281,9 @@ func (l *Log) open() error {
 	if l.startOffset > 0 && len(l.snapshots) == 0 {
 		return fmt.Errorf("%w: log start offset is %d but there is no snapshot at or above it", ErrCorrupt, l.startOffset)
 	}
+	if err := l.recoverStartOffset(); err != nil {
+		return err
+	}
 	l.flushed = l.endOffset()
 	if latest, ok := l.LatestSnapshot(); ok && !ro {
 		le := l.lastEpoch()
@@ -313,6 +317,35 @@ func (l *Log) open() error {
 		}
 	}
 	return nil
+}
+
+// recoverStartOffset restores a log start that lay inside a segment. The
+// log start is 0 or the end offset of a snapshot (MaybeClean and
+// TruncateToSnapshot move it to one), but retention deletes only whole
+// segments, so the first segment left may begin below the start. Kafka's
+// metadata log is not in the log-start-offset-checkpoint (LogManager skips
+// __cluster_metadata) and reopens at the first segment's base, which would
+// move the start back below the earliest snapshot with no snapshot ending
+// there. A start > 0 without a snapshot at it therefore moves up to the
+// earliest snapshot (everything below is covered by it) when that snapshot
+// is within the log; one past the log end is an interrupted snapshot
+// install, handled by the caller. A start of 0 is kept: it needs no
+// snapshot and every offset from 0 is still in the log.
+func (l *Log) recoverStartOffset() error {
+	earliest, ok := l.EarliestSnapshot()
+	if l.startOffset == 0 || !ok || earliest.Offset == l.startOffset || earliest.Offset > l.endOffset() {
+		return nil
+	}
+	l.logger.Info("log start offset is inside the first segment; moving it to the earliest snapshot",
+		zap.Int64("first_segment_base", l.startOffset), zap.Int64("log_start_offset", earliest.Offset))
+	l.startOffset = earliest.Offset
+	if l.epochs.truncateFromStart(earliest.Offset) {
+		l.epochsDirty = true
+	}
+	if l.opts.ReadOnly {
+		return nil
+	}
+	return l.deleteSegmentsBelow(earliest.Offset)
 }
 
 func isBaseFile(name, suffix string) bool {

@@ -348,15 +348,26 @@ func (l *Log) deleteBeforeSnapshot(id raft.OffsetAndEpoch) (bool, error) {
 	if l.epochs.truncateFromStart(id.Offset) {
 		l.epochsDirty = true
 	}
-	// A segment goes when the next one starts at or below the new start.
+	if err := l.deleteSegmentsBelow(id.Offset); err != nil {
+		return false, l.fail(fmt.Errorf("metadatalog: %w", err))
+	}
+	if err := l.forgetSnapshotsBefore(id); err != nil {
+		return false, l.fail(fmt.Errorf("metadatalog: %w", err))
+	}
+	return true, nil
+}
+
+// deleteSegmentsBelow deletes the segments wholly below offset (a segment
+// goes when the next one starts at or below offset) and fsyncs the dir.
+func (l *Log) deleteSegmentsBelow(offset int64) error {
 	n := 0
-	for n+1 < len(l.segs) && l.segs[n+1].base <= id.Offset {
+	for n+1 < len(l.segs) && l.segs[n+1].base <= offset {
 		n++
 	}
 	for _, s := range l.segs[:n] {
 		s.f.Close()
 		if err := l.fs.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return false, l.fail(fmt.Errorf("metadatalog: delete segment %s: %w", s.path, err))
+			return fmt.Errorf("delete segment %s: %w", s.path, err)
 		}
 		if l.readHint.seg == s {
 			l.readHint.seg = nil
@@ -365,11 +376,8 @@ func (l *Log) deleteBeforeSnapshot(id raft.OffsetAndEpoch) (bool, error) {
 	l.segs = l.segs[n:]
 	if n > 0 {
 		if err := syncDir(l.fs, l.dir); err != nil {
-			return false, l.fail(fmt.Errorf("metadatalog: delete segments below %d: %w", id.Offset, err))
+			return fmt.Errorf("delete segments below %d: %w", offset, err)
 		}
 	}
-	if err := l.forgetSnapshotsBefore(id); err != nil {
-		return false, l.fail(fmt.Errorf("metadatalog: %w", err))
-	}
-	return true, nil
+	return nil
 }

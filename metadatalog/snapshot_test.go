@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,121 @@ func TestRetention(t *testing.T) {
 	}
 	if c, err := l2.MaybeClean(time.UnixMilli(11_001)); !c || err != nil || l2.StartOffset() != 20 {
 		t.Fatalf("time retention: %v %v start %d", c, err, l2.StartOffset())
+	}
+}
+
+// TestCrashAfterCleanKeepsLogStart: retention deletes only whole segments,
+// so after MaybeClean the log start lies inside the first segment left. A
+// power loss, at any file system operation of the clean or after it, must
+// not move the log start below the earliest snapshot: on reopen the log
+// starts at 0 or exactly at a snapshot (the pre-clean start, or the new
+// one), and reads below the start are refused.
+func TestCrashAfterCleanKeepsLogStart(t *testing.T) {
+	mfs := NewMemFS()
+	opts := Options{Dir: "/log/__cluster_metadata-0", FS: mfs, SegmentMinBytes: 1024, SegmentBytes: 4096, RetentionBytes: 1, RetentionMs: -1}
+	l := openTest(t, opts)
+	for i := int64(0); i < 60; i++ {
+		epoch := int32(1)
+		if i >= 25 {
+			epoch = 2
+		}
+		l.mustAppend(mkBatch(i, epoch, 1, 300))
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	l.SetHighWatermark(60)
+	old, snap := raft.OffsetAndEpoch{Offset: 20, Epoch: 1}, raft.OffsetAndEpoch{Offset: 30, Epoch: 2}
+	writeSnapshot(t, l, old, snapshotBytes(old.Epoch, 1000, 10))
+	writeSnapshot(t, l, snap, snapshotBytes(snap.Epoch, 2000, 10))
+	seg := l.segmentFor(snap.Offset)
+	if seg.base >= snap.Offset || seg.base <= old.Offset {
+		t.Fatalf("test setup: snapshot %d must lie inside a segment starting above %d, segment base %d", snap.Offset, old.Offset, seg.base)
+	}
+
+	var crashes []*MemFS
+	mfs.SetAfterOp(func() { crashes = append(crashes, mfs.CrashClone(nil)) })
+	if cleaned, err := l.MaybeClean(time.Unix(0, 0)); err != nil || !cleaned {
+		t.Fatalf("clean: %v %v", cleaned, err)
+	}
+	mfs.SetAfterOp(nil)
+	if l.StartOffset() != snap.Offset || l.SegmentBases()[0] != seg.base {
+		t.Fatalf("after clean: start %d, segments %v", l.StartOffset(), l.SegmentBases())
+	}
+	if len(crashes) == 0 {
+		t.Fatal("clean did no file system operation")
+	}
+	type answer struct {
+		raft.OffsetAndEpoch
+		ok bool
+	}
+	var wantEpochs []answer
+	for ep := int32(0); ep <= 3; ep++ {
+		oe, ok := l.EndOffsetForEpoch(ep)
+		wantEpochs = append(wantEpochs, answer{oe, ok})
+	}
+	if !wantEpochs[2].ok || wantEpochs[2].Offset != 60 {
+		t.Fatalf("end offset for epoch 2: %v", wantEpochs[2])
+	}
+	crashes = append(crashes, mfs.CrashClone(nil))
+	l.Close()
+
+	for i, fs := range crashes {
+		o := opts
+		o.FS = fs
+		r, err := Open(o)
+		if err != nil {
+			t.Fatalf("crash %d: open: %v", i, err)
+		}
+		start := r.StartOffset()
+		e, _ := r.EarliestSnapshot()
+		if start != 0 && e != old && e != snap {
+			t.Fatalf("crash %d: earliest snapshot %v", i, e)
+		}
+		if start != 0 && start != e.Offset {
+			t.Fatalf("crash %d: log start %d, earliest snapshot %v (segments %v)", i, start, e, r.SegmentBases())
+		}
+		if r.EndOffset().Offset != 60 {
+			t.Fatalf("crash %d: log end %d", i, r.EndOffset().Offset)
+		}
+		if start > 0 {
+			if _, err := r.Read(start-1, 100); !errors.Is(err, ErrOffsetOutOfRange) {
+				t.Fatalf("crash %d: read below the log start %d: %v", i, start, err)
+			}
+		}
+		if _, err := r.Read(start, 100); err != nil {
+			t.Fatalf("crash %d: read at the log start %d: %v", i, start, err)
+		}
+		if i == len(crashes)-1 {
+			// Crash after the clean finished: the start must be the one
+			// the clean set, not the first segment's base.
+			if start != snap.Offset || r.SegmentBases()[0] != seg.base {
+				t.Fatalf("crash after clean: start %d (want %d), segments %v", start, snap.Offset, r.SegmentBases())
+			}
+			for ep := int32(0); ep <= 3; ep++ {
+				got, ok := r.EndOffsetForEpoch(ep)
+				if w := wantEpochs[ep]; got != w.OffsetAndEpoch || ok != w.ok {
+					t.Fatalf("crash after clean: end offset for epoch %d: %v %v, before the crash %v %v", ep, got, ok, w.OffsetAndEpoch, w.ok)
+				}
+			}
+		}
+		r.Close()
+	}
+
+	// A read-only open (tools) sees the same start and changes nothing.
+	last := crashes[len(crashes)-1]
+	before, _ := last.List(opts.Dir)
+	o := opts
+	o.FS, o.ReadOnly = last, true
+	ro, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro.StartOffset() != snap.Offset {
+		t.Fatalf("read-only open: start %d", ro.StartOffset())
+	}
+	ro.Close()
+	if after, _ := last.List(opts.Dir); !reflect.DeepEqual(before, after) {
+		t.Fatalf("read-only open changed the dir: %v -> %v", before, after)
 	}
 }
