@@ -31,7 +31,6 @@ func TestMixedControllerQuorum(t *testing.T) {
 	took := r.elected("first election", start)
 	t.Logf("first election: %s leads epoch %d, %v after the first start", r.label(r.leader), r.epoch, took.Round(time.Millisecond))
 
-	describeBoth(t, env, bin, q, r.leader, r.side(r.leader) == K)
 	if r.side(r.leader) == J {
 		r.force(K)
 	}
@@ -53,6 +52,7 @@ func TestMixedControllerQuorum(t *testing.T) {
 	if r.side(r.leader) != J {
 		t.Fatalf("leader %s after kraftd resigned", r.label(r.leader))
 	}
+	describeBoth(t, env, bin, q, r.leader, false)
 	time.Sleep(2 * time.Second) // NoOps and registrations in the new epoch
 	committed := r.hw
 	for _, id := range append(r.others(r.leader), r.leader) {
