@@ -19,12 +19,10 @@ import (
 // safe for concurrent use: exactly one goroutine calls it. It starts no
 // goroutines, reads no clock and uses only the rng it is given.
 //
-// A round is one call of Step or Poll. Every round ends with endRound: the
-// leader's fsync of what it appended, high-watermark and purgatory updates,
-// then listener delivery. Step also runs the role's timers and sends; call
-// Poll afterwards to learn the next deadline. Append writes a due batch to
-// the log and answers waiting follower fetches, but its fsync (and so its
-// commit) waits for the next Step or Poll: Next() is then due at once.
+// A round is one call of Step, Poll or Append. Every round ends with
+// endRound: the leader's fsync of what it appended, high-watermark and
+// purgatory updates, then listener delivery. Step and Append also run the
+// role's timers and sends; call Poll afterwards to learn the next deadline.
 type Driver struct {
 	cfg   Config
 	log   Log
@@ -269,18 +267,10 @@ func (d *Driver) Append(now time.Time, epoch int32, records [][]byte) (int64, er
 		return 0, err
 	}
 	if acc.shouldDrain(now) && !d.inRound {
-		// Write the batch and hand it to parked follower fetches now, but
-		// leave the fsync to the end of the next Step or Poll: appends made
-		// before it share one flush, and followers replicate while the
-		// leader flushes. The leader counts itself only at its flushed
-		// offset (flushLeader), so nothing commits early.
 		d.inRound = true
 		defer func() { d.inRound = false }()
 		d.pollState(now)
-		if d.fatal == nil && d.role == RoleLeader {
-			d.wakeParkedFetches(now)
-		}
-		d.next = d.computeNext(now)
+		d.endRound(now)
 	} else if t, ok := acc.drainDeadline(); ok && t.Before(d.next) {
 		// Cheap path: only the linger timer changed.
 		if t.Before(now) {
@@ -526,15 +516,6 @@ func (d *Driver) maybeCompleteShutdown(now time.Time) {
 // updates its high watermark, woken fetches are answered, listeners are fed,
 // and the next deadline is computed.
 func (d *Driver) endRound(now time.Time) {
-	if d.fatal == nil && d.role == RoleLeader && d.leader.unflushed && d.leader.hwMoved {
-		// Followers moved the HW: tell them and the listeners before this
-		// round's fsync, which covers newer records only.
-		d.leader.hwMoved = false
-		d.parked.CompleteAll(func(p *parkedFetch) { d.completeParked(now, p) })
-		if d.fatal == nil {
-			d.pollListeners(now)
-		}
-	}
 	if d.fatal == nil && d.role == RoleLeader {
 		d.flushLeader(now)
 	}
@@ -579,9 +560,6 @@ func (d *Driver) computeNext(now time.Time) time.Time {
 		}
 	case RoleLeader:
 		l := d.leader
-		if l.unflushed {
-			consider(now) // appended outside a round: flush in the next one
-		}
 		if l.resignRequested || d.shuttingDown {
 			consider(now) // asked from a listener callback: resign next round
 		}
