@@ -187,25 +187,10 @@ func (d *Driver) drainAppends(now time.Time) {
 	}
 }
 
-// wakeParkedFetches answers parked fetches whose offset the log end offset
-// has passed. Followers may receive records the leader has not flushed yet:
-// they replicate while the leader flushes, and the HW still counts the
-// leader only at its flushed offset.
-func (d *Driver) wakeParkedFetches(now time.Time) {
-	if d.parked.Len() > 0 {
-		d.parked.CompleteUpTo(d.log.EndOffset().Offset, func(p *parkedFetch) { d.completeParked(now, p) })
-	}
-}
-
-// flushLeader hands new records to parked fetches, makes the appends
-// durable, then counts the leader at its flushed offset, which may advance
-// the HW and wake the remaining parked fetches.
+// flushLeader makes the round's appends durable, then counts the leader at
+// its flushed offset, which may advance the HW and wake parked fetches.
 func (d *Driver) flushLeader(now time.Time) {
 	l := d.leader
-	d.wakeParkedFetches(now)
-	if d.fatal != nil {
-		return
-	}
 	if l.unflushed {
 		if err := d.log.Flush(); err != nil {
 			d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", d.log.EndOffset().Offset, err))
@@ -219,9 +204,14 @@ func (d *Driver) flushLeader(now time.Time) {
 		self.lastFetch, self.lastCaughtUp = now, now
 	}
 	d.maybeAdvanceHighWatermark()
-	// A moved HW is told to every parked fetch at once.
-	if l.hwMoved && d.parked.Len() > 0 {
-		d.parked.CompleteAll(func(p *parkedFetch) { d.completeParked(now, p) })
+	// Parked fetches wait for the log end offset to pass their offset.
+	if d.parked.Len() > 0 {
+		complete := func(p *parkedFetch) { d.completeParked(now, p) }
+		if l.hwMoved {
+			d.parked.CompleteAll(complete)
+		} else {
+			d.parked.CompleteUpTo(d.log.EndOffset().Offset, complete)
+		}
 	}
 	l.hwMoved = false
 }
