@@ -325,8 +325,10 @@ func (r *recordReader) varint(what string) int32 {
 	return int32(v)
 }
 
-func (r *recordReader) bytes(what string) []byte {
-	n := r.varint(what + " length")
+// bytes reads a length-prefixed field; lengthWhat names its length in
+// errors (a constant: building it per call would allocate per record).
+func (r *recordReader) bytes(what, lengthWhat string) []byte {
+	n := r.varint(lengthWhat)
 	if r.err != nil || n < 0 {
 		if n < -1 {
 			r.fail("%s length %d", what, n)
@@ -362,8 +364,8 @@ func decodeRecords(data []byte, count int32) ([]Record, error) {
 		rr.b = rr.b[1:] // record attributes, unused in v2
 		rec.TimestampDelta = rr.varlong("timestamp delta")
 		rec.OffsetDelta = rr.varint("offset delta")
-		rec.Key = rr.bytes("key")
-		rec.Value = rr.bytes("value")
+		rec.Key = rr.bytes("key", "key length")
+		rec.Value = rr.bytes("value", "value length")
 		nh := rr.varint("header count")
 		if rr.err == nil && (nh < 0 || int(nh)*2 > len(rr.b)) {
 			rr.fail("header count %d with %d bytes remaining", nh, len(rr.b))
@@ -371,11 +373,11 @@ func decodeRecords(data []byte, count int32) ([]Record, error) {
 		if rr.err == nil && nh > 0 {
 			rec.Headers = make([]RecordHeader, nh)
 			for j := range rec.Headers {
-				k := rr.bytes("header key")
+				k := rr.bytes("header key", "header key length")
 				if k == nil && rr.err == nil {
 					rr.fail("header %d has a null key", j)
 				}
-				rec.Headers[j] = RecordHeader{Key: string(k), Value: rr.bytes("header value")}
+				rec.Headers[j] = RecordHeader{Key: string(k), Value: rr.bytes("header value", "header value length")}
 			}
 		}
 		if rr.err != nil {

@@ -40,7 +40,8 @@ type leaderState struct {
 	beginQuorumDue      time.Time
 	resignRequested     bool
 
-	scratch []int64 // reused by maybeAdvanceHighWatermark
+	scratch    []int64           // reused by maybeAdvanceHighWatermark
+	recScratch []protocol.Record // reused by drainAppends
 
 	// hwMoved is set when the HW advanced in this round: parked fetches
 	// are then answered early so followers learn it without waiting for
@@ -162,10 +163,12 @@ func (d *Driver) pollLeader(now time.Time) {
 func (d *Driver) drainAppends(now time.Time) {
 	l := d.leader
 	for _, b := range l.acc.drain() {
-		recs := make([]protocol.Record, len(b.records))
+		// The Record slice is only read by AppendBatch: reuse it.
+		recs := slices.Grow(l.recScratch[:0], len(b.records))[:len(b.records)]
 		for i, v := range b.records {
 			recs[i] = protocol.Record{Value: v}
 		}
+		l.recScratch = recs
 		data := protocol.AppendBatch(make([]byte, 0, b.bytes), protocol.Batch{
 			BaseOffset:           b.base,
 			PartitionLeaderEpoch: d.epoch,
@@ -173,6 +176,7 @@ func (d *Driver) drainAppends(now time.Time) {
 			MaxTimestamp:         now.UnixMilli(),
 			Records:              recs,
 		})
+		clear(recs) // drop the references to the appended values
 		last, err := d.log.Append(data)
 		if err != nil {
 			d.fail(fmt.Errorf("raft: append batch at offset %d epoch %d: %w", b.base, d.epoch, err))
