@@ -178,6 +178,23 @@ func (t transport) Send(o raft.Outbound) {
 	})
 }
 
+// LearnEndpoint implements raft.EndpointLearner: an address the driver
+// learned from the wire (a leader's endpoints) becomes the node's address,
+// so an observer configured only with bootstrap servers can reach the
+// leader. A configured voter keeps its controller.quorum.voters address: the
+// static configuration wins over what a peer advertises.
+func (t transport) LearnEndpoint(id int32, host string, port int32) {
+	if id < 0 || host == "" || port <= 0 || port > 65535 {
+		return
+	}
+	for _, v := range t.n.rcfg.Voters {
+		if v.ID == id && len(v.Endpoints) > 0 {
+			return
+		}
+	}
+	t.n.peers.SetAddress(id, net.JoinHostPort(host, strconv.Itoa(int(port))))
+}
+
 func (t transport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 	r, ok := ref.(*reqRef)
 	if !ok {

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"time"
-
+	"context"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -115,4 +115,70 @@ func TestRaftConfigMapping(t *testing.T) {
 
 func protocolHeader(key int16) protocol.RequestHeader {
 	return protocol.RequestHeader{APIKey: key}
+}
+
+// describeClusterHandler answers DescribeCluster with a fixed cluster id.
+type describeClusterHandler struct{}
+
+func (describeClusterHandler) Handle(_ *network.ConnInfo, _ protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.ClusterID = "learned"
+	respond(resp)
+}
+
+// An address learned from the wire makes an unconfigured node reachable;
+// a configured voter keeps its controller.quorum.voters address.
+func TestTransportLearnEndpoint(t *testing.T) {
+	srv, err := network.NewServer(network.ServerConfig{
+		Listeners: []network.ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0"}},
+		Logger:    zap.NewNop(),
+	}, describeClusterHandler{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	port := srv.Addrs()["CONTROLLER"].(*net.TCPAddr).Port
+
+	n := testNode(t)
+	n.peers = network.NewPeers(network.PeerConfig{ClientID: "t", RequestTimeout: 5 * time.Second,
+		ReconnectBackoff: 10 * time.Millisecond, ReconnectBackoffMax: 50 * time.Millisecond, Logger: zap.NewNop()})
+	defer n.peers.Close()
+	send := func(id int32) (kmsg.Response, error) {
+		type result struct {
+			resp kmsg.Response
+			err  error
+		}
+		ch := make(chan result, 1)
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.EndpointType = 2
+		n.peers.Send(id, req, func(r kmsg.Response, err error) { ch <- result{r, err} })
+		select {
+		case r := <-ch:
+			return r.resp, r.err
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no answer from node %d", id)
+			return nil, nil
+		}
+	}
+	if _, err := send(9); err == nil {
+		t.Fatalf("node 9 reachable before its address was learned")
+	}
+	transport{n}.LearnEndpoint(9, "127.0.0.1", int32(port))
+	resp, err := send(9)
+	if err != nil {
+		t.Fatalf("send to the learned node: %v", err)
+	}
+	if r := resp.(*kmsg.DescribeClusterResponse); r.ClusterID != "learned" {
+		t.Fatalf("answer %+v", r)
+	}
+	// Voter 2 is configured: a learned address does not replace it, so
+	// nothing is dialed at the learned one.
+	transport{n}.LearnEndpoint(2, "127.0.0.1", int32(port))
+	if _, err := send(2); err == nil {
+		t.Fatalf("configured voter 2 was redirected to a learned address")
+	}
+	var _ raft.EndpointLearner = transport{}
 }
