@@ -467,3 +467,43 @@ func TestObserverLearnsLeaderEndpoint(t *testing.T) {
 		t.Fatalf("next fetch to %d, want the leader 5", o.To)
 	}
 }
+
+// A follower fsyncs once per fetch response that carries records (however
+// many batches), before its next Fetch, and never for one without records.
+func TestFollowerFlushesOncePerFetchResponse(t *testing.T) {
+	c := newCtx(t, 1, withState(raft.ElectionState{Epoch: 2, LeaderID: 2, VotedID: -1}))
+	c.poll()
+	f := sentOf(c.takeSent(), 1)
+	c.flog.FailFlushAfter = 1 // the first flush succeeds, any second one fails
+	f[0].Request.SetVersion(17)
+	resp := fetchResp(2, 2, 1, append(dataBatch(0, 2, 2), dataBatch(2, 2, 3)...))
+	resp.SetVersion(17)
+	if err := c.d.Step(c.now, raft.Message{From: f[0].To, Corr: f[0].Corr, Response: resp}); err != nil {
+		t.Fatalf("response with two batches flushed more than once: %v", err)
+	}
+	if got := c.flog.FlushedOffset(); got != 5 {
+		t.Fatalf("flushed offset %d, want 5", got)
+	}
+	f = sentOf(c.takeSent(), 1)
+	if len(f) != 1 || f[0].Request.(*kmsg.FetchRequest).Topics[0].Partitions[0].FetchOffset != 5 {
+		t.Fatalf("next fetch %+v, want one at offset 5", f)
+	}
+	// Only a new HW: nothing to flush.
+	f[0].Request.SetVersion(17)
+	resp = fetchResp(2, 2, 5, nil)
+	resp.SetVersion(17)
+	if err := c.d.Step(c.now, raft.Message{From: f[0].To, Corr: f[0].Corr, Response: resp}); err != nil {
+		t.Fatalf("response without records flushed: %v", err)
+	}
+	if c.status().HighWatermark != 5 {
+		t.Fatalf("HW %d, want 5", c.status().HighWatermark)
+	}
+	// The next records need a flush again (the injected failure shows it).
+	f = sentOf(c.takeSent(), 1)
+	f[0].Request.SetVersion(17)
+	resp = fetchResp(2, 2, 5, dataBatch(5, 2, 1))
+	resp.SetVersion(17)
+	if err := c.d.Step(c.now, raft.Message{From: f[0].To, Corr: f[0].Corr, Response: resp}); err == nil {
+		t.Fatalf("records appended without a flush")
+	}
+}
