@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -40,7 +41,18 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'controller <command> --help' for a command's flags.")
 }
 
+// defaultGCPercent is the GC target used unless GOGC is set. The node's
+// live heap is small (a few MB) while the commit path allocates read and
+// batch buffers at tens of MB/s, so Go's default of 100 runs a collection
+// every few ms; the sweeping and marking then took about a quarter of the
+// leader's CPU and halved unthrottled throughput. 400 keeps peak RSS near
+// 30-40 MB under full load.
+const defaultGCPercent = 400
+
 func main() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
