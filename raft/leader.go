@@ -193,8 +193,17 @@ func (d *Driver) drainAppends(now time.Time) {
 
 // flushLeader makes the round's appends durable, then counts the leader at
 // its flushed offset, which may advance the HW and wake parked fetches.
+// Parked fetches get the new records before the fsync: followers write and
+// flush them while the leader flushes (the HW still counts the leader only
+// at its flushed offset, and a follower acknowledges only what it flushed).
 func (d *Driver) flushLeader(now time.Time) {
 	l := d.leader
+	if l.unflushed && d.parked.Len() > 0 {
+		d.parked.CompleteUpTo(d.log.EndOffset().Offset, func(p *parkedFetch) { d.completeParked(now, p) })
+		if d.fatal != nil {
+			return
+		}
+	}
 	if l.unflushed {
 		if err := d.log.Flush(); err != nil {
 			d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", d.log.EndOffset().Offset, err))
