@@ -325,6 +325,12 @@ func raftConfig(cfg *Config) raft.Config {
 	rc.RequestTimeout = cfg.RequestTimeout
 	rc.AppendLinger = cfg.AppendLinger
 	rc.RetryBackoff = cfg.RetryBackoff
+	// A batch must fit in one segment (the log refuses larger ones, as Kafka's does). Kafka's
+	// 8 MiB segment minimum guarantees it; with metadata.log.segment.min.bytes lowered, the
+	// leader's batches are capped at the segment size instead.
+	if cfg.SegmentBytes < int64(rc.MaxBatchBytes) {
+		rc.MaxBatchBytes = int(cfg.SegmentBytes)
+	}
 	return rc
 }
 

@@ -103,6 +103,18 @@ func TestRaftConfigMapping(t *testing.T) {
 	if rc.NodeID != 1 || rc.ListenerName != "CONTROLLER" || len(rc.Voters) != 3 || rc.AppendLinger != 0 || rc.FetchTimeout.Milliseconds() != 700 {
 		t.Fatalf("%+v", rc)
 	}
+	if rc.MaxBatchBytes != 8<<20 {
+		t.Fatalf("max batch bytes %d with 1 GiB segments, want 8 MiB", rc.MaxBatchBytes)
+	}
+	p.Set("metadata.log.segment.min.bytes", "16384")
+	p.Set("metadata.log.segment.bytes", "32768")
+	small, err := NewConfig(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := raftConfig(small).MaxBatchBytes; got != 32768 {
+		t.Fatalf("max batch bytes %d with 32 KiB segments, want 32768", got)
+	}
 	if v := rc.Voters[2]; v.ID != 3 || v.Endpoints[0] != (raft.Endpoint{Name: "CONTROLLER", Host: "::1", Port: 9095}) {
 		t.Fatalf("voter %+v", v)
 	}

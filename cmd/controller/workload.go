@@ -193,6 +193,10 @@ func (w *workload) appendRecords(now time.Time, epoch int32, k int, due time.Tim
 		w.appendErrors++
 		switch {
 		case errors.Is(err, raft.ErrBufferFull), errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrInvalidEpoch), errors.Is(err, raft.ErrShutdown):
+		case errors.Is(err, raft.ErrRecordTooLarge) && k > 1:
+			// One Append call is one batch; with small segments (and so small batches) a
+			// backlog must be split. Halve until it fits.
+			w.cfg.MaxPerAppend = max(1, k/2)
 		default:
 			w.lg.Error("workload append failed; the workload stops", zap.Error(err), zap.Int("records", k))
 			w.stopped = true

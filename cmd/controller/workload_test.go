@@ -19,11 +19,17 @@ type fakeDriver struct {
 	calls   [][][]byte
 	refuse  error
 	epochOf []int32
+	// maxPerCall > 0 refuses larger calls with ErrRecordTooLarge, as a leader whose
+	// batches are capped (small segments) does.
+	maxPerCall int
 }
 
 func (f *fakeDriver) Append(now time.Time, epoch int32, records [][]byte) (int64, error) {
 	if f.refuse != nil {
 		return 0, f.refuse
+	}
+	if f.maxPerCall > 0 && len(records) > f.maxPerCall {
+		return 0, raft.ErrRecordTooLarge
 	}
 	f.calls = append(f.calls, records)
 	f.epochOf = append(f.epochOf, epoch)
@@ -150,17 +156,40 @@ func TestWorkloadMaxInFlightAndLatency(t *testing.T) {
 
 func TestWorkloadStopsOnHardError(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 16, MaxInFlight: 10}, 1, &bytes.Buffer{}, zap.NewNop(), t0)
+	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 16, MaxInFlight: 1}, 1, &bytes.Buffer{}, zap.NewNop(), t0)
 	d := &fakeDriver{refuse: raft.ErrRecordTooLarge}
 	w.driver = d
 	w.tick(t0, leaderStatus(1))
 	if !w.stopped {
-		t.Fatal("workload did not stop on ErrRecordTooLarge")
+		t.Fatal("workload did not stop when a single record is too large")
 	}
 	d.refuse = nil
 	w.tick(t0.Add(time.Second), leaderStatus(1))
 	if d.appended() != 0 {
 		t.Fatal("stopped workload appended")
+	}
+}
+
+// A backlog that does not fit one batch is split into smaller Append calls, not
+// dropped: the workload keeps going.
+func TestWorkloadSplitsBacklogForSmallBatches(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 16, MaxInFlight: 10}, 1, &bytes.Buffer{}, zap.NewNop(), t0)
+	d := &fakeDriver{maxPerCall: 3}
+	w.driver = d
+	for i := 0; i < 10 && d.appended() < 10; i++ {
+		w.tick(t0.Add(time.Duration(i)*time.Millisecond), leaderStatus(1))
+	}
+	if w.stopped {
+		t.Fatal("workload stopped on a backlog larger than a batch")
+	}
+	if d.appended() != 10 {
+		t.Fatalf("appended %d records, want all 10 in flight", d.appended())
+	}
+	for _, c := range d.calls {
+		if len(c) > 3 {
+			t.Fatalf("an Append call of %d records was accepted above the cap", len(c))
+		}
 	}
 }
 
