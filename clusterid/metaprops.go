@@ -1,7 +1,6 @@
 package clusterid
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -57,10 +56,11 @@ func Path(dir string) string { return filepath.Join(dir, MetaPropertiesFile) }
 // used in errors). A missing version means 0; version 1 requires cluster.id
 // and node.id.
 func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
-	props, err := parseProperties(data)
+	parsed, err := ParseProperties(string(data))
 	if err != nil {
 		return MetaProperties{}, fmt.Errorf("clusterid: %s: %w", name, err)
 	}
+	props := parsed.Values
 	mp := MetaProperties{NodeID: -1}
 	if v, ok := props[propVersion]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -243,140 +243,6 @@ func syncDir(dir string) error {
 		return fmt.Errorf("fsync dir %s: %w", dir, err)
 	}
 	return nil
-}
-
-// parseProperties implements the part of java.util.Properties.load that
-// meta.properties files use: comment lines (# or !), key/value separated by
-// '=', ':' or whitespace, backslash escapes (\t \n \r \f \\ \uXXXX and
-// escaped separators) and line continuations. Later keys win, as in Java.
-func parseProperties(data []byte) (map[string]string, error) {
-	props := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), maxMetaPropertiesSize+1)
-	var logical strings.Builder
-	continuing := false
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
-		if continuing {
-			line = strings.TrimLeft(line, " \t\f")
-		} else {
-			trimmed := strings.TrimLeft(line, " \t\f")
-			if trimmed == "" || trimmed[0] == '#' || trimmed[0] == '!' {
-				continue
-			}
-			line = trimmed
-		}
-		// An odd number of trailing backslashes continues the line.
-		n := 0
-		for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
-			n++
-		}
-		if n%2 == 1 {
-			logical.WriteString(line[:len(line)-1])
-			continuing = true
-			continue
-		}
-		logical.WriteString(line)
-		continuing = false
-		k, v, err := splitProperty(logical.String())
-		if err != nil {
-			return nil, err
-		}
-		props[k] = v
-		logical.Reset()
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if continuing {
-		k, v, err := splitProperty(logical.String())
-		if err != nil {
-			return nil, err
-		}
-		props[k] = v
-	}
-	return props, nil
-}
-
-func splitProperty(line string) (string, string, error) {
-	i := 0
-	for i < len(line) {
-		c := line[i]
-		if c == '\\' {
-			i += 2
-			continue
-		}
-		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
-			break
-		}
-		i++
-	}
-	if i > len(line) {
-		i = len(line)
-	}
-	key := line[:i]
-	rest := line[i:]
-	// The key ends at '=' / ':' or at whitespace optionally followed by one
-	// '=' / ':'; whitespace around the separator is dropped.
-	sepSeen := false
-	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
-		rest = rest[1:]
-		sepSeen = true
-	}
-	rest = strings.TrimLeft(rest, " \t\f")
-	if !sepSeen && rest != "" && (rest[0] == '=' || rest[0] == ':') {
-		rest = strings.TrimLeft(rest[1:], " \t\f")
-	}
-	k, err := unescapeProperty(key)
-	if err != nil {
-		return "", "", err
-	}
-	v, err := unescapeProperty(rest)
-	if err != nil {
-		return "", "", err
-	}
-	return k, v, nil
-}
-
-func unescapeProperty(s string) (string, error) {
-	if !strings.Contains(s, `\`) {
-		return s, nil
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		if i >= len(s) {
-			break
-		}
-		switch s[i] {
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			if i+4 >= len(s) {
-				return "", fmt.Errorf("malformed \\uxxxx encoding in %q", clip(s))
-			}
-			r, err := strconv.ParseUint(s[i+1:i+5], 16, 16)
-			if err != nil {
-				return "", fmt.Errorf("malformed \\uxxxx encoding in %q", clip(s))
-			}
-			b.WriteRune(rune(r))
-			i += 4
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String(), nil
 }
 
 // escapeProperty escapes what Java's Properties.store escapes for the

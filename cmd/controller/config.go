@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kraftd/kraftd/clusterid"
 )
 
 // Endpoint is a listener or voter address. Name is the upper-cased listener
@@ -193,7 +195,7 @@ func ParseOverride(s string) (string, string, error) {
 
 // NewConfig validates properties and applies Kafka's defaults.
 // forceController sets process.roles=controller as TestRaftServer does.
-func NewConfig(p *Properties, forceController bool) (*Config, error) {
+func NewConfig(p *clusterid.Properties, forceController bool) (*Config, error) {
 	c := &Config{}
 	var probs []string
 	bad := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kraftd/kraftd/clusterid"
 )
 
 // exitError carries a process exit code; its message (if any) was printed.
@@ -109,11 +111,11 @@ func (c *configFlags) register(fs *pflag.FlagSet) {
 }
 
 // load reads the file and applies the overrides.
-func (c *configFlags) load() (*Properties, error) {
+func (c *configFlags) load() (*clusterid.Properties, error) {
 	if c.path == "" {
 		return nil, errNoConfig
 	}
-	p, err := LoadProperties(c.path)
+	p, err := clusterid.LoadProperties(c.path)
 	if err != nil {
 		return nil, err
 	}

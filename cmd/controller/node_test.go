@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
@@ -17,7 +18,7 @@ import (
 
 func testNode(t *testing.T) *node {
 	t.Helper()
-	p, err := ParseProperties(baseConfig)
+	p, err := clusterid.ParseProperties(baseConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestDescribeQuorumTopicRename(t *testing.T) {
 }
 
 func TestRaftConfigMapping(t *testing.T) {
-	p, _ := ParseProperties(baseConfig + "controller.quorum.append.linger.ms=0\ncontroller.quorum.fetch.timeout.ms=700\n")
+	p, _ := clusterid.ParseProperties(baseConfig + "controller.quorum.append.linger.ms=0\ncontroller.quorum.fetch.timeout.ms=700\n")
 	cfg, err := NewConfig(p, false)
 	if err != nil {
 		t.Fatal(err)

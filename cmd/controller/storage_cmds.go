@@ -112,7 +112,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 
 // logDirsOf reads log.dirs / log.dir / metadata.log.dir without validating
 // the rest of the file.
-func logDirsOf(p *Properties) []string {
+func logDirsOf(p *clusterid.Properties) []string {
 	var dirs []string
 	for _, k := range []string{"log.dirs", "log.dir"} {
 		if v, ok := p.Get(k); ok && strings.TrimSpace(v) != "" {
