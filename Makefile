@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test run bench bench-quorum fuzz interop-deps sim vet
+.PHONY: build test run bench bench-quorum bench-interop fuzz interop-deps sim vet
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
