@@ -288,11 +288,7 @@ func (c *checker) checkSnapshots(n *simNode) {
 		case !ok || e.Offset < start:
 			s.fail("S10: node %d log starts at %d but its earliest snapshot is %v (present %v)", n.id, start, e, ok)
 			return
-		case e.Offset != start && n.fdisk == nil:
-			// metadatalog recovers the log start from the first segment
-			// left after a crash, which may lie below the earliest
-			// snapshot (see sim-findings F2): everything below the start
-			// is still covered by a snapshot, which is what matters.
+		case e.Offset != start:
 			s.fail("S10: node %d log starts at %d but its earliest snapshot is %v", n.id, start, e)
 			return
 		}
