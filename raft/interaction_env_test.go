@@ -1,0 +1,343 @@
+package raft_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/raft/rafttest"
+)
+
+// ienv is the world of an interaction script: real Drivers over MemLogs and
+// MemStateStores, a message queue that moves only when the script says so,
+// and one virtual clock per node that moves only on tick/advance. Nothing
+// is random except each driver's rng, seeded from its id and incarnation,
+// so every run prints the same transcript.
+//
+// Every request travels as wire bytes (encoded at the version the real
+// transport would pick, decoded on arrival) so the golden files show what a
+// Kafka peer would see.
+type ienv struct {
+	t      *testing.T
+	out    strings.Builder
+	nodes  []*inode // ascending id
+	queue  []*envelope
+	groups map[int32]int // partition group per node; nil when healed
+	start  time.Time
+}
+
+// inode is one node: its disk (log, quorum-state store) outlives crashes,
+// its driver and clock do not reset on restart.
+type inode struct {
+	env   *ienv
+	id    int32
+	cfg   raft.Config
+	log   *rafttest.MemLog
+	store *rafttest.MemStateStore
+	drv   *raft.Driver
+	up    bool
+	inc   int // incarnation: answers addressed to an older driver are discarded
+	now   time.Time
+	seen  raft.Status // last printed status
+	open  []*iref     // requests received and not yet answered
+}
+
+// envelope is one message in flight: a request, a response, or the error
+// answer the transport gives for a request it could not complete (then to
+// is the node waiting for it and from the peer it failed to reach).
+type envelope struct {
+	from, to int32
+	inc      int    // incarnation of the node waiting for the answer (requests: sender; otherwise: receiver)
+	corr     uint64 // the waiting node's Outbound.Corr
+	req      kmsg.Request
+	resp     kmsg.Response
+	err      error
+	api      string // error answers: the failed request's api
+}
+
+// failure is the error answer to the request or response m.
+func failure(m *envelope, err error) *envelope {
+	if m.req != nil {
+		return &envelope{from: m.to, to: m.from, inc: m.inc, corr: m.corr, err: err, api: msgName(m.req)}
+	}
+	return &envelope{from: m.from, to: m.to, inc: m.inc, corr: m.corr, err: err, api: strings.TrimSuffix(msgName(m.resp), "Response")}
+}
+
+// iref routes a reply back; raw requests (raw-request) are answered into
+// the output only.
+type iref struct {
+	from int32
+	inc  int
+	corr uint64
+	api  string
+	raw  bool
+}
+
+var (
+	errITimedOut    = errors.New("request timed out")
+	errIConnClosed  = errors.New("connection closed")
+	errIConnRefused = errors.New("connection refused")
+)
+
+func newIEnv(t *testing.T) *ienv {
+	return &ienv{t: t, start: time.Unix(1_700_000_000, 0)}
+}
+
+func (e *ienv) printf(format string, args ...any) {
+	fmt.Fprintf(&e.out, format, args...)
+	e.out.WriteByte('\n')
+}
+
+// effect prints one consequence of the current input, indented under it.
+func (e *ienv) effect(format string, args ...any) { e.printf("  "+format, args...) }
+
+func (e *ienv) node(id int32) *inode {
+	for _, n := range e.nodes {
+		if n.id == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// addNode creates node id with an empty disk; it starts with start.
+func (e *ienv) addNode(id int32, voters []int32, preVote bool) *inode {
+	cfg := raft.DefaultConfig()
+	cfg.NodeID = id
+	cfg.ClusterID = testCluster
+	cfg.ListenerName = "CONTROLLER"
+	cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9000 + id}}
+	for _, v := range voters {
+		cfg.Voters = append(cfg.Voters, raft.Voter{ID: v, Endpoints: []raft.Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9000 + v}}})
+	}
+	cfg.PreVote = preVote
+	// Every propose drains at once, so each one is its own batch and the
+	// offsets in the transcript follow the script.
+	cfg.AppendLinger = 0
+	n := &inode{env: e, id: id, cfg: cfg, log: rafttest.NewMemLog(), store: rafttest.NewMemStateStore(), now: e.start}
+	n.store.OnWrite = func(st raft.ElectionState) {
+		e.effect("%d persist epoch=%d leader=%s voted=%s", id, st.Epoch, idName(st.LeaderID), idName(st.VotedID))
+	}
+	n.seen = raft.Status{LeaderID: -2, VotedID: -2, HighWatermark: -2, LogEndOffset: -2}
+	e.nodes = append(e.nodes, n)
+	slices.SortFunc(e.nodes, func(a, b *inode) int { return int(a.id - b.id) })
+	return n
+}
+
+func (n *inode) startDriver() {
+	n.inc++
+	lg := zaptest.NewLogger(n.env.t, zaptest.Level(zap.WarnLevel)).With(zap.Int32("node", n.id))
+	drv, err := raft.NewDriver(n.cfg, n.log, n.store, &itransport{n: n, inc: n.inc},
+		rand.New(rand.NewPCG(uint64(n.id), uint64(n.inc))), lg, n.now)
+	if err != nil {
+		n.env.effect("%d NewDriver: %v", n.id, err)
+		return
+	}
+	n.drv, n.up = drv, true
+	drv.Register(&ilistener{n: n, inc: n.inc})
+	n.poll()
+}
+
+// poll runs the driver's timers at the node's clock and prints what changed.
+func (n *inode) poll() {
+	if _, err := n.drv.Poll(n.now); err != nil {
+		n.env.effect("%d fatal: %v", n.id, err)
+	}
+	n.report()
+}
+
+// report prints the node's role, epoch, leader, vote and log position when
+// they changed since the last report.
+func (n *inode) report() {
+	st := n.drv.Status()
+	if st.Role != n.seen.Role || st.Epoch != n.seen.Epoch || st.LeaderID != n.seen.LeaderID || st.VotedID != n.seen.VotedID {
+		n.env.effect("%d is %s epoch=%d leader=%s voted=%s", n.id, st.Role, st.Epoch, idName(st.LeaderID), idName(st.VotedID))
+	}
+	if st.LogEndOffset != n.seen.LogEndOffset || st.HighWatermark != n.seen.HighWatermark {
+		n.env.effect("%d log end=%d hw=%d", n.id, st.LogEndOffset, st.HighWatermark)
+	}
+	n.seen = st
+}
+
+// step hands the driver one input and polls it, as the node's loop does.
+func (n *inode) step(m raft.Message) {
+	if err := n.drv.Step(n.now, m); err != nil {
+		n.env.effect("%d fatal: %v", n.id, err)
+	}
+	n.poll()
+}
+
+// crash kills the node: unflushed log data is lost, quorum state survives.
+// Its queued requests and answers vanish; peers waiting on it get an error.
+func (n *inode) crash() {
+	e := n.env
+	e.printf("> %d crashes (log end=%d flushed=%d)", n.id, n.log.EndOffset().Offset, n.log.FlushedOffset())
+	n.up, n.drv = false, nil
+	n.log.Crash()
+	n.seen = raft.Status{LeaderID: -2, VotedID: -2, HighWatermark: -2, LogEndOffset: -2}
+	var keep []*envelope
+	for _, m := range e.queue {
+		switch {
+		case m.err == nil && m.req != nil && m.to == n.id:
+			// A request to the dead node: its sender sees the connection close.
+			keep = append(keep, failure(m, errIConnClosed))
+		case m.err == nil && m.resp != nil && m.from == n.id:
+			// An answer the dead node had not yet written out.
+			keep = append(keep, failure(m, errIConnClosed))
+		case m.err == nil && m.from == n.id, m.to == n.id:
+			// Its own requests, and anything addressed to the dead driver.
+		default:
+			keep = append(keep, m)
+		}
+	}
+	// Requests it held unanswered (parked fetches) fail for their senders.
+	for _, r := range n.open {
+		keep = append(keep, &envelope{from: n.id, to: r.from, inc: r.inc, corr: r.corr, err: errIConnClosed, api: r.api})
+	}
+	n.open = nil
+	e.queue = keep
+}
+
+// itransport queues what a driver sends, as wire bytes decoded back.
+type itransport struct {
+	n   *inode
+	inc int
+}
+
+func (t *itransport) Send(o raft.Outbound) {
+	n := t.n
+	e := n.env
+	req, err := roundTripRequest(o.Request)
+	if err != nil {
+		e.effect("%d sent an unencodable %s: %v", n.id, msgName(o.Request), err)
+		return
+	}
+	m := &envelope{from: n.id, to: o.To, inc: t.inc, corr: o.Corr, req: req}
+	e.effect("%d->%d %s", n.id, o.To, describeMsg(req))
+	if e.node(o.To) == nil {
+		m = failure(m, errIConnRefused) // no such node: the dial fails
+	}
+	e.queue = append(e.queue, m)
+}
+
+func (t *itransport) Reply(ref raft.RequestRef, resp kmsg.Response) {
+	n := t.n
+	e := n.env
+	r := ref.(*iref)
+	n.open = slices.DeleteFunc(n.open, func(o *iref) bool { return o == r })
+	resp, err := roundTripResponse(resp)
+	if err != nil {
+		e.effect("%d answered with an unencodable %s: %v", n.id, msgName(resp), err)
+		return
+	}
+	if r.raw {
+		e.effect("%d->%d %s (raw)", n.id, r.from, describeMsg(resp))
+		return
+	}
+	e.effect("%d->%d %s", n.id, r.from, describeMsg(resp))
+	e.queue = append(e.queue, &envelope{from: n.id, to: r.from, inc: r.inc, corr: r.corr, resp: resp})
+}
+
+// roundTripRequest encodes req at the highest version kraftd serves (what
+// two kraftd nodes negotiate) and decodes it into a fresh value.
+func roundTripRequest(req kmsg.Request) (kmsg.Request, error) {
+	vr, ok := protocol.Supported(req.Key())
+	if !ok {
+		return nil, fmt.Errorf("api %d is not served", req.Key())
+	}
+	req.SetVersion(vr.Max)
+	back := kmsg.RequestForKey(req.Key())
+	back.SetVersion(vr.Max)
+	return back, back.ReadFrom(req.AppendTo(nil))
+}
+
+func roundTripResponse(resp kmsg.Response) (kmsg.Response, error) {
+	back := kmsg.ResponseForKey(resp.Key())
+	back.SetVersion(resp.GetVersion())
+	return back, back.ReadFrom(resp.AppendTo(nil))
+}
+
+// ilistener prints commits and snapshot loads of one incarnation.
+type ilistener struct {
+	n   *inode
+	inc int
+}
+
+func (l *ilistener) HandleCommit(batches []raft.CommittedBatch) {
+	for _, b := range batches {
+		l.n.env.effect("%d commit %d..%d@%d %s", l.n.id, b.BaseOffset, b.LastOffset, b.Epoch, describeCommitted(b))
+	}
+}
+
+func describeCommitted(b raft.CommittedBatch) string {
+	if b.Control {
+		return "control"
+	}
+	return describeRecords(false, b.Records)
+}
+
+func (l *ilistener) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) {
+	l.n.env.effect("%d load snapshot %s (%d bytes)", l.n.id, offEpoch(id.Offset, id.Epoch), r.Size())
+}
+
+func (l *ilistener) HandleLeaderChange(raft.LeaderAndEpoch) {} // the status report shows it
+func (l *ilistener) BeginShutdown()                         { l.n.env.effect("%d begins shutdown", l.n.id) }
+
+// deliver moves one envelope to its destination and prints the outcome.
+// A request that cannot arrive (node down, partition) is answered to its
+// sender with an error, as the real transport would after its timeout, so
+// the sender's request manager sees every Outbound completed.
+func (e *ienv) deliver(m *envelope) {
+	what := describeMsg(m.resp)
+	if m.req != nil {
+		what = describeMsg(m.req)
+	}
+	if m.err != nil {
+		e.printf("> %d->%d %s failed: %v", m.to, m.from, m.api, m.err)
+		if n := e.node(m.to); n != nil && n.up && n.inc == m.inc {
+			n.step(raft.Message{From: m.from, Corr: m.corr, Err: m.err})
+		}
+		return
+	}
+	e.printf("> %d->%d %s", m.from, m.to, what)
+	dst := e.node(m.to)
+	if e.cut(m.from, m.to) {
+		e.effect("dropped: partitioned")
+		e.queue = append(e.queue, failure(m, errITimedOut))
+		return
+	}
+	if dst == nil || !dst.up {
+		e.effect("dropped: %d is down", m.to)
+		e.queue = append(e.queue, failure(m, errIConnRefused))
+		return
+	}
+	if m.req != nil {
+		r := &iref{from: m.from, inc: m.inc, corr: m.corr, api: msgName(m.req)}
+		dst.open = append(dst.open, r)
+		dst.step(raft.Message{Request: m.req, Ref: r})
+		return
+	}
+	if dst.inc != m.inc {
+		e.effect("dropped: answer for an earlier incarnation of %d", m.to)
+		return
+	}
+	dst.step(raft.Message{From: m.from, Corr: m.corr, Response: m.resp})
+}
+
+// cut reports whether a partition separates a and b.
+func (e *ienv) cut(a, b int32) bool {
+	if e.groups == nil {
+		return false
+	}
+	return e.groups[a] != e.groups[b]
+}
