@@ -2,6 +2,7 @@ package raft_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -96,7 +97,11 @@ func describeMsg(m any) string {
 			for _, p := range t.Partitions {
 				f("replica=%d epoch=%d offset=%d last-fetched-epoch=%d", r.ReplicaState.ID, p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch)
 				if r.Version >= 18 {
-					f("hw=%d", p.HighWatermark)
+					if p.HighWatermark == math.MaxInt64 {
+						f("hw=unset") // the field's default: no long-poll on HW changes
+					} else {
+						f("hw=%d", p.HighWatermark)
+					}
 				}
 				f("max-wait=%dms", r.MaxWaitMillis)
 			}
