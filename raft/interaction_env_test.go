@@ -49,6 +49,7 @@ type inode struct {
 	inc   int // incarnation: answers addressed to an older driver are discarded
 	now   time.Time
 	seen  raft.Status // last printed status
+	done  bool        // shutdown completion was printed
 	open  []*iref     // requests received and not yet answered
 }
 
@@ -136,6 +137,7 @@ func (e *ienv) addNode(id int32, voters []int32, preVote bool) *inode {
 
 func (n *inode) startDriver() {
 	n.inc++
+	n.done = false
 	lg := zaptest.NewLogger(n.env.t, zaptest.Level(zap.WarnLevel)).With(zap.Int32("node", n.id))
 	drv, err := raft.NewDriver(n.cfg, n.log, n.store, &itransport{n: n, inc: n.inc},
 		rand.New(rand.NewPCG(uint64(n.id), uint64(n.inc))), lg, n.now)
@@ -167,6 +169,10 @@ func (n *inode) report() {
 		n.env.effect("%d log end=%d hw=%d", n.id, st.LogEndOffset, st.HighWatermark)
 	}
 	n.seen = st
+	if !n.done && n.drv.Done() {
+		n.done = true
+		n.env.effect("%d shutdown complete", n.id)
+	}
 }
 
 // step hands the driver one input and polls it, as the node's loop does.

@@ -115,9 +115,6 @@ func (e *ienv) handle(t *testing.T, d *datadriven.TestData) {
 		e.printf("> %d shuts down", n.id)
 		n.drv.Shutdown(n.now)
 		n.poll()
-		if n.drv.Done() {
-			e.effect("%d shutdown complete", n.id)
-		}
 	case "crash":
 		for _, id := range e.ids(t, d) {
 			e.upNode(t, d, id).crash()
