@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
@@ -57,7 +58,7 @@ type Options struct {
 	// Dir is the partition dir, e.g. PartitionDir(metadataLogDir,
 	// MetadataTopic). Created if missing.
 	Dir    string
-	FS     FS          // nil = OSFS
+	FS     vfs.FS      // nil = vfs.OS
 	Logger *zap.Logger // nil = no logging
 	// TopicID is written to partition.metadata when that file is missing
 	// (zero = do not write it).
@@ -84,7 +85,7 @@ type Options struct {
 // raft driver goroutine owns it (as raft.Log requires).
 type Log struct {
 	opts   Options
-	fs     FS
+	fs     vfs.FS
 	logger *zap.Logger
 	dir    string
 
@@ -121,9 +122,7 @@ func (o *Options) fill() error {
 	if o.Dir == "" {
 		return errors.New("no directory")
 	}
-	if o.FS == nil {
-		o.FS = OSFS
-	}
+	o.FS = vfs.Or(o.FS)
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
@@ -311,7 +310,7 @@ func (l *Log) open() error {
 		p := filepath.Join(l.dir, PartitionMetadataFile)
 		if _, err := l.fs.Stat(p); errors.Is(err, os.ErrNotExist) {
 			data := "version: 0\ntopic_id: " + clusterid.UUID(l.opts.TopicID).String()
-			if err := writeFileAtomic(l.fs, p, []byte(data)); err != nil {
+			if err := vfs.WriteFileAtomic(l.fs, p, []byte(data)); err != nil {
 				return err
 			}
 		}
@@ -413,7 +412,7 @@ func (l *Log) createSegment(base int64) error {
 		return fmt.Errorf("create segment %s: %w", p, err)
 	}
 	l.segs = append(l.segs, newSegment(l.dir, base, f))
-	if err := syncDir(l.fs, l.dir); err != nil {
+	if err := vfs.SyncDir(l.fs, l.dir); err != nil {
 		return err
 	}
 	return nil
@@ -681,7 +680,7 @@ func (l *Log) Flush() error {
 
 func (l *Log) writeEpochCheckpoint() error {
 	p := filepath.Join(l.dir, LeaderEpochCheckpointFile)
-	if err := writeFileAtomic(l.fs, p, l.epochs.encode()); err != nil {
+	if err := vfs.WriteFileAtomic(l.fs, p, l.epochs.encode()); err != nil {
 		return err
 	}
 	l.epochsDirty = false
@@ -867,7 +866,7 @@ func (l *Log) dropSegmentsAfter(i int) error {
 		}
 		l.segs = l.segs[:j]
 	}
-	return syncDir(l.fs, l.dir)
+	return vfs.SyncDir(l.fs, l.dir)
 }
 
 // TruncateToSnapshot implements raft.Log: the whole log is replaced by an
