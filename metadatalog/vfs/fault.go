@@ -133,13 +133,14 @@ func DiskFull(budget int64) Injector {
 		}
 		n := int(budget)
 		budget = 0
-		return &ShortWriteError{N: n, Err: &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}}
+		return &ShortWriteError{N: n, Err: syscall.ENOSPC}
 	})
 }
 
 // FaultFS wraps an FS and offers every operation to its injectors first, in
 // the order they were added; the first error wins and the operation does not
-// run (a short write stores its prefix). Safe for concurrent use.
+// run (a short write stores its prefix). Injected errors come wrapped in an
+// *os.PathError, as the OS reports them. Safe for concurrent use.
 type FaultFS struct {
 	fs FS
 
@@ -181,11 +182,23 @@ func (f *FaultFS) check(op Op) error {
 	injectors := f.injectors
 	f.mu.Unlock()
 	for _, in := range injectors {
-		if err := in.MaybeError(op); err != nil {
-			return err
+		err := in.MaybeError(op)
+		if err == nil {
+			continue
 		}
+		if short, ok := err.(*ShortWriteError); ok {
+			return &ShortWriteError{N: short.N, Err: pathError(op, short.Err)}
+		}
+		return pathError(op, err)
 	}
 	return nil
+}
+
+func pathError(op Op, err error) error {
+	if _, ok := err.(*os.PathError); ok {
+		return err
+	}
+	return &os.PathError{Op: op.Kind.String(), Path: op.Path, Err: err}
 }
 
 func (f *FaultFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
