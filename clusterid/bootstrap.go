@@ -3,11 +3,11 @@ package clusterid
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -90,12 +90,11 @@ func BootstrapCheckpoint(records [][]byte, now time.Time) []byte {
 	})
 }
 
-// writeBootstrapCheckpoint writes dir/bootstrap.checkpoint via a .tmp file
-// (fsync, rename, dir fsync).
-func writeBootstrapCheckpoint(dir string, records [][]byte, now time.Time) error {
+// writeBootstrapCheckpoint writes dir/bootstrap.checkpoint atomically and
+// durably.
+func writeBootstrapCheckpoint(fsys vfs.FS, dir string, records [][]byte, now time.Time) error {
 	p := filepath.Join(dir, BootstrapFile)
-	os.Remove(p + ".tmp")
-	if err := writeFileAtomic(p, BootstrapCheckpoint(records, now)); err != nil {
+	if err := vfs.WriteFileAtomic(fsys, p, BootstrapCheckpoint(records, now)); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil

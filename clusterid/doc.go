@@ -39,6 +39,12 @@
 // Kafka's RecordsSnapshotWriter writes it) and, when the node is one of the
 // voters, that voter's directory id.
 //
+// Every file is read and written through vfs.FS (FormatOptions.FS, LoadFS,
+// InfoFS; nil = the OS) and every write is vfs.WriteFileAtomic, so the
+// tests format on vfs.MemFS and check the power-loss image after every
+// single file-system operation, and run format under vfs.FaultFS (full
+// disk, fsync errors).
+//
 // Load makes the start-up checks Kafka makes: every dir formatted, one
 // cluster.id and node.id across dirs (errors name both files), node.id equal
 // to the configured one, directory ids valid and distinct; a missing

@@ -2,12 +2,12 @@ package clusterid
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -142,38 +142,19 @@ func BootstrapSnapshot(voters []InitialController, listener string, now time.Tim
 }
 
 // writeBootstrapSnapshot writes the 0-0 snapshot into
-// dir/__cluster_metadata-0 as a frozen snapshot: a .checkpoint.part file,
-// fsync, read-only, rename, dir fsync.
-func writeBootstrapSnapshot(dir string, data []byte) error {
+// dir/__cluster_metadata-0 as a frozen snapshot: staged in a
+// .checkpoint.part file (which the metadata log removes at open should a
+// crash leave it), fsynced, made read-only, renamed, the partition dir
+// fsynced; then dir is fsynced so the partition dir's own entry is durable.
+func writeBootstrapSnapshot(fsys vfs.FS, dir string, data []byte) error {
 	part := filepath.Join(dir, "__cluster_metadata-0")
-	if err := os.MkdirAll(part, 0o755); err != nil {
+	if err := fsys.MkdirAll(part, 0o755); err != nil {
 		return err
 	}
 	final := filepath.Join(part, BootstrapSnapshotName)
-	tmp := strings.TrimSuffix(final, ".checkpoint") + "-bootstrap.checkpoint.part"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		f.Chmod(0o444)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, final)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	temp := strings.TrimSuffix(final, ".checkpoint") + "-bootstrap.checkpoint.part"
+	if err := vfs.WriteFileAtomicVia(fsys, temp, final, data, 0o444); err != nil {
 		return fmt.Errorf("write %s: %w", final, err)
 	}
-	if err := syncDir(part); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return vfs.SyncDir(fsys, dir)
 }

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 )
 
 // MetadataVersion is a metadata.version feature level with Kafka's name for
@@ -84,15 +85,20 @@ type FormatOptions struct {
 	// ControllerListener names the voters' endpoint in the bootstrap
 	// snapshot (the first of controller.listener.names).
 	ControllerListener string
+	// FS is where the dirs live; nil = the OS.
+	FS vfs.FS
 }
 
 // Format prepares log dirs for a node as `kafka-storage format` does. Every
 // dir must be unformatted unless IgnoreFormatted; dirs formatted with another
 // cluster id or node id are an error either way. Each newly formatted dir gets
-// bootstrap.checkpoint (metadata.version and features) and then a version 1
-// meta.properties with a fresh directory id, so a crash mid-format leaves the
-// dir unformatted rather than half formatted.
+// bootstrap.checkpoint (metadata.version and features), the bootstrap
+// snapshot when it is the metadata dir of a dynamic quorum, and last a
+// version 1 meta.properties with a fresh directory id. Each file is written
+// atomically and durably before the next, so a crash mid-format leaves the
+// dir unformatted (Format can run again) rather than half formatted.
 func Format(o FormatOptions) error {
+	fsys := vfs.Or(o.FS)
 	if _, err := ParseClusterID(o.ClusterID); err != nil {
 		return fmt.Errorf("clusterid: format: %w", err)
 	}
@@ -115,7 +121,7 @@ func Format(o FormatOptions) error {
 		out = io.Discard
 	}
 	dirs := uniqueDirs(append(append([]string(nil), o.Dirs...), o.MetadataDir))
-	ens, err := loadEnsemble(dirs)
+	ens, err := loadEnsemble(fsys, dirs)
 	if err != nil {
 		return fmt.Errorf("clusterid: format: %w", err)
 	}
@@ -162,15 +168,15 @@ func Format(o FormatOptions) error {
 			}
 		}
 		fmt.Fprintf(out, "Formatting %s %s with metadata.version %s.\n", kind, dir, mv.Name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := fsys.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("clusterid: format %s: %w", dir, err)
 		}
 		t := now()
-		if err := writeBootstrapCheckpoint(dir, records, t); err != nil {
+		if err := writeBootstrapCheckpoint(fsys, dir, records, t); err != nil {
 			return fmt.Errorf("clusterid: format %s: %w", dir, err)
 		}
 		if isMeta && o.InitialControllers != nil {
-			if err := writeBootstrapSnapshot(dir, BootstrapSnapshot(o.InitialControllers, o.ControllerListener, t)); err != nil {
+			if err := writeBootstrapSnapshot(fsys, dir, BootstrapSnapshot(o.InitialControllers, o.ControllerListener, t)); err != nil {
 				return fmt.Errorf("clusterid: format %s: %w", dir, err)
 			}
 		}
@@ -185,7 +191,7 @@ func Format(o FormatOptions) error {
 		}
 		seen[id] = true
 		mp := MetaProperties{Version: 1, ClusterID: o.ClusterID, NodeID: o.NodeID, DirectoryID: id}
-		if err := writeFileAtomic(Path(dir), mp.Encode(t)); err != nil {
+		if err := vfs.WriteFileAtomic(fsys, Path(dir), mp.Encode(t)); err != nil {
 			return fmt.Errorf("clusterid: format: error while writing meta.properties file %s: %w", dir, err)
 		}
 	}
@@ -216,10 +222,10 @@ type ensemble struct {
 	props     map[string]MetaProperties
 }
 
-func loadEnsemble(dirs []string) (ensemble, error) {
+func loadEnsemble(fsys vfs.FS, dirs []string) (ensemble, error) {
 	e := ensemble{props: map[string]MetaProperties{}}
 	for _, d := range dirs {
-		mp, err := ReadMetaProperties(d)
+		mp, err := readMetaProperties(fsys, d)
 		switch {
 		case err == nil:
 			e.formatted = append(e.formatted, d)
@@ -299,8 +305,14 @@ type Node struct {
 // distinct. A dir without directory.id gets a fresh one written back, as
 // Kafka does at start-up.
 func Load(dirs []string, metadataDir string, nodeID int32) (Node, error) {
+	return LoadFS(nil, dirs, metadataDir, nodeID)
+}
+
+// LoadFS is Load with the dirs on fsys (nil = the OS).
+func LoadFS(fsys vfs.FS, dirs []string, metadataDir string, nodeID int32) (Node, error) {
+	fsys = vfs.Or(fsys)
 	all := uniqueDirs(append(append([]string(nil), dirs...), metadataDir))
-	ens, err := loadEnsemble(all)
+	ens, err := loadEnsemble(fsys, all)
 	if err != nil {
 		return Node{}, fmt.Errorf("clusterid: load: %w", err)
 	}
@@ -328,7 +340,7 @@ func Load(dirs []string, metadataDir string, nodeID int32) (Node, error) {
 			}
 			seen[id] = true
 			mp.DirectoryID = id
-			if err := WriteMetaProperties(d, mp); err != nil {
+			if err := writeMetaProperties(fsys, d, mp, time.Now()); err != nil {
 				return Node{}, fmt.Errorf("clusterid: load: add directory.id: %w", err)
 			}
 			ens.props[d] = mp
@@ -345,7 +357,11 @@ var ErrInfoProblems = errors.New("clusterid: info found problems")
 // Info describes log dirs as `kafka-storage info` does (same text). The error
 // wraps ErrInfoProblems when a dir is missing, unformatted, unreadable or
 // inconsistent with the others.
-func Info(dirs []string) (string, error) {
+func Info(dirs []string) (string, error) { return InfoFS(nil, dirs) }
+
+// InfoFS is Info with the dirs on fsys (nil = the OS).
+func InfoFS(fsys vfs.FS, dirs []string) (string, error) {
+	fsys = vfs.Or(fsys)
 	var b strings.Builder
 	if len(dirs) == 0 {
 		b.WriteString("No directories specified.\n")
@@ -356,7 +372,7 @@ func Info(dirs []string) (string, error) {
 	var problems, found []string
 	var prev *MetaProperties
 	for _, d := range sorted {
-		st, err := os.Stat(d)
+		st, err := fsys.Stat(d)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				problems = append(problems, d+" does not exist")
@@ -371,11 +387,11 @@ func Info(dirs []string) (string, error) {
 		}
 		found = append(found, d)
 		p := Path(d)
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		if _, err := fsys.Stat(p); errors.Is(err, fs.ErrNotExist) {
 			problems = append(problems, d+" is not formatted.")
 			continue
 		}
-		mp, err := ReadMetaProperties(d)
+		mp, err := readMetaProperties(fsys, d)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("Error loading %s: %v", p, err))
 			continue

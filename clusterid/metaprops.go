@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
+
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 )
 
 // MetaPropertiesFile is the name of the file format writes into every log dir.
@@ -100,23 +100,19 @@ func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
 // ReadMetaProperties reads dir/meta.properties. A missing file is an error
 // wrapping ErrNotFormatted (and fs.ErrNotExist).
 func ReadMetaProperties(dir string) (MetaProperties, error) {
+	return readMetaProperties(vfs.OS, dir)
+}
+
+func readMetaProperties(fsys vfs.FS, dir string) (MetaProperties, error) {
 	p := Path(dir)
-	f, err := os.Open(p)
+	data, err := vfs.ReadFile(fsys, p, maxMetaPropertiesSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return MetaProperties{}, fmt.Errorf("%w: %s does not exist (run format first): %w", ErrNotFormatted, p, err)
 		}
-		return MetaProperties{}, fmt.Errorf("clusterid: read %s: %w", p, err)
+		return MetaProperties{}, fmt.Errorf("clusterid: %w", err)
 	}
-	defer f.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(f, maxMetaPropertiesSize+1)); err != nil {
-		return MetaProperties{}, fmt.Errorf("clusterid: read %s: %w", p, err)
-	}
-	if buf.Len() > maxMetaPropertiesSize {
-		return MetaProperties{}, fmt.Errorf("clusterid: %s is larger than %d bytes", p, maxMetaPropertiesSize)
-	}
-	return ParseMetaProperties(p, buf.Bytes())
+	return ParseMetaProperties(p, data)
 }
 
 // Encode renders mp as Java Properties text the way Kafka's storage tool
@@ -192,55 +188,20 @@ func (mp MetaProperties) sortedProperties() string {
 // meta.properties.tmp, fsync, rename, fsync dir (Kafka's
 // PropertiesUtils.writePropertiesFile with fsync).
 func WriteMetaProperties(dir string, mp MetaProperties) error {
+	return writeMetaProperties(vfs.OS, dir, mp, time.Now())
+}
+
+// writeMetaProperties is WriteMetaProperties on fsys, with now for the date
+// comment.
+func writeMetaProperties(fsys vfs.FS, dir string, mp MetaProperties, now time.Time) error {
 	if mp.Version != 0 && mp.Version != 1 {
 		return fmt.Errorf("clusterid: write %s: unsupported version %d", Path(dir), mp.Version)
 	}
 	if mp.Version == 1 && (mp.ClusterID == "" || mp.NodeID < 0) {
 		return fmt.Errorf("clusterid: write %s: version 1 needs cluster.id and node.id >= 0", Path(dir))
 	}
-	if err := writeFileAtomic(Path(dir), mp.Encode(time.Now())); err != nil {
+	if err := vfs.WriteFileAtomic(fsys, Path(dir), mp.Encode(now)); err != nil {
 		return fmt.Errorf("clusterid: write %s: %w", Path(dir), err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes path via path.tmp: write, fsync, rename, fsync the
-// parent dir. After a crash the file is the old or the new content.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("fsync %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync dir %s: %w", dir, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/raft"
 )
 
@@ -14,7 +15,7 @@ import (
 // after every file system operation of a quorum-state write: the file must
 // then hold the old or the new state, never an error or a mix.
 func TestQuorumStateCrashAtEveryStep(t *testing.T) {
-	mfs := NewMemFS()
+	mfs := vfs.NewMemFS()
 	mfs.MkdirAll("/d", 0o755)
 	s := NewQuorumStateStore(mfs, "/d")
 	old := raft.ElectionState{Epoch: 4, LeaderID: -1, VotedID: 2, VotedDirectoryID: [16]byte{1}}
@@ -23,7 +24,7 @@ func TestQuorumStateCrashAtEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var clones []*MemFS
+	var clones []*vfs.MemFS
 	mfs.SetAfterOp(func() {
 		clones = append(clones, mfs.CrashClone(nil), mfs.CrashClone(rng))
 	})
@@ -106,7 +107,7 @@ func TestLogCrashAtEveryStep(t *testing.T) {
 
 func runCrashSteps(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 3))
-	mfs := NewMemFS()
+	mfs := vfs.NewMemFS()
 	opts := Options{Dir: "/log/__cluster_metadata-0", FS: mfs, SegmentMinBytes: 512, SegmentBytes: 1200}
 	l, err := Open(opts)
 	if err != nil {
@@ -122,7 +123,7 @@ func runCrashSteps(t *testing.T, seed uint64) {
 		return model[len(model)-1].next
 	}
 	type crash struct {
-		fs     *MemFS
+		fs     *vfs.MemFS
 		before logState
 		op     string
 	}
@@ -233,7 +234,7 @@ func runCrashSteps(t *testing.T, seed uint64) {
 	l.Close()
 }
 
-func checkCrash(t *testing.T, opts Options, fs *MemFS, op string, states []logState) {
+func checkCrash(t *testing.T, opts Options, fs *vfs.MemFS, op string, states []logState) {
 	t.Helper()
 	opts.FS = fs
 	l, err := Open(opts)

@@ -76,10 +76,8 @@
 // MaybeClean applies metadata.max.retention.bytes/.ms and must be called
 // periodically by the owner (Kafka: every 60 s).
 //
-// FaultFS injects a full disk (writes fail with ENOSPC after N bytes) and
-// fsync errors. MemFS is an in-memory FS that tracks what is durable (file
-// content as of its last fsync, directory entries as of the directory's last
-// fsync); CrashClone gives the image a power loss would leave, optionally
-// with a torn unsynced tail. The crash tests open the log on such an image
-// after every single file system operation.
+// All file access goes through vfs.FS (Options.FS, NewQuorumStateStore),
+// so the crash tests run the log on vfs.MemFS and open it on the power-loss
+// image taken after every single file-system operation, and the fault tests
+// run it under vfs.FaultFS (full disk, fsync errors).
 package metadatalog

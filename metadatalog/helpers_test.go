@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
@@ -93,9 +94,9 @@ var _ = raft.OffsetAndEpoch{}
 
 // noSyncFS skips fsyncs: tests that simulate crashes by editing files
 // themselves do not need the kernel's durability, only its speed.
-type noSyncFS struct{ FS }
+type noSyncFS struct{ vfs.FS }
 
-func (f noSyncFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+func (f noSyncFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
 	file, err := f.FS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -103,7 +104,7 @@ func (f noSyncFS) OpenFile(name string, flag int, perm os.FileMode) (File, error
 	return noSyncFile{file}, nil
 }
 
-func (f noSyncFS) OpenDir(name string) (File, error) {
+func (f noSyncFS) OpenDir(name string) (vfs.File, error) {
 	file, err := f.FS.OpenDir(name)
 	if err != nil {
 		return nil, err
@@ -111,6 +112,6 @@ func (f noSyncFS) OpenDir(name string) (File, error) {
 	return noSyncFile{file}, nil
 }
 
-type noSyncFile struct{ File }
+type noSyncFile struct{ vfs.File }
 
 func (noSyncFile) Sync() error { return nil }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
@@ -316,14 +317,14 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestFlushedOffsetAndDeferredFlush(t *testing.T) {
-	ffs := NewFaultFS(OSFS)
+	ffs := vfs.NewFaultFS(vfs.OS)
 	l := openTest(t, Options{Dir: t.TempDir(), FS: ffs})
-	base := ffs.Syncs()
+	base := ffs.Count(vfs.OpSync)
 	for i := int64(0); i < 10; i++ {
 		l.mustAppend(mkBatch(i, 1, 1, 10))
 	}
-	if l.FlushedOffset() != 0 || ffs.Syncs() != base {
-		t.Fatalf("append must not fsync: flushed %d, syncs %d", l.FlushedOffset(), ffs.Syncs()-base)
+	if l.FlushedOffset() != 0 || ffs.Count(vfs.OpSync) != base {
+		t.Fatalf("append must not fsync: flushed %d, syncs %d", l.FlushedOffset(), ffs.Count(vfs.OpSync)-base)
 	}
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
@@ -332,21 +333,21 @@ func TestFlushedOffsetAndDeferredFlush(t *testing.T) {
 		t.Fatalf("flushed %d", l.FlushedOffset())
 	}
 	// One segment fsync plus the epoch checkpoint (file + dir) the first time.
-	n := ffs.Syncs()
+	n := ffs.Count(vfs.OpSync)
 	l.mustAppend(mkBatch(10, 1, 1, 10))
 	l.Flush()
-	if ffs.Syncs()-n != 1 {
-		t.Fatalf("a flush with no new epoch should fsync once, did %d", ffs.Syncs()-n)
+	if ffs.Count(vfs.OpSync)-n != 1 {
+		t.Fatalf("a flush with no new epoch should fsync once, did %d", ffs.Count(vfs.OpSync)-n)
 	}
-	n = ffs.Syncs()
-	if err := l.Flush(); err != nil || ffs.Syncs() != n {
-		t.Fatalf("an idle flush must not fsync: %v %d", err, ffs.Syncs()-n)
+	n = ffs.Count(vfs.OpSync)
+	if err := l.Flush(); err != nil || ffs.Count(vfs.OpSync) != n {
+		t.Fatalf("an idle flush must not fsync: %v %d", err, ffs.Count(vfs.OpSync)-n)
 	}
 }
 
 func TestDiskFull(t *testing.T) {
 	dir := t.TempDir()
-	ffs := NewFaultFS(OSFS)
+	ffs := vfs.NewFaultFS(vfs.OS)
 	l := openTest(t, Options{Dir: dir, FS: ffs})
 	var flushed []byte
 	for i := int64(0); i < 5; i++ {
@@ -357,7 +358,7 @@ func TestDiskFull(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	ffs.FailWritesAfter(50) // the next batch is torn after 50 bytes
+	ffs.Inject(vfs.DiskFull(50)) // the next batch is torn after 50 bytes
 	_, err := l.Append(mkBatch(5, 1, 1, 100))
 	if err == nil || !strings.Contains(err.Error(), "no space left") || !strings.Contains(err.Error(), "offset 5") {
 		t.Fatalf("append on a full disk: %v", err)
@@ -376,7 +377,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal("acknowledged data unreadable after disk full")
 	}
 	l.Close()
-	ffs.FailWritesAfter(-1)
+	ffs.Reset()
 	l2 := openTest(t, Options{Dir: dir})
 	if !bytes.Equal(l2.all(), flushed) || l2.EndOffset().Offset != 5 {
 		t.Fatalf("after restart: end %d", l2.EndOffset().Offset)
@@ -385,10 +386,10 @@ func TestDiskFull(t *testing.T) {
 
 	// A full disk at roll time (creating the next segment's content).
 	dir2 := t.TempDir()
-	ffs2 := NewFaultFS(OSFS)
+	ffs2 := vfs.NewFaultFS(vfs.OS)
 	l3 := openTest(t, Options{Dir: dir2, FS: ffs2, SegmentMinBytes: 1024, SegmentBytes: 1024})
 	l3.mustAppend(mkBatch(0, 1, 1, 900))
-	ffs2.FailWritesAfter(0)
+	ffs2.Inject(vfs.DiskFull(0))
 	if _, err := l3.Append(mkBatch(1, 1, 1, 900)); err == nil {
 		t.Fatal("append into a new segment on a full disk must fail")
 	}
@@ -400,14 +401,14 @@ func TestDiskFull(t *testing.T) {
 }
 
 func TestFsyncFailureIsFinal(t *testing.T) {
-	ffs := NewFaultFS(OSFS)
+	ffs := vfs.NewFaultFS(vfs.OS)
 	l := openTest(t, Options{Dir: t.TempDir(), FS: ffs})
 	l.mustAppend(mkBatch(0, 1, 1, 10))
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	l.mustAppend(mkBatch(1, 1, 1, 10))
-	ffs.FailSyncs(&os.PathError{Op: "fsync", Path: "x", Err: errors.New("input/output error")})
+	ffs.Inject(vfs.Fail(&os.PathError{Op: "fsync", Path: "x", Err: errors.New("input/output error")}, vfs.OpSync))
 	err := l.Flush()
 	if err == nil || !strings.Contains(err.Error(), "fsync") || !strings.Contains(err.Error(), "00000000000000000000.log") {
 		t.Fatalf("flush: %v", err)
@@ -415,7 +416,7 @@ func TestFsyncFailureIsFinal(t *testing.T) {
 	if l.FlushedOffset() != 1 {
 		t.Fatalf("flushed offset moved past a failed fsync: %d", l.FlushedOffset())
 	}
-	ffs.FailSyncs(nil)
+	ffs.Reset()
 	if err := l.Flush(); err == nil {
 		t.Fatal("a flush after a failed fsync must not succeed (no retry)")
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
@@ -22,7 +23,7 @@ func TestAgainstMemLog(t *testing.T) {
 	for seed := 1; seed <= seeds; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 7))
-			disk := openTest(t, Options{Dir: t.TempDir(), FS: noSyncFS{OSFS}, SegmentMinBytes: 512, SegmentBytes: 1500})
+			disk := openTest(t, Options{Dir: t.TempDir(), FS: noSyncFS{vfs.OS}, SegmentMinBytes: 512, SegmentBytes: 1500})
 			defer disk.Close()
 			mem := rafttest.NewMemLog()
 			var logs = []raft.Log{disk, mem}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -34,7 +35,7 @@ func TestModel(t *testing.T) {
 func runModel(t *testing.T, seed uint64, steps int) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	dir := t.TempDir()
-	opts := Options{Dir: dir, SegmentMinBytes: 512, SegmentBytes: 2048, FS: noSyncFS{OSFS}}
+	opts := Options{Dir: dir, SegmentMinBytes: 512, SegmentBytes: 2048, FS: noSyncFS{vfs.OS}}
 	l := openTest(t, opts)
 	defer func() { l.Close() }()
 	var model []modelBatch

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/raft"
 )
 
@@ -28,7 +28,7 @@ const maxQuorumStateSize = 1 << 20
 // 0: clusterId, leaderId, leaderEpoch, votedId, appliedOffset, currentVoters)
 // or 1 (leaderId, leaderEpoch, votedId, votedDirectoryId).
 type QuorumStateStore struct {
-	fs   FS
+	fs   vfs.FS
 	path string
 }
 
@@ -37,11 +37,8 @@ var _ raft.QuorumStateStore = (*QuorumStateStore)(nil)
 // NewQuorumStateStore returns a store for dir/quorum-state (dir is the
 // partition dir, e.g. <metadata.log.dir>/__cluster_metadata-0). fs nil means
 // the OS.
-func NewQuorumStateStore(fs FS, dir string) *QuorumStateStore {
-	if fs == nil {
-		fs = OSFS
-	}
-	return &QuorumStateStore{fs: fs, path: filepath.Join(dir, QuorumStateFile)}
+func NewQuorumStateStore(fs vfs.FS, dir string) *QuorumStateStore {
+	return &QuorumStateStore{fs: vfs.Or(fs), path: filepath.Join(dir, QuorumStateFile)}
 }
 
 // Path is the file the store reads and writes.
@@ -52,20 +49,12 @@ func (s *QuorumStateStore) Path() string { return s.path }
 // field) is an error naming the file: resetting to epoch 0 could let the node
 // vote twice in an epoch.
 func (s *QuorumStateStore) Read() (raft.ElectionState, bool, error) {
-	f, err := s.fs.OpenFile(s.path, os.O_RDONLY, 0)
+	data, err := vfs.ReadFile(s.fs, s.path, maxQuorumStateSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return raft.ElectionState{}, false, nil
 		}
 		return raft.ElectionState{}, false, fmt.Errorf("metadatalog: read quorum state %s: %w", s.path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.NewSectionReader(f, 0, maxQuorumStateSize+1))
-	if err != nil {
-		return raft.ElectionState{}, false, fmt.Errorf("metadatalog: read quorum state %s: %w", s.path, err)
-	}
-	if len(data) > maxQuorumStateSize {
-		return raft.ElectionState{}, false, fmt.Errorf("metadatalog: quorum state %s is larger than %d bytes", s.path, maxQuorumStateSize)
 	}
 	st, err := DecodeQuorumState(data)
 	if err != nil {
@@ -80,7 +69,7 @@ func (s *QuorumStateStore) Write(st raft.ElectionState) error {
 	if err != nil {
 		return fmt.Errorf("metadatalog: write quorum state %s: %w", s.path, err)
 	}
-	if err := writeFileAtomic(s.fs, s.path, data); err != nil {
+	if err := vfs.WriteFileAtomic(s.fs, s.path, data); err != nil {
 		return fmt.Errorf("metadatalog: write quorum state %s: %w", s.path, err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/raft"
 )
 
@@ -127,23 +128,23 @@ func TestQuorumStateCorrupt(t *testing.T) {
 // Every step of a write can fail; the file then still holds the old state.
 func TestQuorumStateWriteFailures(t *testing.T) {
 	dir := t.TempDir()
-	ffs := NewFaultFS(OSFS)
+	ffs := vfs.NewFaultFS(vfs.OS)
 	s := NewQuorumStateStore(ffs, dir)
 	old := raft.ElectionState{Epoch: 4, LeaderID: 1, VotedID: -1}
 	if err := s.Write(old); err != nil {
 		t.Fatal(err)
 	}
-	ffs.FailWritesAfter(10)
+	ffs.Inject(vfs.DiskFull(10))
 	err := s.Write(raft.ElectionState{Epoch: 5, LeaderID: -1, VotedID: 2})
 	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), s.Path()) {
 		t.Fatalf("disk full: %v", err)
 	}
-	ffs.FailWritesAfter(-1)
-	ffs.FailSyncs(syscall.EIO)
+	ffs.Reset()
+	ffs.Inject(vfs.Fail(syscall.EIO, vfs.OpSync))
 	if err := s.Write(raft.ElectionState{Epoch: 5, LeaderID: -1, VotedID: 2}); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("fsync failure: %v", err)
 	}
-	ffs.FailSyncs(nil)
+	ffs.Reset()
 	st, ok, err := s.Read()
 	if err != nil || !ok || !reflect.DeepEqual(st, old) {
 		t.Fatalf("after failed writes: %+v %v", st, err)

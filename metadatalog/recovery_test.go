@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -57,7 +58,7 @@ func TestRecoverTornTailEveryByte(t *testing.T) {
 		if err := os.WriteFile(p, seg[:cut], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		l := openTest(t, Options{Dir: dir, FS: noSyncFS{OSFS}})
+		l := openTest(t, Options{Dir: dir, FS: noSyncFS{vfs.OS}})
 		if got := l.all(); !bytes.Equal(got, prefix) {
 			t.Fatalf("cut at %d: recovered %d bytes, want the %d-byte prefix", cut, len(got), len(prefix))
 		}
@@ -105,7 +106,7 @@ func TestRecoverBitFlipsInLastBatch(t *testing.T) {
 			os.RemoveAll(dir)
 			os.MkdirAll(dir, 0o755)
 			os.WriteFile(p, data, 0o644)
-			l := openTest(t, Options{Dir: dir, FS: noSyncFS{OSFS}})
+			l := openTest(t, Options{Dir: dir, FS: noSyncFS{vfs.OS}})
 			if got := l.all(); !bytes.Equal(got, prefix) {
 				t.Fatalf("flip byte %d bit %x: recovered %d bytes, want %d", i, bit, len(got), len(prefix))
 			}
@@ -250,7 +251,7 @@ func FuzzRecover(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Open(Options{Dir: dir, FS: noSyncFS{OSFS}})
+		l, err := Open(Options{Dir: dir, FS: noSyncFS{vfs.OS}})
 		if err != nil {
 			// Only "corrupt with a valid batch after it" may refuse.
 			if !errors.Is(err, ErrCorrupt) {
@@ -277,7 +278,7 @@ func FuzzRecover(f *testing.F) {
 		}
 		end := l.EndOffset()
 		l.Close()
-		l2, err := Open(Options{Dir: dir, FS: noSyncFS{OSFS}})
+		l2, err := Open(Options{Dir: dir, FS: noSyncFS{vfs.OS}})
 		if err != nil {
 			t.Fatalf("second open: %v", err)
 		}

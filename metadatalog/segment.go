@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -30,7 +31,7 @@ type indexEntry struct {
 type segment struct {
 	base  int64
 	path  string
-	f     File
+	f     vfs.File
 	size  int64 // bytes
 	next  int64
 	index []indexEntry
@@ -58,7 +59,7 @@ func parseBaseName(name, suffix string) (int64, bool) {
 	return n, true
 }
 
-func newSegment(dir string, base int64, f File) *segment {
+func newSegment(dir string, base int64, f vfs.File) *segment {
 	return &segment{base: base, path: filepath.Join(dir, segmentName(base)), f: f, next: base, lastIndexed: -indexInterval, firstMaxTS: -1}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
@@ -113,7 +114,7 @@ func (l *Log) OpenSnapshot(id raft.OffsetAndEpoch) (raft.SnapshotReader, error) 
 
 type snapshotReader struct {
 	id   raft.OffsetAndEpoch
-	f    File
+	f    vfs.File
 	size int64
 }
 
@@ -149,7 +150,7 @@ func (l *Log) CreateSnapshot(id raft.OffsetAndEpoch) (raft.SnapshotWriter, error
 type snapshotWriter struct {
 	l      *Log
 	id     raft.OffsetAndEpoch
-	f      File
+	f      vfs.File
 	part   string
 	size   int64
 	done   bool
@@ -197,7 +198,7 @@ func (w *snapshotWriter) Freeze() error {
 		w.l.fs.Remove(w.part)
 		return fmt.Errorf("metadatalog: freeze snapshot: rename %s to %s: %w", w.part, final, err)
 	}
-	if err := syncDir(w.l.fs, w.l.dir); err != nil {
+	if err := vfs.SyncDir(w.l.fs, w.l.dir); err != nil {
 		return w.l.fail(fmt.Errorf("metadatalog: freeze snapshot %s: %w", final, err))
 	}
 	if !w.l.hasSnapshot(w.id) {
@@ -375,7 +376,7 @@ func (l *Log) deleteSegmentsBelow(offset int64) error {
 	}
 	l.segs = l.segs[n:]
 	if n > 0 {
-		if err := syncDir(l.fs, l.dir); err != nil {
+		if err := vfs.SyncDir(l.fs, l.dir); err != nil {
 			return fmt.Errorf("delete segments below %d: %w", offset, err)
 		}
 	}

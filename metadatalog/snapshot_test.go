@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
@@ -247,7 +248,7 @@ func TestRetention(t *testing.T) {
 // starts at 0 or exactly at a snapshot (the pre-clean start, or the new
 // one), and reads below the start are refused.
 func TestCrashAfterCleanKeepsLogStart(t *testing.T) {
-	mfs := NewMemFS()
+	mfs := vfs.NewMemFS()
 	opts := Options{Dir: "/log/__cluster_metadata-0", FS: mfs, SegmentMinBytes: 1024, SegmentBytes: 4096, RetentionBytes: 1, RetentionMs: -1}
 	l := openTest(t, opts)
 	for i := int64(0); i < 60; i++ {
@@ -269,7 +270,7 @@ func TestCrashAfterCleanKeepsLogStart(t *testing.T) {
 		t.Fatalf("test setup: snapshot %d must lie inside a segment starting above %d, segment base %d", snap.Offset, old.Offset, seg.base)
 	}
 
-	var crashes []*MemFS
+	var crashes []*vfs.MemFS
 	mfs.SetAfterOp(func() { crashes = append(crashes, mfs.CrashClone(nil)) })
 	if cleaned, err := l.MaybeClean(time.Unix(0, 0)); err != nil || !cleaned {
 		t.Fatalf("clean: %v %v", cleaned, err)

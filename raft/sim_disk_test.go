@@ -2,7 +2,7 @@ package raft_test
 
 // Storage under a simulated node: rafttest.MemLog (flushed vs unflushed
 // kept apart, Crash drops the unflushed tail), or the real metadatalog.Log
-// and quorum-state file on metadatalog.MemFS, where a crash is a power-loss
+// and quorum-state file on vfs.MemFS, where a crash is a power-loss
 // image of the file system (synced data survives, a random part of the
 // unsynced tail may too: torn writes) followed by a full recovery on open.
 
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/metadatalog"
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
@@ -45,7 +46,7 @@ func (m memDisk) BatchAt(o int64) (rafttest.BatchInfo, bool) { return m.MemLog.B
 // FailingLog), so a crash swaps the Log underneath for the recovered one.
 type fileDisk struct {
 	*metadatalog.Log
-	fs     *metadatalog.MemFS
+	fs     *vfs.MemFS
 	opts   metadatalog.Options
 	lowest int64
 	hasLow bool
@@ -55,7 +56,7 @@ type fileDisk struct {
 const simPartitionDir = "/meta/__cluster_metadata-0"
 
 func newFileDisk() (*fileDisk, error) {
-	d := &fileDisk{fs: metadatalog.NewMemFS()}
+	d := &fileDisk{fs: vfs.NewMemFS()}
 	d.opts = metadatalog.Options{
 		Dir:             simPartitionDir,
 		FS:              d.fs,

@@ -1,4 +1,4 @@
-package metadatalog
+package vfs
 
 import (
 	"bytes"

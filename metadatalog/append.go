@@ -1,0 +1,208 @@
+package metadatalog
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// AppendAsLeader stamps batches (whole v2 batches, offsets arbitrary) with
+// consecutive offsets from the log end and with epoch, in place, then
+// appends them. The CRC covers neither field, so the batches stay valid.
+func (l *Log) AppendAsLeader(batches []byte, epoch int32) (int64, error) {
+	next := l.endOffset()
+	for b := batches; len(b) > 0; {
+		h, err := protocol.ParseBatchHeader(b)
+		if err != nil || len(b) < h.Size() || h.LastOffsetDelta < 0 {
+			return 0, fmt.Errorf("%w: append as leader at offset %d: malformed batch: %v", ErrInvalidAppend, next, err)
+		}
+		protocol.SetBaseOffset(b, next)
+		protocol.SetPartitionLeaderEpoch(b, epoch)
+		next += int64(h.LastOffsetDelta) + 1
+		b = b[h.Size():]
+	}
+	return l.Append(batches)
+}
+
+// Append implements raft.Log. Every batch is checked first (CRC, magic,
+// length, base offset == expected, epoch >= previous, size limits); on any
+// problem nothing is written and the error wraps ErrInvalidAppend. A write
+// error leaves the log failed (raft must stop) after trying to cut the
+// partial write off.
+func (l *Log) Append(batches []byte) (int64, error) {
+	if err := l.checkWritable(); err != nil {
+		return 0, err
+	}
+	if len(batches) == 0 {
+		return 0, fmt.Errorf("%w: no batches", ErrInvalidAppend)
+	}
+	type item struct {
+		h   protocol.BatchHeader
+		off int
+	}
+	items := make([]item, 0, 4)
+	expect := l.endOffset()
+	// The floor is the last batch's epoch, or the snapshot's when the log
+	// is empty after one.
+	lastEpoch := l.lastEpoch()
+	for off := 0; off < len(batches); {
+		h, err := protocol.CheckBatch(batches[off:])
+		if err != nil {
+			return 0, fmt.Errorf("%w: batch at offset %d (byte %d of the append): %v", ErrInvalidAppend, expect, off, err)
+		}
+		switch {
+		case h.BaseOffset != expect:
+			return 0, fmt.Errorf("%w: batch base offset %d is not the expected offset %d (log end offset %d)", ErrInvalidAppend, h.BaseOffset, expect, l.endOffset())
+		case h.LastOffsetDelta < 0 || h.LastOffset() < h.BaseOffset:
+			return 0, fmt.Errorf("%w: batch at offset %d has last offset delta %d", ErrInvalidAppend, h.BaseOffset, h.LastOffsetDelta)
+		case h.PartitionLeaderEpoch < 0:
+			return 0, fmt.Errorf("%w: batch at offset %d has no leader epoch (%d)", ErrInvalidAppend, h.BaseOffset, h.PartitionLeaderEpoch)
+		case h.PartitionLeaderEpoch < lastEpoch:
+			return 0, fmt.Errorf("%w: batch at offset %d has epoch %d, below the log's last epoch %d", ErrInvalidAppend, h.BaseOffset, h.PartitionLeaderEpoch, lastEpoch)
+		case h.Size() > l.opts.MaxBatchBytes:
+			return 0, fmt.Errorf("%w: batch at offset %d is %d bytes, above the limit %d", ErrInvalidAppend, h.BaseOffset, h.Size(), l.opts.MaxBatchBytes)
+		case int64(h.Size()) > l.opts.SegmentBytes:
+			return 0, fmt.Errorf("%w: batch at offset %d is %d bytes, above the segment size %d", ErrInvalidAppend, h.BaseOffset, h.Size(), l.opts.SegmentBytes)
+		}
+		items = append(items, item{h, off})
+		expect = h.NextOffset()
+		lastEpoch = h.PartitionLeaderEpoch
+		off += h.Size()
+	}
+
+	// Write runs of batches that go to the same segment with one write each.
+	for i := 0; i < len(items); {
+		s := l.active()
+		if l.shouldRoll(s, items[i].h) {
+			if err := l.roll(items[i].h.BaseOffset); err != nil {
+				return 0, err
+			}
+			s = l.active()
+		}
+		j := i
+		size, firstTS := s.size, s.firstMaxTS
+		if firstTS < 0 && size == 0 {
+			firstTS = items[i].h.MaxTimestamp
+		}
+		for j < len(items) {
+			h := items[j].h
+			if j > i && l.shouldRollAt(s.base, size, firstTS, h) {
+				break
+			}
+			size += int64(h.Size())
+			j++
+		}
+		from, to := items[i].off, len(batches)
+		if j < len(items) {
+			to = items[j].off
+		}
+		if err := l.writeSegment(s, batches[from:to]); err != nil {
+			return 0, err
+		}
+		pos := s.size
+		for k := i; k < j; k++ {
+			h := items[k].h
+			s.noteBatch(pos, h.BaseOffset, h.NextOffset(), h.Size(), h.MaxTimestamp)
+			if l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) {
+				l.epochsDirty = true
+			}
+			pos += int64(h.Size())
+		}
+		i = j
+	}
+	return l.endOffset() - 1, nil
+}
+
+func (l *Log) shouldRoll(s *segment, h protocol.BatchHeader) bool {
+	return l.shouldRollAt(s.base, s.size, s.firstMaxTS, h)
+}
+
+// shouldRollAt applies Kafka's roll rules to a segment of the given base,
+// size and first-batch timestamp receiving batch h.
+func (l *Log) shouldRollAt(base, size, firstMaxTS int64, h protocol.BatchHeader) bool {
+	if size == 0 {
+		return false
+	}
+	return size+int64(h.Size()) > l.opts.SegmentBytes ||
+		(firstMaxTS >= 0 && h.MaxTimestamp-firstMaxTS > l.opts.SegmentMs) ||
+		h.LastOffset()-base > 1<<31-1
+}
+
+func (l *Log) writeSegment(s *segment, data []byte) error {
+	n, err := s.f.WriteAt(data, s.size)
+	if err == nil && n != len(data) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		werr := fmt.Errorf("metadatalog: append at offset %d: write %s at position %d: %w", s.next, s.path, s.size, err)
+		s.dirty = true
+		// Cut the partial write so the file stays a valid prefix even if the
+		// process goes on reading it.
+		if n > 0 {
+			if terr := s.f.Truncate(s.size); terr != nil {
+				werr = fmt.Errorf("%w (and truncating the partial write failed: %v)", werr, terr)
+			}
+		}
+		return l.fail(werr)
+	}
+	s.dirty = true
+	return nil
+}
+
+// roll fsyncs the active segment and starts a new one at base. Fsyncing at
+// roll keeps every non-last segment complete on disk, so recovery may treat
+// damage there as corruption rather than a torn tail.
+func (l *Log) roll(base int64) error {
+	s := l.active()
+	if s.dirty {
+		if err := s.f.Sync(); err != nil {
+			return l.fail(fmt.Errorf("metadatalog: roll at offset %d: fsync %s: %w", base, s.path, err))
+		}
+		s.dirty = false
+	}
+	if err := l.createSegment(base); err != nil {
+		return l.fail(fmt.Errorf("metadatalog: roll at offset %d: %w", base, err))
+	}
+	l.logger.Info("rolled segment", zap.Int64("base_offset", base))
+	return nil
+}
+
+// Flush implements raft.Log: fsync every segment written since the last
+// flush, then the epoch checkpoint if it changed. An fsync error is final:
+// retrying could report data durable that the kernel dropped.
+func (l *Log) Flush() error {
+	if err := l.checkWritable(); err != nil {
+		return err
+	}
+	end := l.endOffset()
+	for _, s := range l.segs {
+		if !s.dirty {
+			continue
+		}
+		if err := s.f.Sync(); err != nil {
+			return l.fail(fmt.Errorf("metadatalog: flush to offset %d: fsync %s: %w", end, s.path, err))
+		}
+		s.dirty = false
+	}
+	l.flushed = end
+	if l.epochsDirty {
+		if err := l.writeEpochCheckpoint(); err != nil {
+			return l.fail(fmt.Errorf("metadatalog: flush: %w", err))
+		}
+	}
+	return nil
+}
+
+func (l *Log) writeEpochCheckpoint() error {
+	p := filepath.Join(l.dir, LeaderEpochCheckpointFile)
+	if err := vfs.WriteFileAtomic(l.fs, p, l.epochs.encode()); err != nil {
+		return err
+	}
+	l.epochsDirty = false
+	return nil
+}

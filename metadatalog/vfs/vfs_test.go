@@ -1,0 +1,128 @@
+package vfs
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestWriteFileAtomicCrashAtEveryStep: after a power loss at any point of a
+// replacement the file holds the old or the new content, and the new one
+// once WriteFileAtomic returned.
+func TestWriteFileAtomicCrashAtEveryStep(t *testing.T) {
+	mem := NewMemFS()
+	mem.MkdirAll("/d", 0o755)
+	old, next := []byte("old content"), bytes.Repeat([]byte("new content "), 100)
+	if err := WriteFileAtomic(mem, "/d/f", old); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var images []*MemFS
+	mem.SetAfterOp(func() { images = append(images, mem.CrashClone(nil), mem.CrashClone(rng)) })
+	if err := WriteFileAtomic(mem, "/d/f", next); err != nil {
+		t.Fatal(err)
+	}
+	mem.SetAfterOp(nil)
+	if len(images) < 8 {
+		t.Fatalf("only %d crash images", len(images))
+	}
+	for i, img := range images {
+		got, err := img.ReadFile("/d/f")
+		if err != nil || (!bytes.Equal(got, old) && !bytes.Equal(got, next)) {
+			t.Fatalf("image %d: %q %v", i, got, err)
+		}
+	}
+	if got, _ := mem.CrashClone(nil).ReadFile("/d/f"); !bytes.Equal(got, next) {
+		t.Fatal("a completed write must survive a crash")
+	}
+}
+
+func TestWriteFileAtomicViaMode(t *testing.T) {
+	mem := NewMemFS()
+	mem.MkdirAll("/d", 0o755)
+	if err := WriteFileAtomicVia(mem, "/d/x.part", "/d/x", []byte("data"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	st, err := mem.Stat("/d/x")
+	if err != nil || st.Mode().Perm() != 0o444 {
+		t.Fatalf("mode %v %v", st, err)
+	}
+	if names, _ := mem.List("/d"); len(names) != 1 {
+		t.Fatalf("left %q", names)
+	}
+}
+
+// TestWriteFileAtomicFailures: each failing step is reported, leaves the old
+// content and no temp file.
+func TestWriteFileAtomicFailures(t *testing.T) {
+	for i := 0; ; i++ {
+		mem := NewMemFS()
+		mem.MkdirAll("/d", 0o755)
+		if err := WriteFileAtomic(mem, "/d/f", []byte("old")); err != nil {
+			t.Fatal(err)
+		}
+		ffs := NewFaultFS(mem, OnIndex(i, Fail(syscall.EIO)))
+		err := WriteFileAtomic(ffs, "/d/f", []byte("new"))
+		if err == nil {
+			if i < 5 {
+				t.Fatalf("only %d steps", i)
+			}
+			return
+		}
+		if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "/d") {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		got, _ := mem.ReadFile("/d/f")
+		names, _ := mem.List("/d")
+		// Only a failed dir fsync comes after the rename.
+		if (!bytes.Equal(got, []byte("old")) && !bytes.Equal(got, []byte("new"))) || len(names) != 1 {
+			t.Fatalf("step %d: content %q, files %q", i, got, names)
+		}
+	}
+}
+
+func TestInjectors(t *testing.T) {
+	mem := NewMemFS()
+	mem.MkdirAll("/d", 0o755)
+	ffs := NewFaultFS(mem, DiskFull(5))
+	f, err := ffs.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.Write([]byte("abc")); n != 3 || err != nil {
+		t.Fatalf("within budget: %d %v", n, err)
+	}
+	n, err := f.Write([]byte("defg"))
+	if n != 2 || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/d/f") {
+		t.Fatalf("crossing the budget: %d %v", n, err)
+	}
+	if got, _ := mem.ReadFile("/d/f"); string(got) != "abcde" {
+		t.Fatalf("short write stored %q", got)
+	}
+	if _, err := f.WriteAt([]byte("x"), 0); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("full disk: %v", err)
+	}
+
+	// If narrows, OnIndex picks the second matching sync, Reset disarms.
+	ffs.Reset()
+	ffs.Inject(OnIndex(1, If(func(op Op) bool { return strings.HasSuffix(op.Path, "/d") }, Fail(syscall.EIO, OpSync))))
+	if err := f.Sync(); err != nil {
+		t.Fatalf("file sync: %v", err)
+	}
+	for i, want := range []error{nil, syscall.EIO, nil} {
+		if err := SyncDir(ffs, "/d"); !errors.Is(err, want) && err != want {
+			t.Fatalf("dir sync %d: %v, want %v", i, err, want)
+		}
+	}
+	if got := ffs.Count(OpSync); got != 4 {
+		t.Fatalf("counted %d syncs", got)
+	}
+	ffs.Reset()
+	if err := f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+}
