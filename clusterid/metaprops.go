@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
+
+	"github.com/kraftd/kraftd/config"
 )
 
 // MetaPropertiesFile is the name of the file format writes into every log dir.
@@ -56,7 +58,7 @@ func Path(dir string) string { return filepath.Join(dir, MetaPropertiesFile) }
 // used in errors). A missing version means 0; version 1 requires cluster.id
 // and node.id.
 func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
-	parsed, err := ParseProperties(string(data))
+	parsed, err := config.ParseProperties(string(data))
 	if err != nil {
 		return MetaProperties{}, fmt.Errorf("clusterid: %s: %w", name, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/config"
 )
 
 // runDescribeQuorum does what `kafka-metadata-quorum --bootstrap-controller
@@ -38,8 +39,8 @@ func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
 		return errors.New("give exactly one of --status and --replication")
 	}
 	var addrs []string
-	for _, a := range splitList(*bootstrap) {
-		if _, _, err := parseHostPort(a); err != nil {
+	for _, a := range config.SplitList(*bootstrap) {
+		if _, _, err := config.ParseHostPort(a); err != nil {
 			return fmt.Errorf("--bootstrap-controller: %w", err)
 		}
 		addrs = append(addrs, a)

@@ -13,7 +13,7 @@
 // scripts/test-kraft-server-start.sh is the thin wrapper with the flags of
 // Kafka's raft/bin/test-kraft-server-start.sh.
 //
-// Configuration is a Kafka properties file (config.go, properties.go) with
+// Configuration is a Kafka properties file (package config) with
 // Kafka's defaults; --override key=value replaces single keys. A node with
 // process.roles=controller must be in controller.quorum.voters; a node with
 // process.roles=broker is an observer (it follows the log, never votes).

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
@@ -35,7 +36,7 @@ const maxDrain = 256
 
 // nodeOptions is what a command hands to runNode.
 type nodeOptions struct {
-	cfg       *Config
+	cfg       *config.Config
 	raft      raft.Config // identity filled by the command; endpoints filled here
 	log       raft.Log
 	store     raft.QuorumStateStore
@@ -65,7 +66,7 @@ type statusSnapshot struct {
 type node struct {
 	o       nodeOptions
 	lg      *zap.Logger
-	cfg     *Config
+	cfg     *config.Config
 	rcfg    raft.Config
 	driver  *raft.Driver
 	server  *network.Server
@@ -309,7 +310,7 @@ func (n *node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 }
 
 // raftConfig maps the validated properties onto raft.Config.
-func raftConfig(cfg *Config) raft.Config {
+func raftConfig(cfg *config.Config) raft.Config {
 	rc := raft.DefaultConfig()
 	rc.NodeID = cfg.NodeID
 	rc.ListenerName = cfg.RaftListener()
@@ -337,7 +338,7 @@ func raftConfig(cfg *Config) raft.Config {
 // advertisedEndpoints resolves this node's controller endpoints: advertised
 // host (or the bind host, or the machine's name when binding all addresses)
 // and the bound port when the configured one is 0.
-func advertisedEndpoints(cfg *Config, bound map[string]net.Addr) []raft.Endpoint {
+func advertisedEndpoints(cfg *config.Config, bound map[string]net.Addr) []raft.Endpoint {
 	var out []raft.Endpoint
 	for _, ep := range cfg.AdvertisedControllerListeners() {
 		host, port := ep.Host, ep.Port

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/raft"
 )
 
@@ -60,7 +61,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := NewConfig(p, false)
+	cfg, err := config.New(p, false)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	if v, ok := p.Get("process.roles"); ok && strings.TrimSpace(strings.ToLower(v)) == "broker" {
 		observer = true
 	}
-	cfg, err := NewConfig(p, !observer)
+	cfg, err := config.New(p, !observer)
 	if err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 // (cluster id AAAAAAAAAAAAAAAAAAAAAA) when it has no meta.properties, and
 // returns the cluster id of the dir. A dir formatted earlier (also by
 // `format` with another cluster id) keeps its id.
-func ensureTestFormatted(cfg *Config, dirID clusterid.UUID, lg *zap.Logger) (string, error) {
+func ensureTestFormatted(cfg *config.Config, dirID clusterid.UUID, lg *zap.Logger) (string, error) {
 	dir := cfg.MetadataLogDir
 	mp, err := clusterid.ReadMetaProperties(dir)
 	switch {
@@ -188,7 +189,7 @@ func ensureTestFormatted(cfg *Config, dirID clusterid.UUID, lg *zap.Logger) (str
 	return id.ClusterID, nil
 }
 
-func logWarnings(lg *zap.Logger, cfg *Config) {
+func logWarnings(lg *zap.Logger, cfg *config.Config) {
 	for _, w := range cfg.Warnings {
 		lg.Warn("config: " + w)
 	}
@@ -196,7 +197,7 @@ func logWarnings(lg *zap.Logger, cfg *Config) {
 
 // startNode locks and opens the log, installs signal handling and runs the
 // node; the workload (if any) prints its summary at the end.
-func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Logger, stdout io.Writer) (err error) {
+func startNode(f nodeFlags, cfg *config.Config, rc raft.Config, w *workload, lg *zap.Logger, stdout io.Writer) (err error) {
 	lg = lg.With(zap.Int32("node_id", cfg.NodeID))
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)

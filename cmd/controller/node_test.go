@@ -10,19 +10,28 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
 
+// baseConfig is a valid three-voter controller configuration.
+const baseConfig = `node.id=1
+process.roles=controller
+listeners=CONTROLLER://127.0.0.1:9093
+controller.listener.names=CONTROLLER
+controller.quorum.voters=1@127.0.0.1:9093,2@127.0.0.1:9094,3@[::1]:9095
+log.dirs=/tmp/a,/tmp/b
+`
+
 func testNode(t *testing.T) *node {
 	t.Helper()
-	p, err := clusterid.ParseProperties(baseConfig)
+	p, err := config.ParseProperties(baseConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := NewConfig(p, false)
+	cfg, err := config.New(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +104,8 @@ func TestDescribeQuorumTopicRename(t *testing.T) {
 }
 
 func TestRaftConfigMapping(t *testing.T) {
-	p, _ := clusterid.ParseProperties(baseConfig + "controller.quorum.append.linger.ms=0\ncontroller.quorum.fetch.timeout.ms=700\n")
-	cfg, err := NewConfig(p, false)
+	p, _ := config.ParseProperties(baseConfig + "controller.quorum.append.linger.ms=0\ncontroller.quorum.fetch.timeout.ms=700\n")
+	cfg, err := config.New(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +118,7 @@ func TestRaftConfigMapping(t *testing.T) {
 	}
 	p.Set("metadata.log.segment.min.bytes", "16384")
 	p.Set("metadata.log.segment.bytes", "32768")
-	small, err := NewConfig(p, false)
+	small, err := config.New(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}

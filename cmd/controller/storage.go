@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
@@ -19,7 +20,7 @@ type storage struct {
 
 // openStorage opens (and recovers) the partition dir's segments and its
 // quorum-state file.
-func openStorage(partDir string, cfg *Config, topicID [16]byte, lg *zap.Logger) (*storage, error) {
+func openStorage(partDir string, cfg *config.Config, topicID [16]byte, lg *zap.Logger) (*storage, error) {
 	start := time.Now()
 	l, err := metadatalog.Open(metadatalog.Options{
 		Dir:             partDir,
