@@ -32,6 +32,7 @@ import (
 
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/workload"
 )
 
 var (
@@ -347,16 +348,16 @@ func (c *cluster) describeQuorum(id int32) (*kmsg.DescribeQuorumResponse, error)
 
 // leaders returns the running nodes whose latest stats line says Leader,
 // with their epochs.
-func (c *cluster) lastStats(id int32) (stats, bool) {
+func (c *cluster) lastStats(id int32) (workload.Stats, bool) {
 	b, err := os.ReadFile(c.nodes[id].outPath)
 	if err != nil {
-		return stats{}, false
+		return workload.Stats{}, false
 	}
-	var last stats
+	var last workload.Stats
 	found := false
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		var s stats
+		var s workload.Stats
 		if json.Unmarshal(sc.Bytes(), &s) == nil && !s.Final {
 			last, found = s, true
 		}
@@ -365,12 +366,12 @@ func (c *cluster) lastStats(id int32) (stats, bool) {
 }
 
 // statsLines returns every stats line of node id.
-func (c *cluster) statsLines(id int32) []stats {
+func (c *cluster) statsLines(id int32) []workload.Stats {
 	b, _ := os.ReadFile(c.nodes[id].outPath)
-	var out []stats
+	var out []workload.Stats
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		var s stats
+		var s workload.Stats
 		if json.Unmarshal(sc.Bytes(), &s) == nil {
 			out = append(out, s)
 		}

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -25,7 +25,7 @@ controller.quorum.voters=1@127.0.0.1:9093,2@127.0.0.1:9094,3@[::1]:9095
 log.dirs=/tmp/a,/tmp/b
 `
 
-func testNode(t *testing.T) *node {
+func testNode(t *testing.T) *Node {
 	t.Helper()
 	p, err := config.ParseProperties(baseConfig)
 	if err != nil {
@@ -35,10 +35,11 @@ func testNode(t *testing.T) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := raftConfig(cfg)
-	rc.ClusterID = "MkU3OEVBNTcwNTJENDM2Qg"
-	n := &node{lg: zap.NewNop(), cfg: cfg, rcfg: rc, advertised: map[string]raft.Endpoint{"CONTROLLER": {Name: "CONTROLLER", Host: "node1.example", Port: 9093}},
-		inbox: make(chan raft.Message, 4), stopped: make(chan struct{}), warned: map[string]time.Time{}}
+	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.advertised["CONTROLLER"] = raft.Endpoint{Name: "CONTROLLER", Host: "node1.example", Port: 9093}
 	return n
 }
 
@@ -57,7 +58,7 @@ func TestDescribeCluster(t *testing.T) {
 	if len(resp.Brokers) != 3 || resp.Brokers[0].Host != "node1.example" || resp.Brokers[1].Port != 9094 || resp.Brokers[2].Host != "::1" {
 		t.Fatalf("brokers %+v", resp.Brokers)
 	}
-	n.status.Store(&statusSnapshot{status: raft.Status{LeaderID: 2, Epoch: 4}})
+	n.status.Store(&raft.Status{LeaderID: 2, Epoch: 4})
 	resp = n.describeCluster(ci, req).(*kmsg.DescribeClusterResponse)
 	if resp.ControllerID != 2 {
 		t.Fatalf("controller id %d", resp.ControllerID)
