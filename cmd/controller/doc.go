@@ -29,8 +29,8 @@
 // itself.
 //
 // The package is flags, commands and output formatting only: the node runs
-// in package node (network, raft driver, log, run loop) and the
-// configuration is package config.
+// in package node (network, raft driver, log, run loop), describe-quorum's
+// requests are package admin's, and the configuration is package config.
 // The first SIGINT or SIGTERM starts a node's graceful shutdown (a leader
 // resigns and hands over) bounded by --shutdown-timeout; a second one exits
 // at once.
