@@ -27,7 +27,7 @@ bench:
 # "-runs 1 -seconds 10 -scenarios a0 -cpuprofile-dir /tmp/prof".
 BENCH_QUORUM_FLAGS ?=
 bench-quorum: build
-	$(GO) run ./cmd/controller/benchquorum -bin $(BIN) $(BENCH_QUORUM_FLAGS)
+	$(GO) run ./cmd/benchquorum -bin $(BIN) $(BENCH_QUORUM_FLAGS)
 
 # Short fuzzing of every fuzz target (the seed corpora also run under make test).
 FUZZTIME ?= 20s

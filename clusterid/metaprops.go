@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/metadatalog/vfs"
 )
 
@@ -56,7 +57,7 @@ func Path(dir string) string { return filepath.Join(dir, MetaPropertiesFile) }
 // used in errors). A missing version means 0; version 1 requires cluster.id
 // and node.id.
 func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
-	parsed, err := ParseProperties(string(data))
+	parsed, err := config.ParseProperties(string(data))
 	if err != nil {
 		return MetaProperties{}, fmt.Errorf("clusterid: %s: %w", name, err)
 	}

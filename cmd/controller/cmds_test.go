@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/admin"
 	"github.com/kraftd/kraftd/clusterid"
 )
 
@@ -108,7 +109,7 @@ func replica(id int32, dir byte, leo, fetch, caught int64) kmsg.DescribeQuorumRe
 	return r
 }
 
-func sampleQuorum() *quorumDescription {
+func sampleQuorum() *admin.Quorum {
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
 	p.LeaderID, p.LeaderEpoch, p.HighWatermark = 2, 7, 100
 	p.CurrentVoters = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{
@@ -126,7 +127,7 @@ func sampleQuorum() *quorumDescription {
 	n3.NodeID = 3
 	l.Host, l.Port = "::1", 9095
 	n3.Listeners = append(n3.Listeners, l)
-	return &quorumDescription{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", Partition: p, Nodes: []kmsg.DescribeQuorumResponseNode{n1, n3}}
+	return &admin.Quorum{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", Partition: p, Nodes: []kmsg.DescribeQuorumResponseNode{n1, n3}}
 }
 
 func TestPrintQuorumStatus(t *testing.T) {

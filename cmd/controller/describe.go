@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/admin"
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/config"
 )
 
 // runDescribeQuorum does what `kafka-metadata-quorum --bootstrap-controller
@@ -38,15 +38,15 @@ func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
 		return errors.New("give exactly one of --status and --replication")
 	}
 	var addrs []string
-	for _, a := range splitList(*bootstrap) {
-		if _, _, err := parseHostPort(a); err != nil {
+	for _, a := range config.SplitList(*bootstrap) {
+		if _, _, err := config.ParseHostPort(a); err != nil {
 			return fmt.Errorf("--bootstrap-controller: %w", err)
 		}
 		addrs = append(addrs, a)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	q, err := describeQuorum(ctx, addrs)
+	q, err := admin.DescribeQuorum(ctx, addrs)
 	if err != nil {
 		return err
 	}
@@ -56,117 +56,8 @@ func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
 	return printQuorumReplication(stdout, q, *human, time.Now())
 }
 
-// quorumDescription is what the two requests returned.
-type quorumDescription struct {
-	ClusterID string
-	Partition kmsg.DescribeQuorumResponseTopicPartition
-	Nodes     []kmsg.DescribeQuorumResponseNode
-}
-
-// requestOnce sends one request to addr with a short-lived franz-go client
-// (which negotiates versions with ApiVersions first, as Kafka's admin does).
-func requestOnce(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("kraftd-describe-quorum"),
-		kgo.DialTimeout(5*time.Second), kgo.RetryTimeout(0))
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	seeds := cl.SeedBrokers()
-	if len(seeds) == 0 {
-		return nil, fmt.Errorf("no seed broker for %s", addr)
-	}
-	return seeds[0].Request(ctx, req)
-}
-
-func describeQuorum(ctx context.Context, bootstrap []string) (*quorumDescription, error) {
-	var lastErr error
-	backoff := 100 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("describe quorum: %w (last error: %v)", ctx.Err(), lastErr)
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, time.Second)
-		}
-		// DescribeCluster to the bootstrap controllers, in turn.
-		addr := bootstrap[attempt%len(bootstrap)]
-		dcReq := kmsg.NewPtrDescribeClusterRequest()
-		dcReq.EndpointType = 2 // controllers
-		resp, err := requestOnce(ctx, addr, dcReq)
-		if err != nil {
-			lastErr = fmt.Errorf("DescribeCluster to %s: %w", addr, err)
-			continue
-		}
-		dc := resp.(*kmsg.DescribeClusterResponse)
-		if err := kerr.ErrorForCode(dc.ErrorCode); err != nil {
-			lastErr = fmt.Errorf("DescribeCluster to %s: %w%s", addr, err, errMsg(dc.ErrorMessage))
-			if !kerr.IsRetriable(err) {
-				return nil, lastErr
-			}
-			continue
-		}
-		if dc.Version >= 1 && dc.EndpointType != 2 {
-			return nil, fmt.Errorf("DescribeCluster to %s: endpoint type %d, want 2 (controller): %w", addr, dc.EndpointType, kerr.MismatchedEndpointType)
-		}
-		if dc.ControllerID < 0 {
-			lastErr = fmt.Errorf("DescribeCluster to %s: no leader known yet", addr)
-			continue
-		}
-		leaderAddr := ""
-		for _, b := range dc.Brokers {
-			if b.NodeID == dc.ControllerID {
-				leaderAddr = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
-			}
-		}
-		if leaderAddr == "" {
-			lastErr = fmt.Errorf("DescribeCluster to %s: leader %d has no endpoint in the answer", addr, dc.ControllerID)
-			continue
-		}
-		dqReq := kmsg.NewPtrDescribeQuorumRequest()
-		t := kmsg.NewDescribeQuorumRequestTopic()
-		t.Topic = "__cluster_metadata"
-		p := kmsg.NewDescribeQuorumRequestTopicPartition()
-		t.Partitions = append(t.Partitions, p)
-		dqReq.Topics = append(dqReq.Topics, t)
-		resp, err = requestOnce(ctx, leaderAddr, dqReq)
-		if err != nil {
-			lastErr = fmt.Errorf("DescribeQuorum to leader %d at %s: %w", dc.ControllerID, leaderAddr, err)
-			continue
-		}
-		dq := resp.(*kmsg.DescribeQuorumResponse)
-		if err := kerr.ErrorForCode(dq.ErrorCode); err != nil {
-			lastErr = fmt.Errorf("DescribeQuorum to %s: %w%s", leaderAddr, err, errMsg(dq.ErrorMessage))
-			if !kerr.IsRetriable(err) {
-				return nil, lastErr
-			}
-			continue
-		}
-		if len(dq.Topics) != 1 || len(dq.Topics[0].Partitions) != 1 || dq.Topics[0].Topic != "__cluster_metadata" {
-			return nil, fmt.Errorf("DescribeQuorum to %s: the answer does not describe __cluster_metadata-0 alone", leaderAddr)
-		}
-		part := dq.Topics[0].Partitions[0]
-		if err := kerr.ErrorForCode(part.ErrorCode); err != nil {
-			lastErr = fmt.Errorf("DescribeQuorum to %s: %w%s", leaderAddr, err, errMsg(part.ErrorMessage))
-			if !kerr.IsRetriable(err) && !errors.Is(err, kerr.NotLeaderForPartition) {
-				return nil, lastErr
-			}
-			continue
-		}
-		return &quorumDescription{ClusterID: dc.ClusterID, Partition: part, Nodes: dq.Nodes}, nil
-	}
-}
-
-func errMsg(p *string) string {
-	if p == nil || *p == "" {
-		return ""
-	}
-	return ": " + *p
-}
-
-func (q *quorumDescription) leader() (kmsg.DescribeQuorumResponseTopicPartitionReplicaState, error) {
+// quorumLeader is the leader's entry among the current voters.
+func quorumLeader(q *admin.Quorum) (kmsg.DescribeQuorumResponseTopicPartitionReplicaState, error) {
 	for _, v := range q.Partition.CurrentVoters {
 		if v.ReplicaID == q.Partition.LeaderID {
 			return v, nil
@@ -176,8 +67,8 @@ func (q *quorumDescription) leader() (kmsg.DescribeQuorumResponseTopicPartitionR
 }
 
 // printQuorumStatus prints `kafka-metadata-quorum describe --status`.
-func printQuorumStatus(w io.Writer, q *quorumDescription) error {
-	leader, err := q.leader()
+func printQuorumStatus(w io.Writer, q *admin.Quorum) error {
+	leader, err := quorumLeader(q)
 	if err != nil {
 		return err
 	}
@@ -203,13 +94,13 @@ func printQuorumStatus(w io.Writer, q *quorumDescription) error {
 	fmt.Fprintf(w, "HighWatermark:          %d\n", q.Partition.HighWatermark)
 	fmt.Fprintf(w, "MaxFollowerLag:         %d\n", maxLag)
 	fmt.Fprintf(w, "MaxFollowerLagTimeMs:   %d\n", lagTime)
-	fmt.Fprintf(w, "CurrentVoters:          %s\n", q.replicaList(q.Partition.CurrentVoters))
-	fmt.Fprintf(w, "CurrentObservers:       %s\n", q.replicaList(q.Partition.Observers))
+	fmt.Fprintf(w, "CurrentVoters:          %s\n", replicaList(q, q.Partition.CurrentVoters))
+	fmt.Fprintf(w, "CurrentObservers:       %s\n", replicaList(q, q.Partition.Observers))
 	return nil
 }
 
 // replicaList renders replicas as Kafka's MetadataQuorumCommand.Node does.
-func (q *quorumDescription) replicaList(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState) string {
+func replicaList(q *admin.Quorum, rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, r := range rs {
@@ -220,7 +111,7 @@ func (q *quorumDescription) replicaList(rs []kmsg.DescribeQuorumResponseTopicPar
 		if r.ReplicaDirectoryID != [16]byte{} {
 			fmt.Fprintf(&b, `, "directoryId": "%s"`, clusterid.UUID(r.ReplicaDirectoryID))
 		}
-		if eps := q.endpoints(r.ReplicaID); len(eps) > 0 {
+		if eps := endpoints(q, r.ReplicaID); len(eps) > 0 {
 			b.WriteString(`, "endpoints": [`)
 			for j, e := range eps {
 				if j > 0 {
@@ -236,7 +127,7 @@ func (q *quorumDescription) replicaList(rs []kmsg.DescribeQuorumResponseTopicPar
 	return b.String()
 }
 
-func (q *quorumDescription) endpoints(id int32) []string {
+func endpoints(q *admin.Quorum, id int32) []string {
 	var out []string
 	for _, n := range q.Nodes {
 		if n.NodeID != id {
@@ -251,8 +142,8 @@ func (q *quorumDescription) endpoints(id int32) []string {
 
 // printQuorumReplication prints `kafka-metadata-quorum describe --replication`:
 // each cell padded to its column's widest cell and followed by a tab.
-func printQuorumReplication(w io.Writer, q *quorumDescription, human bool, now time.Time) error {
-	leader, err := q.leader()
+func printQuorumReplication(w io.Writer, q *admin.Quorum, human bool, now time.Time) error {
+	leader, err := quorumLeader(q)
 	if err != nil {
 		return err
 	}

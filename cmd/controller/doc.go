@@ -13,7 +13,7 @@
 // scripts/test-kraft-server-start.sh is the thin wrapper with the flags of
 // Kafka's raft/bin/test-kraft-server-start.sh.
 //
-// Configuration is a Kafka properties file (config.go, properties.go) with
+// Configuration is a Kafka properties file (package config) with
 // Kafka's defaults; --override key=value replaces single keys. A node with
 // process.roles=controller must be in controller.quorum.voters; a node with
 // process.roles=broker is an observer (it follows the log, never votes).
@@ -23,18 +23,15 @@
 // unformatted dir the cluster id AAAAAAAAAAAAAAAAAAAAAA, so it can share a
 // quorum with Kafka's TestRaftServer. While it leads it appends records at
 // --throughput and measures commit latency from each record's offered time
-// to its commit (workload.go); every node snapshots its (empty) state every
-// metadata.log.max.record.bytes.between.snapshots committed bytes. start runs
-// on __cluster_metadata-0 of a formatted dir and appends nothing itself.
+// to its commit (package workload); every node snapshots its (empty) state
+// every metadata.log.max.record.bytes.between.snapshots committed bytes.
+// start runs on __cluster_metadata-0 of a formatted dir and appends nothing
+// itself.
 //
-// Concurrency: the network server's connection goroutines and the peer
-// client's goroutines talk to the raft driver only through the run loop's
-// bounded inbound channel (node.go); DescribeCluster is answered on the
-// connection goroutine from a status snapshot the loop publishes atomically.
-// The run loop is the one goroutine that calls the driver, the log and the
-// workload; it selects over inbound messages, a timer set to the earliest of
-// the driver's next deadline, the workload's next append and log
-// maintenance, and the shutdown signals. (A goroutine per timer posting
-// into the loop, as kfake does, was not needed: one timer re-armed every
-// round covers every deadline.)
+// The package is flags, commands and output formatting only: the node runs
+// in package node (network, raft driver, log, run loop), describe-quorum's
+// requests are package admin's, and the configuration is package config.
+// The first SIGINT or SIGTERM starts a node's graceful shutdown (a leader
+// resigns and hands over) bounded by --shutdown-timeout; a second one exits
+// at once.
 package main

@@ -26,12 +26,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/admin"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/workload"
 )
 
 var (
@@ -310,53 +310,30 @@ func (c *cluster) waitFor(d time.Duration, what string, cond func() bool) {
 
 // request sends one request to node id with franz-go (ApiVersions first).
 func (c *cluster) request(id int32, req kmsg.Request) (kmsg.Response, error) {
-	p := c.nodes[id]
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(fmt.Sprintf("127.0.0.1:%d", p.port)), kgo.RetryTimeout(0))
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	return cl.SeedBrokers()[0].Request(ctx, req)
+	return admin.Request(ctx, fmt.Sprintf("127.0.0.1:%d", c.nodes[id].port), req)
 }
 
 // describeQuorum asks node id (which answers only when it leads).
 func (c *cluster) describeQuorum(id int32) (*kmsg.DescribeQuorumResponse, error) {
-	req := kmsg.NewPtrDescribeQuorumRequest()
-	tp := kmsg.NewDescribeQuorumRequestTopic()
-	tp.Topic = "__cluster_metadata"
-	tp.Partitions = append(tp.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
-	req.Topics = append(req.Topics, tp)
-	resp, err := c.request(id, req)
-	if err != nil {
-		return nil, err
-	}
-	dq := resp.(*kmsg.DescribeQuorumResponse)
-	if err := kerr.ErrorForCode(dq.ErrorCode); err != nil {
-		return dq, err
-	}
-	if len(dq.Topics) != 1 || len(dq.Topics[0].Partitions) != 1 {
-		return dq, errors.New("describe quorum: not one partition")
-	}
-	if err := kerr.ErrorForCode(dq.Topics[0].Partitions[0].ErrorCode); err != nil {
-		return dq, err
-	}
-	return dq, nil
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", c.nodes[id].port), admin.MetadataTopic)
 }
 
 // leaders returns the running nodes whose latest stats line says Leader,
 // with their epochs.
-func (c *cluster) lastStats(id int32) (stats, bool) {
+func (c *cluster) lastStats(id int32) (workload.Stats, bool) {
 	b, err := os.ReadFile(c.nodes[id].outPath)
 	if err != nil {
-		return stats{}, false
+		return workload.Stats{}, false
 	}
-	var last stats
+	var last workload.Stats
 	found := false
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		var s stats
+		var s workload.Stats
 		if json.Unmarshal(sc.Bytes(), &s) == nil && !s.Final {
 			last, found = s, true
 		}
@@ -365,12 +342,12 @@ func (c *cluster) lastStats(id int32) (stats, bool) {
 }
 
 // statsLines returns every stats line of node id.
-func (c *cluster) statsLines(id int32) []stats {
+func (c *cluster) statsLines(id int32) []workload.Stats {
 	b, _ := os.ReadFile(c.nodes[id].outPath)
-	var out []stats
+	var out []workload.Stats
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		var s stats
+		var s workload.Stats
 		if json.Unmarshal(sc.Bytes(), &s) == nil {
 			out = append(out, s)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/config"
 )
 
 // exitError carries a process exit code; its message (if any) was printed.
@@ -111,23 +111,11 @@ func (c *configFlags) register(fs *pflag.FlagSet) {
 }
 
 // load reads the file and applies the overrides.
-func (c *configFlags) load() (*clusterid.Properties, error) {
+func (c *configFlags) load() (*config.Properties, error) {
 	if c.path == "" {
-		return nil, errNoConfig
+		return nil, errors.New("--config FILE is required")
 	}
-	p, err := clusterid.LoadProperties(c.path)
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range c.overrides {
-		k, v, err := ParseOverride(o)
-		if err != nil {
-			return nil, err
-		}
-		p.Set(k, v)
-		p.Lines[k] = 0
-	}
-	return p, nil
+	return config.Load(c.path, c.overrides)
 }
 
 func parseFlags(fs *pflag.FlagSet, args []string) error {

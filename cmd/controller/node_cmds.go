@@ -1,13 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -17,7 +17,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/workload"
 )
 
 // TestRaftServer's fixed identity (spec section 11): a kraftd node must use
@@ -38,7 +41,7 @@ func (f *nodeFlags) register(fs *pflag.FlagSet) {
 	f.logFlags.register(fs)
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 5*time.Second, "bound on graceful shutdown after SIGINT/SIGTERM (resign, hand over, flush)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
-	fs.DurationVar(&f.maintainEvery, "log-maintenance-interval", defaultMaintainEvery, "how often log retention (metadata.max.retention.*) is applied")
+	fs.DurationVar(&f.maintainEvery, "log-maintenance-interval", node.DefaultMaintainEvery, "how often log retention (metadata.max.retention.*) is applied")
 	_ = fs.MarkHidden("log-maintenance-interval")
 }
 
@@ -60,7 +63,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := NewConfig(p, false)
+	cfg, err := config.New(p, false)
 	if err != nil {
 		return err
 	}
@@ -69,11 +72,10 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rc := raftConfig(cfg)
-	rc.ClusterID = id.ClusterID
-	rc.DirectoryID = id.DirectoryID
-	rc.TopicName, rc.TopicID = raft.MetadataTopicName, raft.MetadataTopicID
-	return startNode(f, cfg, rc, nil, lg, stdout)
+	return runNode(f, cfg, node.Options{
+		ClusterID: id.ClusterID, DirectoryID: id.DirectoryID,
+		TopicName: raft.MetadataTopicName, TopicID: raft.MetadataTopicID,
+	}, lg, nil)
 }
 
 // runTestServer is Kafka's TestRaftServer: a quorum node on
@@ -84,7 +86,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	var f nodeFlags
 	f.register(fs)
 	dirIDText := fs.String("replica-directory-id", "", "this replica's directory id (a uuid, not zero); required")
-	var wc workloadConfig
+	var wc workload.Config
 	fs.IntVar(&wc.Throughput, "throughput", 20000, "records/s appended while leader; 0 = unthrottled (bounded by --max-in-flight)")
 	fs.IntVar(&wc.RecordSize, "record-size", 256, "record size in bytes")
 	fs.IntVar(&wc.MaxInFlight, "max-in-flight", 10000, "at most this many appended but uncommitted records")
@@ -131,7 +133,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	if v, ok := p.Get("process.roles"); ok && strings.TrimSpace(strings.ToLower(v)) == "broker" {
 		observer = true
 	}
-	cfg, err := NewConfig(p, !observer)
+	cfg, err := config.New(p, !observer)
 	if err != nil {
 		return err
 	}
@@ -140,27 +142,22 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rc := raftConfig(cfg)
-	rc.ClusterID = clusterID
-	rc.DirectoryID = dirID
-	rc.TopicName, rc.TopicID = raft.PerformanceTestTopicName, raft.PerformanceTestTopicID
-	var w *workload
-	if !observer {
-		w = newWorkload(wc, cfg.NodeID, stdout, lg.Named("workload"), time.Now())
-	} else {
-		// Observers print commit stats too (no latency: they append nothing).
-		wc.Throughput, wc.MaxInFlight = 0, 0
-		w = newWorkload(wc, cfg.NodeID, stdout, lg.Named("workload"), time.Now())
-		w.stopped = true
-	}
-	return startNode(f, cfg, rc, w, lg, stdout)
+	// Observers print commit stats too (no latency: they append nothing).
+	wc.Observe = observer
+	wc.SnapshotEvery = cfg.MaxRecordBytesBetweenSnapshots
+	w := workload.New(wc, cfg.NodeID, cfg.IsVoter(), stdout, lg.Named("workload").With(zap.Int32("node_id", cfg.NodeID)), time.Now())
+	return runNode(f, cfg, node.Options{
+		ClusterID: clusterID, DirectoryID: dirID,
+		TopicName: raft.PerformanceTestTopicName, TopicID: raft.PerformanceTestTopicID,
+		App: w,
+	}, lg, func() { w.PrintSummary(time.Now()) })
 }
 
 // ensureTestFormatted formats the metadata dir the way TestRaftServer needs
 // (cluster id AAAAAAAAAAAAAAAAAAAAAA) when it has no meta.properties, and
 // returns the cluster id of the dir. A dir formatted earlier (also by
 // `format` with another cluster id) keeps its id.
-func ensureTestFormatted(cfg *Config, dirID clusterid.UUID, lg *zap.Logger) (string, error) {
+func ensureTestFormatted(cfg *config.Config, dirID clusterid.UUID, lg *zap.Logger) (string, error) {
 	dir := cfg.MetadataLogDir
 	mp, err := clusterid.ReadMetaProperties(dir)
 	switch {
@@ -188,87 +185,75 @@ func ensureTestFormatted(cfg *Config, dirID clusterid.UUID, lg *zap.Logger) (str
 	return id.ClusterID, nil
 }
 
-func logWarnings(lg *zap.Logger, cfg *Config) {
+func logWarnings(lg *zap.Logger, cfg *config.Config) {
 	for _, w := range cfg.Warnings {
 		lg.Warn("config: " + w)
 	}
 }
 
-// startNode locks and opens the log, installs signal handling and runs the
-// node; the workload (if any) prints its summary at the end.
-func startNode(f nodeFlags, cfg *Config, rc raft.Config, w *workload, lg *zap.Logger, stdout io.Writer) (err error) {
+// runNode runs a node until SIGINT or SIGTERM and its graceful shutdown; a
+// second signal exits at once. ran (if not nil) runs once the node stopped.
+func runNode(f nodeFlags, cfg *config.Config, o node.Options, lg *zap.Logger, ran func()) error {
 	lg = lg.With(zap.Int32("node_id", cfg.NodeID))
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			pf.Close()
-		}()
-	}
 	if f.shutdownTimeout <= 0 {
 		return fmt.Errorf("--shutdown-timeout %v: must be positive", f.shutdownTimeout)
 	}
-	rc.ShutdownTimeout = f.shutdownTimeout
-	partDir := filepath.Join(cfg.MetadataLogDir, rc.TopicName+"-0")
-	unlock, err := lockDir(cfg.MetadataLogDir)
+	o.Logger, o.ShutdownTimeout, o.MaintainEvery = lg, f.shutdownTimeout, f.maintainEvery
+	n, err := node.New(cfg, o)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	st, err := openStorage(partDir, cfg, rc.TopicID, lg.Named("log"))
-	if err != nil {
-		return err
-	}
-	if w != nil {
-		w.voter = cfg.IsVoter()
-		w.cfg.SnapshotEvery = cfg.MaxRecordBytesBetweenSnapshots
-		w.snapshot = func(id raft.OffsetAndEpoch, lastContainedMs int64) error {
-			return writeEmptySnapshot(st.log, id, lastContainedMs)
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
 		}
+		defer stop()
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	lg.Info("starting", zap.String("cluster_id", rc.ClusterID), zap.String("topic", rc.TopicName),
-		zap.String("log_dir", partDir), zap.Bool("voter", cfg.IsVoter()),
-		zap.Duration("election_timeout", rc.ElectionTimeout), zap.Duration("append_linger", rc.AppendLinger))
-	err = runNode(nodeOptions{
-		cfg: cfg, raft: rc, log: st.log, store: st.store, closeLog: st.close, workload: w, lg: lg,
-		// The driver gets the bound; the loop allows a little more so the
-		// driver's own deadline ends a stuck handover first.
-		signals: sigs, exitNow: os.Exit, shutdownT: f.shutdownTimeout + time.Second,
-		maintainEvery: f.maintainEvery,
-		maintain: func(now time.Time) error {
-			cleaned, err := st.log.MaybeClean(now)
-			if cleaned {
-				lg.Info("log retention removed old segments and snapshots", zap.Int64("log_start_offset", st.log.StartOffset()))
-			}
-			return err
-		},
-	})
-	if w != nil {
-		w.printStats(time.Now(), w.lastStatus, true)
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go handleSignals(sigs, cancel, stopped, lg)
+	err = n.Run(ctx)
+	if ran != nil {
+		ran()
 	}
 	return err
 }
 
-// lockDir takes an exclusive flock on dir/.lock, as Kafka does, so two
-// processes never share a log dir.
-func lockDir(dir string) (func(), error) {
-	path := filepath.Join(dir, ".lock")
-	fd, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+// handleSignals starts the graceful shutdown on the first signal and exits
+// the process on the second, without waiting for the shutdown to finish.
+func handleSignals(sigs <-chan os.Signal, shutdown func(), stopped <-chan struct{}, lg *zap.Logger) {
+	select {
+	case sig := <-sigs:
+		lg.Info("signal received: shutting down gracefully (a second signal exits at once)", zap.Stringer("signal", sig))
+		shutdown()
+	case <-stopped:
+		return
+	}
+	select {
+	case sig := <-sigs:
+		lg.Warn("second signal: exiting at once", zap.Stringer("signal", sig))
+		os.Exit(1)
+	case <-stopped:
+	}
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	pf, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		fd.Close()
-		return nil, fmt.Errorf("lock %s: %w (is another node using %s?)", path, err, dir)
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() { fd.Close() }, nil
+	return func() {
+		pprof.StopCPUProfile()
+		pf.Close()
+	}, nil
 }

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/config"
 )
 
 // runRandomUUID prints one cluster id, as kafka-storage random-uuid does.
@@ -39,7 +41,7 @@ func runFormat(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := NewConfig(p, false)
+	cfg, err := config.New(p, false)
 	if err != nil {
 		return err
 	}
@@ -89,16 +91,16 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	}
 	// info describes whatever is there, so it reads the dirs without the
 	// full validation a running node needs (as kafka-storage does).
-	cfg, err := NewConfig(p, false)
+	cfg, err := config.New(p, false)
 	var dirs []string
 	if err != nil {
-		dirs = logDirsOf(p)
+		dirs = config.RawLogDirs(p)
 		if len(dirs) == 0 {
 			return err
 		}
 	} else {
 		dirs = append(dirs, cfg.LogDirs...)
-		if !contains(dirs, cfg.MetadataLogDir) {
+		if !slices.Contains(dirs, cfg.MetadataLogDir) {
 			dirs = append(dirs, cfg.MetadataLogDir)
 		}
 	}
@@ -108,29 +110,4 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 		return exitError{1}
 	}
 	return err
-}
-
-// logDirsOf reads log.dirs / log.dir / metadata.log.dir without validating
-// the rest of the file.
-func logDirsOf(p *clusterid.Properties) []string {
-	var dirs []string
-	for _, k := range []string{"log.dirs", "log.dir"} {
-		if v, ok := p.Get(k); ok && strings.TrimSpace(v) != "" {
-			dirs = splitList(v)
-			break
-		}
-	}
-	if v, ok := p.Get("metadata.log.dir"); ok && strings.TrimSpace(v) != "" && !contains(dirs, strings.TrimSpace(v)) {
-		dirs = append(dirs, strings.TrimSpace(v))
-	}
-	return dirs
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package main
+package workload
 
 import (
 	"encoding/binary"
@@ -13,20 +13,16 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/raft"
 )
-
-// appendDriver is the part of raft.Driver the workload uses.
-type appendDriver interface {
-	Append(now time.Time, epoch int32, records [][]byte) (int64, error)
-}
 
 // maxLatencyMicros is the histograms' range (60 s); longer latencies are
 // recorded as 60 s.
 const maxLatencyMicros = 60_000_000
 
-// workloadConfig are test-kraft-server-start's workload flags.
-type workloadConfig struct {
+// Config are test-kraft-server-start's workload flags.
+type Config struct {
 	Throughput   int // records/s; 0 = unthrottled
 	RecordSize   int // bytes
 	MaxInFlight  int // appended but not yet committed records, at most
@@ -37,6 +33,8 @@ type workloadConfig struct {
 	// SnapshotEvery takes a snapshot after this many committed record bytes
 	// (metadata.log.max.record.bytes.between.snapshots); 0 = never.
 	SnapshotEvery int64
+	// Observe appends nothing: an observer prints commit stats only.
+	Observe bool
 	// Warmup excludes appends made this soon after start from the summary
 	// histogram (they still count in the periodic stats).
 	Warmup time.Duration
@@ -52,17 +50,17 @@ type pendingAppend struct {
 	step        time.Duration // offered-time spacing of the following records (0: all at due)
 }
 
-// workload is TestRaftServer's workload: while leader it appends records and
+// Workload is TestRaftServer's workload: while leader it appends records and
 // measures commit latency (from when a record is offered to HandleCommit on
-// the leader). It is used only on the run loop's goroutine (tick and the
-// listener callbacks run inside Poll/Step), so it needs no locks.
-type workload struct {
-	cfg    workloadConfig
+// the leader). It is a node.Application: used only on the node's loop
+// goroutine (Tick, and the listener callbacks inside the driver's Poll and
+// Step), so it needs no locks.
+type Workload struct {
+	cfg    Config
 	out    io.Writer
 	lg     *zap.Logger
 	nodeID int32
 	voter  bool // in controller.quorum.voters
-	driver appendDriver
 
 	// Leadership as seen by tick: appends are made only in leaderEpoch.
 	leaderEpoch int32 // -1 when not leader
@@ -81,8 +79,6 @@ type workload struct {
 	lastCommitted  raft.OffsetAndEpoch // end offset and epoch of the last committed batch
 	sinceSnapshot  int64               // committed record bytes since the last snapshot
 	lastCommitMs   int64               // wall clock ms of the last commit (snapshot header timestamp)
-	// snapshot writes a snapshot at id (set by the node; nil = none).
-	snapshot func(id raft.OffsetAndEpoch, lastContainedMs int64) error
 
 	// Interval stats.
 	intervalStart     time.Time
@@ -97,7 +93,11 @@ type workload struct {
 	stopped           bool             // a non-retriable append error
 }
 
-func newWorkload(cfg workloadConfig, nodeID int32, out io.Writer, lg *zap.Logger, now time.Time) *workload {
+var _ node.Application = (*Workload)(nil)
+
+// New returns the workload of node nodeID (voter: in
+// controller.quorum.voters); stats lines go to out.
+func New(cfg Config, nodeID int32, voter bool, out io.Writer, lg *zap.Logger, now time.Time) *Workload {
 	if cfg.StatsEvery <= 0 {
 		cfg.StatsEvery = 5 * time.Second
 	}
@@ -107,8 +107,8 @@ func newWorkload(cfg workloadConfig, nodeID int32, out io.Writer, lg *zap.Logger
 	if cfg.MaxPerAppend <= 0 {
 		cfg.MaxPerAppend = 4096
 	}
-	return &workload{
-		cfg: cfg, out: out, lg: lg, nodeID: nodeID, leaderEpoch: -1,
+	return &Workload{
+		cfg: cfg, out: out, lg: lg, nodeID: nodeID, voter: voter, leaderEpoch: -1, stopped: cfg.Observe,
 		last:          raft.LeaderAndEpoch{LeaderID: -1},
 		interval:      hdrhistogram.New(1, maxLatencyMicros, 3),
 		total:         hdrhistogram.New(1, maxLatencyMicros, 3),
@@ -117,11 +117,11 @@ func newWorkload(cfg workloadConfig, nodeID int32, out io.Writer, lg *zap.Logger
 	}
 }
 
-// tick appends what is due and prints stats when due; it returns when it
-// wants to run next.
-func (w *workload) tick(now time.Time, st raft.Status) time.Time {
+// Tick appends what is due through wr, snapshots and prints stats when due;
+// it returns when it wants to run next.
+func (w *Workload) Tick(now time.Time, st raft.Status, wr node.Writer) time.Time {
 	w.lastStatus = st
-	w.maybeSnapshot()
+	w.maybeSnapshot(wr)
 	if !now.Before(w.nextStats) {
 		w.printStats(now, st, false)
 		w.nextStats = now.Add(w.cfg.StatsEvery)
@@ -162,7 +162,7 @@ func (w *workload) tick(now time.Time, st raft.Status) time.Time {
 			step = time.Second / time.Duration(w.cfg.Throughput)
 			due = w.leaderSince.Add(time.Duration(float64(w.appended+1) / float64(w.cfg.Throughput) * float64(time.Second)))
 		}
-		if !w.appendRecords(now, st.Epoch, k, due, step) {
+		if !w.appendRecords(wr, now, st.Epoch, k, due, step) {
 			break
 		}
 		want -= k
@@ -172,7 +172,7 @@ func (w *workload) tick(now time.Time, st raft.Status) time.Time {
 
 // appendRecords appends k records; false when the driver refused (not
 // leader any more, buffer full): try again later.
-func (w *workload) appendRecords(now time.Time, epoch int32, k int, due time.Time, step time.Duration) bool {
+func (w *Workload) appendRecords(wr node.Writer, now time.Time, epoch int32, k int, due time.Time, step time.Duration) bool {
 	// One slab per call; each record: 8-byte sequence, 4-byte node id,
 	// 4-byte epoch, zeros (as TestRaftServer's zero payload).
 	slab := make([]byte, k*w.cfg.RecordSize)
@@ -187,7 +187,7 @@ func (w *workload) appendRecords(now time.Time, epoch int32, k int, due time.Tim
 		}
 		recs[i] = r
 	}
-	last, err := w.driver.Append(now, epoch, recs)
+	last, err := wr.Append(now, epoch, recs)
 	if err != nil {
 		w.seq -= uint64(k)
 		w.appendErrors++
@@ -209,7 +209,7 @@ func (w *workload) appendRecords(now time.Time, epoch int32, k int, due time.Tim
 	return true
 }
 
-func (w *workload) loseLeadership() {
+func (w *Workload) loseLeadership() {
 	w.leaderEpoch = -1
 	w.pending = w.pending[:0]
 	w.inFlight = 0
@@ -217,7 +217,7 @@ func (w *workload) loseLeadership() {
 
 // HandleCommit counts committed data records and, on the leader, records the
 // latency of its own appends.
-func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
+func (w *Workload) HandleCommit(batches []raft.CommittedBatch) {
 	now := w.clock()
 	for _, b := range batches {
 		w.hwOffset = b.LastOffset + 1
@@ -273,7 +273,7 @@ func (w *workload) HandleCommit(batches []raft.CommittedBatch) {
 
 // HandleLoadSnapshot: the performance test has no state, so loading a
 // snapshot only moves the committed position.
-func (w *workload) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) {
+func (w *Workload) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) {
 	w.hwOffset = id.Offset
 	w.lastCommitted = id
 	w.sinceSnapshot = 0
@@ -285,24 +285,24 @@ func (w *workload) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotRea
 // metadata.log.max.record.bytes.between.snapshots. It runs on the loop,
 // outside the driver's rounds. A failure is logged and retried at the next
 // threshold; the log itself is untouched by it.
-func (w *workload) maybeSnapshot() {
-	if w.snapshot == nil || w.cfg.SnapshotEvery <= 0 || w.sinceSnapshot < w.cfg.SnapshotEvery || w.lastCommitted.Offset <= 0 {
+func (w *Workload) maybeSnapshot(wr node.Writer) {
+	if w.cfg.SnapshotEvery <= 0 || w.sinceSnapshot < w.cfg.SnapshotEvery || w.lastCommitted.Offset <= 0 {
 		return
 	}
 	w.sinceSnapshot = 0
-	if err := w.snapshot(w.lastCommitted, w.lastCommitMs); err != nil {
+	if err := wr.WriteEmptySnapshot(w.lastCommitted, w.lastCommitMs); err != nil {
 		w.lg.Warn("snapshot failed", zap.Int64("offset", w.lastCommitted.Offset), zap.Int32("epoch", w.lastCommitted.Epoch), zap.Error(err))
 		return
 	}
 	w.lg.Info("snapshot written", zap.Int64("offset", w.lastCommitted.Offset), zap.Int32("epoch", w.lastCommitted.Epoch))
 }
 
-func (w *workload) HandleLeaderChange(l raft.LeaderAndEpoch) { w.last = l }
+func (w *Workload) HandleLeaderChange(l raft.LeaderAndEpoch) { w.last = l }
 
-func (w *workload) BeginShutdown() {}
+func (w *Workload) BeginShutdown() {}
 
-// stats is one line of --stats-json (field names are parsed by tools).
-type stats struct {
+// Stats is one line of --stats-json (field names are parsed by tools).
+type Stats struct {
 	NodeID           int32   `json:"node_id"`
 	LeaderID         int32   `json:"leader_id"`
 	Epoch            int32   `json:"epoch"`
@@ -325,7 +325,11 @@ type stats struct {
 	Final            bool    `json:"final"`
 }
 
-func (w *workload) printStats(now time.Time, st raft.Status, final bool) {
+// PrintSummary prints the final stats line: totals since start and the
+// latency histogram after the warm-up, with the status of the last tick.
+func (w *Workload) PrintSummary(now time.Time) { w.printStats(now, w.lastStatus, true) }
+
+func (w *Workload) printStats(now time.Time, st raft.Status, final bool) {
 	h := w.interval
 	elapsed := now.Sub(w.intervalStart).Seconds()
 	committed, bytes := w.intervalCommitted, w.intervalBytes
@@ -334,7 +338,7 @@ func (w *workload) printStats(now time.Time, st raft.Status, final bool) {
 		elapsed = now.Sub(w.started).Seconds()
 		committed, bytes = w.committed, w.committedBytes
 	}
-	s := stats{
+	s := Stats{
 		NodeID: w.nodeID, LeaderID: st.LeaderID, Epoch: st.Epoch, Role: st.Role.String(),
 		CurrentState: currentState(st.Role, w.voter), HighWatermark: st.HighWatermark, LogEndOffset: st.LogEndOffset, CommittedRecords: w.committed, IntervalSec: round3(elapsed),
 		LatencyCount: h.TotalCount(), Final: final,

@@ -10,8 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/kraftd/kraftd/admin"
 )
 
 // runFailover measures, with Kafka's default quorum timeouts (election 1 s,
@@ -143,22 +142,8 @@ func runFailover(bin string, runs int) error {
 func describe(port int) (int32, int32, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(fmt.Sprintf("127.0.0.1:%d", port)), kgo.RetryTimeout(0), kgo.DialTimeout(300*time.Millisecond))
+	dq, err := admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", port), admin.MetadataTopic)
 	if err != nil {
-		return 0, 0, false
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrDescribeQuorumRequest()
-	t := kmsg.NewDescribeQuorumRequestTopic()
-	t.Topic = "__cluster_metadata"
-	t.Partitions = append(t.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
-	req.Topics = append(req.Topics, t)
-	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
-	if err != nil {
-		return 0, 0, false
-	}
-	dq := resp.(*kmsg.DescribeQuorumResponse)
-	if dq.ErrorCode != 0 || len(dq.Topics) != 1 || len(dq.Topics[0].Partitions) != 1 || dq.Topics[0].Partitions[0].ErrorCode != 0 {
 		return 0, 0, false
 	}
 	p := dq.Topics[0].Partitions[0]

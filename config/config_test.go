@@ -1,12 +1,12 @@
-package main
+package config
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kraftd/kraftd/clusterid"
 )
 
 // The properties files of Kafka's raft README (raft/config/kraft.properties
@@ -21,11 +21,11 @@ controller.listener.names=PLAINTEXT
 controller.quorum.voters=0@localhost:9092
 log.dirs=/tmp/kraft-logs
 `
-	p, err := clusterid.ParseProperties(kraft)
+	p, err := ParseProperties(kraft)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewConfig(p, true)
+	c, err := New(p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +54,11 @@ listeners=PLAINTEXT://localhost:909` + string(rune('2'+i)) + `
 controller.listener.names=PLAINTEXT
 controller.quorum.voters=1@localhost:9092,2@localhost:9093,3@localhost:9094
 log.dirs=/tmp/kraft-logs-` + id + "\n"
-		p, err := clusterid.ParseProperties(three)
+		p, err := ParseProperties(three)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := NewConfig(p, true)
+		c, err := New(p, true)
 		if err != nil {
 			t.Fatalf("node %s: %v", id, err)
 		}
@@ -171,7 +171,7 @@ func TestConfigValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := clusterid.ParseProperties(baseConfig)
+			p, err := ParseProperties(baseConfig)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func TestConfigValidation(t *testing.T) {
 				}
 				p.Set(k, v)
 			}
-			c, err := NewConfig(p, false)
+			c, err := New(p, false)
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("want error containing %q", tt.wantErr)
@@ -216,5 +216,40 @@ func TestParseOverride(t *testing.T) {
 		if _, _, err := ParseOverride(bad); err == nil {
 			t.Errorf("%q: want error", bad)
 		}
+	}
+}
+
+func TestLoadAppliesOverrides(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(path, []byte(baseConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path, []string{"node.id=2", "extra.key=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := p.Get("node.id"); v != "2" || p.Lines["node.id"] != 0 {
+		t.Fatalf("node.id %q at line %d, want the override without a line", v, p.Lines["node.id"])
+	}
+	c, err := New(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "from --override") {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+	if _, err := Load(path, []string{"novalue"}); err == nil {
+		t.Error("malformed override: want error")
+	}
+}
+
+// RawLogDirs finds the directories of a file that does not validate.
+func TestRawLogDirs(t *testing.T) {
+	p, err := ParseProperties("log.dir=/a, /b\nmetadata.log.dir=/m\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := RawLogDirs(p); !reflect.DeepEqual(got, []string{"/a", "/b", "/m"}) {
+		t.Fatalf("dirs %q", got)
 	}
 }

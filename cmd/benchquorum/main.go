@@ -29,6 +29,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kraftd/kraftd/workload"
 )
 
 type scenario struct {
@@ -42,23 +44,6 @@ var scenarios = []scenario{
 	{"a0", "20000 rec/s, linger 0", 20000, 0, 10000},
 	{"a25", "20000 rec/s, linger 25ms", 20000, 25, 10000},
 	{"b", "unthrottled, max in flight 1000", 0, 0, 1000},
-}
-
-// stats mirrors the --stats-json fields used here.
-type stats struct {
-	NodeID           int32   `json:"node_id"`
-	Role             string  `json:"role"`
-	CommittedRecords int64   `json:"committed_records"`
-	IntervalSec      float64 `json:"interval_sec"`
-	RecordsPerSec    float64 `json:"records_per_sec"`
-	LatencyCount     int64   `json:"latency_count"`
-	P50Ms            float64 `json:"p50_ms"`
-	P99Ms            float64 `json:"p99_ms"`
-	P999Ms           float64 `json:"p999_ms"`
-	MaxMs            float64 `json:"max_ms"`
-	CPUSeconds       float64 `json:"cpu_seconds"`
-	PeakRSSMB        float64 `json:"peak_rss_mb"`
-	Final            bool    `json:"final"`
 }
 
 type result struct {
@@ -263,7 +248,7 @@ func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDi
 		if err != nil {
 			return res, err
 		}
-		var final *stats
+		var final *workload.Stats
 		var rateSum, timeSum float64
 		for j := range lines {
 			s := &lines[j]
@@ -294,15 +279,15 @@ func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDi
 	return res, nil
 }
 
-func readStats(path string) ([]stats, error) {
+func readStats(path string) ([]workload.Stats, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []stats
+	var out []workload.Stats
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		var s stats
+		var s workload.Stats
 		if json.Unmarshal(sc.Bytes(), &s) == nil {
 			out = append(out, s)
 		}

@@ -1,4 +1,4 @@
-package main
+package workload
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/kraftd/kraftd/raft"
 )
 
-// fakeDriver assigns offsets like a leader's Append.
+// fakeDriver assigns offsets like a leader's Append and records snapshots.
 type fakeDriver struct {
 	next    int64
 	calls   [][][]byte
@@ -22,6 +22,12 @@ type fakeDriver struct {
 	// maxPerCall > 0 refuses larger calls with ErrRecordTooLarge, as a leader whose
 	// batches are capped (small segments) does.
 	maxPerCall int
+	snapshots  []raft.OffsetAndEpoch
+}
+
+func (f *fakeDriver) WriteEmptySnapshot(id raft.OffsetAndEpoch, lastContainedMs int64) error {
+	f.snapshots = append(f.snapshots, id)
+	return nil
 }
 
 func (f *fakeDriver) Append(now time.Time, epoch int32, records [][]byte) (int64, error) {
@@ -52,14 +58,13 @@ func leaderStatus(epoch int32) raft.Status {
 func TestWorkloadThrottle(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	var out bytes.Buffer
-	w := newWorkload(workloadConfig{Throughput: 1000, RecordSize: 32, MaxInFlight: 10000}, 1, &out, zap.NewNop(), t0)
+	w := New(Config{Throughput: 1000, RecordSize: 32, MaxInFlight: 10000}, 1, true, &out, zap.NewNop(), t0)
 	d := &fakeDriver{}
-	w.driver = d
-	w.tick(t0, leaderStatus(3))
+	w.Tick(t0, leaderStatus(3), d)
 	if d.appended() != 0 {
 		t.Fatalf("appended %d at t0", d.appended())
 	}
-	next := w.tick(t0.Add(100*time.Millisecond), leaderStatus(3))
+	next := w.Tick(t0.Add(100*time.Millisecond), leaderStatus(3), d)
 	if got := d.appended(); got != 100 {
 		t.Fatalf("after 100ms at 1000/s: appended %d, want 100", got)
 	}
@@ -78,7 +83,7 @@ func TestWorkloadThrottle(t *testing.T) {
 	if n, lo, hi := w.total.TotalCount(), w.total.Min(), w.total.Max(); n != 100 || lo < 1990 || lo > 2010 || hi < 100900 || hi > 101100 {
 		t.Fatalf("latencies: %d samples, min %dus max %dus; want 100 from 2ms to 101ms", n, lo, hi)
 	}
-	w.tick(t0.Add(1*time.Second), leaderStatus(3))
+	w.Tick(t0.Add(1*time.Second), leaderStatus(3), d)
 	if got := d.appended(); got != 1000 {
 		t.Fatalf("after 1s: appended %d, want 1000", got)
 	}
@@ -87,15 +92,14 @@ func TestWorkloadThrottle(t *testing.T) {
 func TestWorkloadMaxInFlightAndLatency(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	var out bytes.Buffer
-	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 16, MaxInFlight: 50, MaxPerAppend: 20, StatsJSON: true}, 1, &out, zap.NewNop(), t0)
+	w := New(Config{Throughput: 0, RecordSize: 16, MaxInFlight: 50, MaxPerAppend: 20, StatsJSON: true}, 1, true, &out, zap.NewNop(), t0)
 	d := &fakeDriver{}
-	w.driver = d
 	w.clock = func() time.Time { return t0.Add(1500 * time.Microsecond) }
-	w.tick(t0, leaderStatus(2))
+	w.Tick(t0, leaderStatus(2), d)
 	if got := d.appended(); got != 50 || len(d.calls) != 3 {
 		t.Fatalf("unthrottled: appended %d in %d calls, want 50 in 3", got, len(d.calls))
 	}
-	w.tick(t0.Add(time.Millisecond), leaderStatus(2))
+	w.Tick(t0.Add(time.Millisecond), leaderStatus(2), d)
 	if d.appended() != 50 {
 		t.Fatalf("went past max in flight: %d", d.appended())
 	}
@@ -113,7 +117,7 @@ func TestWorkloadMaxInFlightAndLatency(t *testing.T) {
 	if v := w.total.ValueAtQuantile(50); v < 1490 || v > 1510 {
 		t.Fatalf("median latency %dus, want 1500us", v)
 	}
-	w.tick(t0.Add(2*time.Millisecond), leaderStatus(2))
+	w.Tick(t0.Add(2*time.Millisecond), leaderStatus(2), d)
 	if d.appended() != 80 {
 		t.Fatalf("refill: appended %d, want 80", d.appended())
 	}
@@ -123,24 +127,24 @@ func TestWorkloadMaxInFlightAndLatency(t *testing.T) {
 		t.Fatalf("foreign epoch: samples %d committed %d", w.total.TotalCount(), w.committed)
 	}
 	// Losing leadership drops what was pending.
-	w.tick(t0.Add(3*time.Millisecond), raft.Status{NodeID: 1, Role: raft.RoleFollower, Epoch: 3, LeaderID: 2})
+	w.Tick(t0.Add(3*time.Millisecond), raft.Status{NodeID: 1, Role: raft.RoleFollower, Epoch: 3, LeaderID: 2}, d)
 	if w.inFlight != 0 || len(w.pending) != 0 {
 		t.Fatalf("after losing leadership: inFlight %d pending %d", w.inFlight, len(w.pending))
 	}
 	// A refused append is retried later, not counted.
 	d.refuse = raft.ErrBufferFull
-	w.tick(t0.Add(4*time.Millisecond), leaderStatus(4))
+	w.Tick(t0.Add(4*time.Millisecond), leaderStatus(4), d)
 	if w.inFlight != 0 || w.stopped {
 		t.Fatalf("refused append: inFlight %d stopped %v", w.inFlight, w.stopped)
 	}
 	d.refuse = nil
-	w.tick(t0.Add(5*time.Millisecond), leaderStatus(4))
+	w.Tick(t0.Add(5*time.Millisecond), leaderStatus(4), d)
 	if w.inFlight != 50 || d.epochOf[len(d.epochOf)-1] != 4 {
 		t.Fatalf("after refusal: inFlight %d", w.inFlight)
 	}
 
 	w.printStats(t0.Add(5*time.Second), leaderStatus(4), true)
-	var s stats
+	var s Stats
 	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &s); err != nil {
 		t.Fatalf("stats json %q: %v", out.String(), err)
 	}
@@ -156,15 +160,14 @@ func TestWorkloadMaxInFlightAndLatency(t *testing.T) {
 
 func TestWorkloadStopsOnHardError(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 16, MaxInFlight: 1}, 1, &bytes.Buffer{}, zap.NewNop(), t0)
+	w := New(Config{Throughput: 0, RecordSize: 16, MaxInFlight: 1}, 1, true, &bytes.Buffer{}, zap.NewNop(), t0)
 	d := &fakeDriver{refuse: raft.ErrRecordTooLarge}
-	w.driver = d
-	w.tick(t0, leaderStatus(1))
+	w.Tick(t0, leaderStatus(1), d)
 	if !w.stopped {
 		t.Fatal("workload did not stop when a single record is too large")
 	}
 	d.refuse = nil
-	w.tick(t0.Add(time.Second), leaderStatus(1))
+	w.Tick(t0.Add(time.Second), leaderStatus(1), d)
 	if d.appended() != 0 {
 		t.Fatal("stopped workload appended")
 	}
@@ -174,11 +177,10 @@ func TestWorkloadStopsOnHardError(t *testing.T) {
 // dropped: the workload keeps going.
 func TestWorkloadSplitsBacklogForSmallBatches(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 16, MaxInFlight: 10}, 1, &bytes.Buffer{}, zap.NewNop(), t0)
+	w := New(Config{Throughput: 0, RecordSize: 16, MaxInFlight: 10}, 1, true, &bytes.Buffer{}, zap.NewNop(), t0)
 	d := &fakeDriver{maxPerCall: 3}
-	w.driver = d
 	for i := 0; i < 10 && d.appended() < 10; i++ {
-		w.tick(t0.Add(time.Duration(i)*time.Millisecond), leaderStatus(1))
+		w.Tick(t0.Add(time.Duration(i)*time.Millisecond), leaderStatus(1), d)
 	}
 	if w.stopped {
 		t.Fatal("workload stopped on a backlog larger than a batch")
@@ -195,26 +197,25 @@ func TestWorkloadSplitsBacklogForSmallBatches(t *testing.T) {
 
 func TestWorkloadSnapshotTrigger(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	w := newWorkload(workloadConfig{Throughput: 0, RecordSize: 32, MaxInFlight: 10, SnapshotEvery: 100}, 2, &bytes.Buffer{}, zap.NewNop(), t0)
+	w := New(Config{Throughput: 0, RecordSize: 32, MaxInFlight: 10, SnapshotEvery: 100}, 2, true, &bytes.Buffer{}, zap.NewNop(), t0)
 	w.stopped = true // follower-like: no appends
-	var got []raft.OffsetAndEpoch
-	w.snapshot = func(id raft.OffsetAndEpoch, ms int64) error { got = append(got, id); return nil }
+	d := &fakeDriver{}
 	follower := raft.Status{NodeID: 2, Role: raft.RoleFollower, Epoch: 3, LeaderID: 1}
 	w.HandleCommit([]raft.CommittedBatch{{BaseOffset: 0, LastOffset: 2, Epoch: 3, Records: [][]byte{make([]byte, 32), make([]byte, 32), make([]byte, 32)}}})
-	w.tick(t0, follower)
-	if len(got) != 0 {
-		t.Fatalf("snapshot after 96 bytes: %v", got)
+	w.Tick(t0, follower, d)
+	if len(d.snapshots) != 0 {
+		t.Fatalf("snapshot after 96 bytes: %v", d.snapshots)
 	}
 	w.HandleCommit([]raft.CommittedBatch{
 		{BaseOffset: 3, LastOffset: 3, Epoch: 3, Records: [][]byte{make([]byte, 32)}},
 		{BaseOffset: 4, LastOffset: 4, Epoch: 4, Control: true, Records: [][]byte{{0}}},
 	})
-	w.tick(t0, follower)
-	if len(got) != 1 || got[0] != (raft.OffsetAndEpoch{Offset: 5, Epoch: 4}) {
-		t.Fatalf("snapshots %v, want one at 5/4 (end of the last committed batch)", got)
+	w.Tick(t0, follower, d)
+	if len(d.snapshots) != 1 || d.snapshots[0] != (raft.OffsetAndEpoch{Offset: 5, Epoch: 4}) {
+		t.Fatalf("snapshots %v, want one at 5/4 (end of the last committed batch)", d.snapshots)
 	}
-	w.tick(t0, follower)
-	if len(got) != 1 {
+	w.Tick(t0, follower, d)
+	if len(d.snapshots) != 1 {
 		t.Fatal("snapshot repeated without new commits")
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -10,26 +10,36 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
 
-func testNode(t *testing.T) *node {
+// baseConfig is a valid three-voter controller configuration.
+const baseConfig = `node.id=1
+process.roles=controller
+listeners=CONTROLLER://127.0.0.1:9093
+controller.listener.names=CONTROLLER
+controller.quorum.voters=1@127.0.0.1:9093,2@127.0.0.1:9094,3@[::1]:9095
+log.dirs=/tmp/a,/tmp/b
+`
+
+func testNode(t *testing.T) *Node {
 	t.Helper()
-	p, err := clusterid.ParseProperties(baseConfig)
+	p, err := config.ParseProperties(baseConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := NewConfig(p, false)
+	cfg, err := config.New(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := raftConfig(cfg)
-	rc.ClusterID = "MkU3OEVBNTcwNTJENDM2Qg"
-	n := &node{lg: zap.NewNop(), cfg: cfg, rcfg: rc, advertised: map[string]raft.Endpoint{"CONTROLLER": {Name: "CONTROLLER", Host: "node1.example", Port: 9093}},
-		inbox: make(chan raft.Message, 4), stopped: make(chan struct{}), warned: map[string]time.Time{}}
+	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.advertised["CONTROLLER"] = raft.Endpoint{Name: "CONTROLLER", Host: "node1.example", Port: 9093}
 	return n
 }
 
@@ -48,7 +58,7 @@ func TestDescribeCluster(t *testing.T) {
 	if len(resp.Brokers) != 3 || resp.Brokers[0].Host != "node1.example" || resp.Brokers[1].Port != 9094 || resp.Brokers[2].Host != "::1" {
 		t.Fatalf("brokers %+v", resp.Brokers)
 	}
-	n.status.Store(&statusSnapshot{status: raft.Status{LeaderID: 2, Epoch: 4}})
+	n.status.Store(&raft.Status{LeaderID: 2, Epoch: 4})
 	resp = n.describeCluster(ci, req).(*kmsg.DescribeClusterResponse)
 	if resp.ControllerID != 2 {
 		t.Fatalf("controller id %d", resp.ControllerID)
@@ -95,8 +105,8 @@ func TestDescribeQuorumTopicRename(t *testing.T) {
 }
 
 func TestRaftConfigMapping(t *testing.T) {
-	p, _ := clusterid.ParseProperties(baseConfig + "controller.quorum.append.linger.ms=0\ncontroller.quorum.fetch.timeout.ms=700\n")
-	cfg, err := NewConfig(p, false)
+	p, _ := config.ParseProperties(baseConfig + "controller.quorum.append.linger.ms=0\ncontroller.quorum.fetch.timeout.ms=700\n")
+	cfg, err := config.New(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +119,7 @@ func TestRaftConfigMapping(t *testing.T) {
 	}
 	p.Set("metadata.log.segment.min.bytes", "16384")
 	p.Set("metadata.log.segment.bytes", "32768")
-	small, err := NewConfig(p, false)
+	small, err := config.New(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}

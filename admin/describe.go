@@ -1,0 +1,146 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// MetadataTopic is the partition kafka-metadata-quorum describes; a kraftd
+// node on the raft performance-test partition answers for it too.
+const MetadataTopic = "__cluster_metadata"
+
+// Quorum is what DescribeQuorum learned: the cluster id from
+// DescribeCluster and the leader's DescribeQuorum answer for
+// __cluster_metadata-0.
+type Quorum struct {
+	ClusterID string
+	Partition kmsg.DescribeQuorumResponseTopicPartition
+	Nodes     []kmsg.DescribeQuorumResponseNode // endpoints of voters and observers
+}
+
+// DescribeQuorum does what `kafka-metadata-quorum --bootstrap-controller`
+// does: DescribeCluster (controller endpoint type) to a bootstrap controller
+// to learn the cluster id and the leader, then DescribeQuorum to the leader.
+// It asks the bootstrap controllers in turn and retries, with backoff, until
+// an answer or ctx ends (the leader may be unknown during an election);
+// errors that a retry cannot fix end it at once.
+func DescribeQuorum(ctx context.Context, bootstrap []string) (*Quorum, error) {
+	if len(bootstrap) == 0 {
+		return nil, errors.New("admin: describe quorum: no bootstrap controller")
+	}
+	var lastErr error
+	backoff := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("describe quorum: %w (last error: %v)", ctx.Err(), lastErr)
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+		}
+		q, retry, err := describeOnce(ctx, bootstrap[attempt%len(bootstrap)])
+		if err == nil {
+			return q, nil
+		}
+		if !retry {
+			return nil, err
+		}
+		lastErr = err
+	}
+}
+
+// describeOnce asks one bootstrap controller for the leader and the leader
+// for the quorum; retry tells whether another attempt may succeed.
+func describeOnce(ctx context.Context, addr string) (q *Quorum, retry bool, err error) {
+	dc, leaderAddr, retry, err := findLeader(ctx, addr)
+	if err != nil {
+		return nil, retry, err
+	}
+	dq, err := DescribeQuorumAt(ctx, leaderAddr, MetadataTopic)
+	if err != nil {
+		err = fmt.Errorf("DescribeQuorum to leader %d at %s: %w", dc.ControllerID, leaderAddr, err)
+		var ke *kerr.Error
+		if errors.As(err, &ke) && !kerr.IsRetriable(ke) && ke != kerr.NotLeaderForPartition {
+			return nil, false, err
+		}
+		return nil, !errors.Is(err, errMalformed), err
+	}
+	return &Quorum{ClusterID: dc.ClusterID, Partition: dq.Topics[0].Partitions[0], Nodes: dq.Nodes}, false, nil
+}
+
+// findLeader sends DescribeCluster for controllers to addr and returns the
+// answer and the leader's address.
+func findLeader(ctx context.Context, addr string) (dc *kmsg.DescribeClusterResponse, leaderAddr string, retry bool, err error) {
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.EndpointType = 2 // controllers
+	resp, err := Request(ctx, addr, req)
+	if err != nil {
+		return nil, "", true, fmt.Errorf("DescribeCluster to %s: %w", addr, err)
+	}
+	dc = resp.(*kmsg.DescribeClusterResponse)
+	if err := kerr.ErrorForCode(dc.ErrorCode); err != nil {
+		return nil, "", kerr.IsRetriable(err), fmt.Errorf("DescribeCluster to %s: %w%s", addr, err, errMsg(dc.ErrorMessage))
+	}
+	if dc.Version >= 1 && dc.EndpointType != 2 {
+		return nil, "", false, fmt.Errorf("DescribeCluster to %s: endpoint type %d, want 2 (controller): %w", addr, dc.EndpointType, kerr.MismatchedEndpointType)
+	}
+	if dc.ControllerID < 0 {
+		return nil, "", true, fmt.Errorf("DescribeCluster to %s: no leader known yet", addr)
+	}
+	for _, b := range dc.Brokers {
+		if b.NodeID == dc.ControllerID {
+			leaderAddr = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
+		}
+	}
+	if leaderAddr == "" {
+		return nil, "", true, fmt.Errorf("DescribeCluster to %s: leader %d has no endpoint in the answer", addr, dc.ControllerID)
+	}
+	return dc, leaderAddr, false, nil
+}
+
+// errMalformed marks an answer that does not describe the one partition
+// asked for.
+var errMalformed = errors.New("admin: the answer does not describe the one partition asked for")
+
+// DescribeQuorumAt sends one DescribeQuorum for topic's partition 0 to addr.
+// Only the leader answers without error; a Kafka error in the answer (as
+// NOT_LEADER_OR_FOLLOWER from a follower) is returned as a *kerr.Error. On
+// success the response holds exactly that one partition.
+func DescribeQuorumAt(ctx context.Context, addr, topic string) (*kmsg.DescribeQuorumResponse, error) {
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	t := kmsg.NewDescribeQuorumRequestTopic()
+	t.Topic = topic
+	t.Partitions = append(t.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, t)
+	resp, err := Request(ctx, addr, req)
+	if err != nil {
+		return nil, err
+	}
+	dq := resp.(*kmsg.DescribeQuorumResponse)
+	if err := kerr.ErrorForCode(dq.ErrorCode); err != nil {
+		return nil, fmt.Errorf("%w%s", err, errMsg(dq.ErrorMessage))
+	}
+	if len(dq.Topics) != 1 || len(dq.Topics[0].Partitions) != 1 || dq.Topics[0].Topic != topic {
+		return nil, fmt.Errorf("%w: %s-0", errMalformed, topic)
+	}
+	p := dq.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		return nil, fmt.Errorf("%w%s", err, errMsg(p.ErrorMessage))
+	}
+	return dq, nil
+}
+
+func errMsg(p *string) string {
+	if p == nil || *p == "" {
+		return ""
+	}
+	return ": " + *p
+}

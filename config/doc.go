@@ -1,0 +1,23 @@
+// Package config is a node's server configuration: Kafka's properties file
+// format, the keys kraftd reads, Kafka's defaults for them, and validation.
+//
+// ParseProperties and LoadProperties read java.util.Properties text (also
+// used for meta.properties); Load adds --override key=value arguments. New
+// validates the properties into a Config and reports every problem at once
+// (an *Error listing them), so an operator fixes a file in one pass. Keys
+// kraftd does not know produce warnings (Config.Warnings), not errors, so a
+// Kafka server.properties runs unchanged.
+//
+// Each concern has its file: its keys, Kafka's defaults and a read function
+// called from New: roles.go (node.id, process.roles), listeners.go,
+// quorum.go (voters, raft timers), log.go (log dirs, segments, retention,
+// snapshots), socket.go (request size, idle connections). keys.go lists the
+// keys of every concern and the Kafka keys accepted without effect.
+//
+//	p, err := config.Load(path, overrides)
+//	cfg, err := config.New(p, false)
+//	for _, w := range cfg.Warnings { log(w) }
+//
+// The package reads no other kraftd package: clusterid uses its parser for
+// meta.properties.
+package config

@@ -1,0 +1,259 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// listenerKeys are the keys of the node's listeners. Security keys
+// (ssl.*, sasl.*, per-listener overrides) belong here when kraftd accepts
+// protocols other than PLAINTEXT.
+var listenerKeys = []string{
+	"listeners", "advertised.listeners", "controller.listener.names", "listener.security.protocol.map",
+}
+
+const defaultListeners = "PLAINTEXT://:9092"
+
+// Endpoint is a listener or voter address. Name is the upper-cased listener
+// name (empty for voter and bootstrap addresses, which carry none).
+type Endpoint struct {
+	Name string
+	Host string
+	Port int
+}
+
+// HostPort is the endpoint's address in host:port form.
+func (e Endpoint) HostPort() string { return net.JoinHostPort(e.Host, strconv.Itoa(e.Port)) }
+
+// RaftListener is the first controller listener name.
+func (c *Config) RaftListener() string { return c.ControllerListenerNames[0] }
+
+// ControllerListeners returns this node's bind addresses of the controller
+// listeners, in controller.listener.names order.
+func (c *Config) ControllerListeners() []Endpoint {
+	return c.byControllerName(c.Listeners)
+}
+
+// AdvertisedControllerListeners returns the advertised endpoints of the
+// controller listeners, in controller.listener.names order.
+func (c *Config) AdvertisedControllerListeners() []Endpoint {
+	return c.byControllerName(c.AdvertisedListeners)
+}
+
+func (c *Config) byControllerName(eps []Endpoint) []Endpoint {
+	var out []Endpoint
+	for _, name := range c.ControllerListenerNames {
+		for _, l := range eps {
+			if l.Name == name {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// readListeners reads the listeners, the controller listener names, their
+// security protocols and the advertised endpoints. It runs after readRoles:
+// which listeners are allowed depends on the roles.
+func (c *Config) readListeners(r *reader) {
+	secMap := readSecurityMap(r)
+	names := c.readListenerList(r)
+	c.readControllerNames(r, names)
+	c.checkSecurityProtocols(r, secMap)
+	c.readAdvertised(r, names)
+}
+
+// readSecurityMap reads listener.security.protocol.map as NAME -> PROTOCOL.
+func readSecurityMap(r *reader) map[string]string {
+	secMap := map[string]string{}
+	s := r.get("listener.security.protocol.map", "")
+	for _, e := range SplitList(s) {
+		name, proto, ok := strings.Cut(e, ":")
+		name, proto = strings.ToUpper(strings.TrimSpace(name)), strings.ToUpper(strings.TrimSpace(proto))
+		if !ok || name == "" || proto == "" {
+			r.bad("listener.security.protocol.map: malformed entry %q (want NAME:PROTOCOL)", e)
+			continue
+		}
+		secMap[name] = proto
+	}
+	return secMap
+}
+
+// readListenerList reads listeners and returns the set of their names.
+func (c *Config) readListenerList(r *reader) map[string]bool {
+	names := map[string]bool{}
+	ports := map[int]string{}
+	for _, e := range SplitList(r.get("listeners", defaultListeners)) {
+		ep, err := parseListener(e)
+		if err != nil {
+			r.bad("listeners: %v", err)
+			continue
+		}
+		if names[ep.Name] {
+			r.bad("listeners: listener name %s appears more than once", ep.Name)
+			continue
+		}
+		if other, ok := ports[ep.Port]; ok && ep.Port != 0 {
+			r.bad("listeners: %s and %s use the same port %d", other, ep.Name, ep.Port)
+		}
+		ports[ep.Port] = ep.Name
+		names[ep.Name] = true
+		c.Listeners = append(c.Listeners, ep)
+	}
+	if len(c.Listeners) == 0 && !r.hasProblem("listeners:") {
+		r.bad("listeners: at least one listener is required")
+	}
+	return names
+}
+
+// readControllerNames reads controller.listener.names and checks them
+// against the listeners as Kafka does for the node's roles.
+func (c *Config) readControllerNames(r *reader, listeners map[string]bool) {
+	for _, n := range SplitList(r.get("controller.listener.names", "")) {
+		c.ControllerListenerNames = append(c.ControllerListenerNames, strings.ToUpper(n))
+	}
+	if len(c.ControllerListenerNames) == 0 {
+		r.bad("controller.listener.names: required; it names the listener(s) the quorum uses")
+		return
+	}
+	controller := map[string]bool{}
+	for _, n := range c.ControllerListenerNames {
+		controller[n] = true
+	}
+	switch {
+	case c.IsController():
+		for _, n := range c.ControllerListenerNames {
+			if !listeners[n] {
+				r.bad("controller.listener.names: %s does not appear in listeners (%s)", n, r.get("listeners", defaultListeners))
+			}
+		}
+		// A controller-only node may have only controller listeners.
+		if len(c.ProcessRoles) == 1 {
+			for _, l := range c.Listeners {
+				if !controller[l.Name] {
+					r.bad("listeners: %s is missing from controller.listener.names (%s); with process.roles=controller every listener must be a controller listener",
+						l.Name, strings.Join(c.ControllerListenerNames, ","))
+				}
+			}
+		}
+	case len(c.ProcessRoles) > 0:
+		// broker only (an observer): its listeners are not controller listeners.
+		for _, l := range c.Listeners {
+			if controller[l.Name] {
+				r.bad("controller.listener.names: %s must not appear in listeners when process.roles=broker", l.Name)
+			}
+		}
+	}
+}
+
+// checkSecurityProtocols refuses every listener that is not PLAINTEXT.
+// Without a map, a listener named like a protocol uses it and any other
+// name is implicitly PLAINTEXT (as Kafka treats controller listeners).
+func (c *Config) checkSecurityProtocols(r *reader, secMap map[string]string) {
+	for _, l := range c.Listeners {
+		proto, ok := secMap[l.Name]
+		if !ok {
+			switch {
+			case isSecurityProtocol(l.Name):
+				proto = l.Name
+			case len(secMap) > 0:
+				r.bad("listener.security.protocol.map: no security protocol for listener %s", l.Name)
+				continue
+			default:
+				proto = "PLAINTEXT"
+			}
+		}
+		if proto != "PLAINTEXT" {
+			r.bad("listeners: %s uses security protocol %s; kraftd supports only PLAINTEXT", l.Name, proto)
+		}
+	}
+}
+
+func isSecurityProtocol(s string) bool {
+	switch s {
+	case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
+		return true
+	}
+	return false
+}
+
+// readAdvertised sets AdvertisedListeners: per name, the advertised endpoint
+// wins over the bind address.
+func (c *Config) readAdvertised(r *reader, listeners map[string]bool) {
+	adv := map[string]Endpoint{}
+	for _, e := range SplitList(r.get("advertised.listeners", "")) {
+		ep, err := parseListener(e)
+		if err != nil {
+			r.bad("advertised.listeners: %v", err)
+			continue
+		}
+		if isNonRoutable(ep.Host) {
+			r.bad("advertised.listeners: %s cannot advertise the non-routable address %s", ep.Name, ep.Host)
+			continue
+		}
+		if !listeners[ep.Name] {
+			r.bad("advertised.listeners: %s is not one of the listeners", ep.Name)
+			continue
+		}
+		adv[ep.Name] = ep
+	}
+	for _, l := range c.Listeners {
+		if a, ok := adv[l.Name]; ok {
+			l = a
+		}
+		c.AdvertisedListeners = append(c.AdvertisedListeners, l)
+	}
+}
+
+func isNonRoutable(host string) bool { return host == "0.0.0.0" || host == "::" }
+
+// parseListener parses NAME://host:port (host may be empty, IPv6 bracketed).
+func parseListener(s string) (Endpoint, error) {
+	name, rest, ok := strings.Cut(s, "://")
+	if !ok || name == "" {
+		return Endpoint{}, fmt.Errorf("malformed listener %q (want NAME://host:port)", s)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return Endpoint{}, fmt.Errorf("malformed listener %q: listener name %q may hold only letters, digits, '_' and '-'", s, name)
+		}
+	}
+	host, port, err := ParseHostPort(rest)
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("malformed listener %q: %v", s, err)
+	}
+	return Endpoint{Name: strings.ToUpper(name), Host: host, Port: port}, nil
+}
+
+// ParseHostPort parses host:port or [ipv6]:port with 0 <= port <= 65535.
+// The host may be empty.
+func ParseHostPort(s string) (string, int, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("%q has no port (want host:port)", s)
+	}
+	host, ps := s[:i], s[i+1:]
+	if strings.HasPrefix(host, "[") {
+		if !strings.HasSuffix(host, "]") {
+			return "", 0, fmt.Errorf("%q: unterminated [ in IPv6 address", s)
+		}
+		host = host[1 : len(host)-1]
+		if net.ParseIP(host) == nil {
+			return "", 0, fmt.Errorf("%q: %q is not an IPv6 address", s, host)
+		}
+	} else if strings.Contains(host, ":") {
+		return "", 0, fmt.Errorf("%q: IPv6 addresses must be in brackets", s)
+	}
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_' || r == '%' || r == ':') {
+			return "", 0, fmt.Errorf("%q: invalid character %q in host", s, r)
+		}
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 0 || port > 65535 || ps == "" || ps[0] == '+' || ps[0] == '-' {
+		return "", 0, fmt.Errorf("%q: port %q is not a number in 0-65535", s, ps)
+	}
+	return host, port, nil
+}

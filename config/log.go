@@ -1,0 +1,100 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// logKeys are the keys of the log directories and the metadata log.
+var logKeys = []string{
+	"log.dirs", "log.dir", "metadata.log.dir",
+	"metadata.log.segment.bytes", "metadata.log.segment.min.bytes", "metadata.log.segment.ms",
+	"metadata.max.retention.bytes", "metadata.max.retention.ms",
+	"metadata.log.max.record.bytes.between.snapshots", "metadata.log.max.snapshot.interval.ms",
+}
+
+// Kafka's defaults (KRaftConfigs, ServerLogConfigs).
+const (
+	defaultLogDirs             = "/tmp/kafka-logs"
+	defaultSegmentBytes        = 1 << 30
+	defaultSegmentMinBytes     = 8 << 20
+	defaultSegmentMs           = 7 * 24 * 3600 * 1000
+	defaultMaxRetentionBytes   = 100 << 20
+	defaultMaxRetentionMs      = 7 * 24 * 3600 * 1000
+	defaultMaxRecordBytesSnap  = 20 << 20
+	defaultMaxSnapshotInterval = 3600 * 1000
+)
+
+// readLog reads the log directories, segment, retention and snapshot
+// settings.
+func (c *Config) readLog(r *reader) {
+	c.readLogDirs(r)
+	c.SegmentMinBytes = r.int("metadata.log.segment.min.bytes", defaultSegmentMinBytes, 12)
+	c.SegmentBytes = r.int("metadata.log.segment.bytes", defaultSegmentBytes, 12)
+	if c.SegmentBytes < c.SegmentMinBytes {
+		r.bad("metadata.log.segment.bytes: %d is below metadata.log.segment.min.bytes (%d)", c.SegmentBytes, c.SegmentMinBytes)
+	}
+	if c.SegmentBytes > 1<<31-1 {
+		r.bad("metadata.log.segment.bytes: %d is larger than an int", c.SegmentBytes)
+	}
+	c.SegmentMs = r.int("metadata.log.segment.ms", defaultSegmentMs, 1)
+	c.MaxRetentionBytes = r.int("metadata.max.retention.bytes", defaultMaxRetentionBytes, -1<<62)
+	c.MaxRetentionMs = r.int("metadata.max.retention.ms", defaultMaxRetentionMs, -1<<62)
+	c.MaxRecordBytesBetweenSnapshots = r.int("metadata.log.max.record.bytes.between.snapshots", defaultMaxRecordBytesSnap, 1)
+	c.MaxSnapshotIntervalMs = r.int("metadata.log.max.snapshot.interval.ms", defaultMaxSnapshotInterval, 0)
+}
+
+// readLogDirs reads log.dirs (or log.dir) and metadata.log.dir, which
+// defaults to the first log dir.
+func (c *Config) readLogDirs(r *reader) {
+	dirs := r.get("log.dirs", "")
+	if dirs == "" {
+		dirs = r.get("log.dir", defaultLogDirs)
+	}
+	seen := map[string]bool{}
+	for _, d := range SplitList(dirs) {
+		cd := filepath.Clean(d)
+		if seen[cd] {
+			r.bad("log.dirs: %s appears more than once", d)
+			continue
+		}
+		seen[cd] = true
+		c.LogDirs = append(c.LogDirs, cd)
+	}
+	if len(c.LogDirs) == 0 {
+		r.bad("log.dirs: at least one log directory is required")
+	}
+	c.MetadataLogDir = r.get("metadata.log.dir", "")
+	if c.MetadataLogDir == "" && len(c.LogDirs) > 0 {
+		c.MetadataLogDir = c.LogDirs[0]
+	}
+	c.MetadataLogDir = filepath.Clean(c.MetadataLogDir)
+}
+
+// RawLogDirs returns log.dirs (or log.dir) and metadata.log.dir without
+// validating anything else, for tools that inspect directories of a
+// configuration a node would refuse (as kafka-storage info does).
+func RawLogDirs(p *Properties) []string {
+	var dirs []string
+	for _, k := range []string{"log.dirs", "log.dir"} {
+		if v, ok := p.Get(k); ok && strings.TrimSpace(v) != "" {
+			dirs = SplitList(v)
+			break
+		}
+	}
+	if v, ok := p.Get("metadata.log.dir"); ok {
+		if v = strings.TrimSpace(v); v != "" && !contains(dirs, v) {
+			dirs = append(dirs, v)
+		}
+	}
+	return dirs
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,128 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// quorumKeys are the keys of the voter set and the raft timers.
+var quorumKeys = []string{
+	"controller.quorum.voters", "controller.quorum.bootstrap.servers",
+	"controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms",
+	"controller.quorum.election.backoff.max.ms", "controller.quorum.append.linger.ms",
+	"controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
+}
+
+// Kafka's defaults (QuorumConfig).
+const (
+	defaultElectionTimeoutMs    = 1000
+	defaultFetchTimeoutMs       = 2000
+	defaultElectionBackoffMaxMs = 1000
+	defaultAppendLingerMs       = 25
+	defaultRequestTimeoutMs     = 2000
+	defaultRetryBackoffMs       = 20
+)
+
+// VoterAddr is one entry of controller.quorum.voters.
+type VoterAddr struct {
+	ID   int32
+	Host string
+	Port int
+}
+
+// IsVoter reports whether this node is in controller.quorum.voters.
+func (c *Config) IsVoter() bool {
+	for _, v := range c.Voters {
+		if v.ID == c.NodeID {
+			return true
+		}
+	}
+	return false
+}
+
+// readQuorum reads the voter set and the raft timers. It runs after
+// readRoles: a controller must be one of the voters.
+func (c *Config) readQuorum(r *reader) {
+	voterIDs := c.readVoters(r)
+	c.readBootstrapServers(r)
+	voters := r.get("controller.quorum.voters", "")
+	if voters == "" && r.get("controller.quorum.bootstrap.servers", "") == "" {
+		r.bad("controller.quorum.voters / controller.quorum.bootstrap.servers: Missing kraft bootstrap servers; set controller.quorum.voters (id@host:port,...)")
+	} else if voters == "" {
+		r.bad("controller.quorum.voters: required (kraftd supports static voter sets only; dynamic quorums need KIP-853 bootstrap snapshots)")
+	}
+	// A controller in a static quorum must be one of the voters (as Kafka
+	// checks); a node outside the set runs with process.roles=broker and is
+	// an observer: it fetches but never votes.
+	if c.NodeID >= 0 && len(c.Voters) > 0 && !voterIDs[c.NodeID] && c.IsController() {
+		r.bad("node.id: %d is not in controller.quorum.voters (%s); a controller must be a voter (process.roles=broker runs an observer)",
+			c.NodeID, voters)
+	}
+	c.ElectionTimeout = r.ms("controller.quorum.election.timeout.ms", defaultElectionTimeoutMs, 1)
+	c.FetchTimeout = r.ms("controller.quorum.fetch.timeout.ms", defaultFetchTimeoutMs, 1)
+	c.ElectionBackoffMax = r.ms("controller.quorum.election.backoff.max.ms", defaultElectionBackoffMaxMs, 0)
+	c.AppendLinger = r.ms("controller.quorum.append.linger.ms", defaultAppendLingerMs, 0)
+	c.RequestTimeout = r.ms("controller.quorum.request.timeout.ms", defaultRequestTimeoutMs, 1)
+	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", defaultRetryBackoffMs, 0)
+}
+
+// readVoters reads controller.quorum.voters and returns the set of ids.
+func (c *Config) readVoters(r *reader) map[int32]bool {
+	ids := map[int32]bool{}
+	for _, e := range SplitList(r.get("controller.quorum.voters", "")) {
+		v, err := parseVoter(e)
+		if err != nil {
+			r.bad("controller.quorum.voters: %v", err)
+			continue
+		}
+		if ids[v.ID] {
+			r.bad("controller.quorum.voters: duplicate voter id %d", v.ID)
+			continue
+		}
+		ids[v.ID] = true
+		c.Voters = append(c.Voters, v)
+	}
+	return ids
+}
+
+func (c *Config) readBootstrapServers(r *reader) {
+	for _, e := range SplitList(r.get("controller.quorum.bootstrap.servers", "")) {
+		h, port, err := ParseHostPort(e)
+		if err != nil {
+			r.bad("controller.quorum.bootstrap.servers: %v", err)
+			continue
+		}
+		if isNonRoutable(h) {
+			r.bad("controller.quorum.bootstrap.servers: %q is a non-routable address", e)
+			continue
+		}
+		c.BootstrapServers = append(c.BootstrapServers, Endpoint{Host: h, Port: port})
+	}
+}
+
+// parseVoter parses one controller.quorum.voters entry id@host:port.
+func parseVoter(s string) (VoterAddr, error) {
+	idStr, addr, ok := strings.Cut(s, "@")
+	if !ok || strings.Contains(addr, "@") {
+		return VoterAddr{}, fmt.Errorf("malformed entry %q (want id@host:port)", s)
+	}
+	id, err := strconv.ParseInt(strings.TrimSpace(idStr), 10, 32)
+	if err != nil || id < 0 {
+		return VoterAddr{}, fmt.Errorf("malformed entry %q: voter id %q is not a non-negative int32", s, idStr)
+	}
+	host, port, err := ParseHostPort(addr)
+	if err != nil {
+		return VoterAddr{}, fmt.Errorf("malformed entry %q: %v", s, err)
+	}
+	if host == "" {
+		return VoterAddr{}, fmt.Errorf("malformed entry %q: empty host", s)
+	}
+	if isNonRoutable(host) {
+		return VoterAddr{}, fmt.Errorf("entry %q: %s is a non-routable address", s, host)
+	}
+	if port == 0 {
+		return VoterAddr{}, fmt.Errorf("entry %q: port 0 is not a reachable port", s)
+	}
+	return VoterAddr{ID: int32(id), Host: host, Port: port}, nil
+}

@@ -1,0 +1,31 @@
+// Package node runs a KRaft quorum member in-process: the network server
+// and its listeners, the peer client, the raft driver over the metadata log
+// in the configured directory, and the run loop that owns the driver.
+// cmd/controller's start and test-kraft-server-start are thin wrappers
+// around it; tests and other programs run nodes without exec.
+//
+//	n, err := node.New(cfg, node.Options{ClusterID: id, DirectoryID: dir,
+//	    TopicName: raft.MetadataTopicName, TopicID: raft.MetadataTopicID,
+//	    Logger: lg, ShutdownTimeout: 5 * time.Second})
+//	err = n.Run(ctx) // cancel ctx for a graceful shutdown
+//
+// An Application (the raft performance test's workload, see package
+// workload) plugs in from outside: the driver calls it as its raft.Listener,
+// and the loop ticks it once per round with a Writer to append through and
+// to snapshot into.
+//
+// Concurrency: the network server's connection goroutines and the peer
+// client's goroutines talk to the driver only through the loop's bounded
+// inbound channel (handler.go, transport.go): when the loop falls behind,
+// they wait rather than queue without bound. DescribeCluster is answered on
+// the connection goroutine from a status the loop publishes atomically, as
+// is Status. The loop is the one goroutine that calls the driver, the log
+// and the application; it selects over inbound messages, a timer set to the
+// earliest of the driver's next deadline, the application's next tick and
+// log maintenance, and the end of Run's context, which starts a graceful
+// shutdown bounded by Options.ShutdownTimeout.
+//
+// The node routes DescribeQuorum for __cluster_metadata to its own topic, so
+// kafka-metadata-quorum also describes a node on the performance-test
+// partition, and rate-limits its warnings about INCONSISTENT_CLUSTER_ID.
+package node

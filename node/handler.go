@@ -1,0 +1,189 @@
+package node
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/network"
+	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft"
+)
+
+// reqRef routes a reply back to its connection. topicRename is set when the
+// request's topic name was rewritten for the driver (DescribeQuorum for
+// __cluster_metadata on a __raft_performance_test node) and the reply must
+// carry the requested name again.
+type reqRef struct {
+	respond     func(kmsg.Response)
+	topicRename string
+	remote      string // for logs
+	clusterID   string // the request's cluster id, for logs ("<null>" when absent)
+}
+
+// responseErrorCode is the top-level error code of a raft response (where
+// INCONSISTENT_CLUSTER_ID is reported), 0 for other kinds.
+func responseErrorCode(resp kmsg.Response) int16 {
+	switch r := resp.(type) {
+	case *kmsg.VoteResponse:
+		return r.ErrorCode
+	case *kmsg.BeginQuorumEpochResponse:
+		return r.ErrorCode
+	case *kmsg.EndQuorumEpochResponse:
+		return r.ErrorCode
+	case *kmsg.FetchResponse:
+		return r.ErrorCode
+	case *kmsg.FetchSnapshotResponse:
+		return r.ErrorCode
+	case *kmsg.AddRaftVoterResponse:
+		return r.ErrorCode
+	case *kmsg.RemoveRaftVoterResponse:
+		return r.ErrorCode
+	case *kmsg.UpdateRaftVoterResponse:
+		return r.ErrorCode
+	}
+	return 0
+}
+
+// requestClusterID is a raft request's cluster id for logs.
+func requestClusterID(req kmsg.Request) string {
+	var p *string
+	switch r := req.(type) {
+	case *kmsg.VoteRequest:
+		p = r.ClusterID
+	case *kmsg.BeginQuorumEpochRequest:
+		p = r.ClusterID
+	case *kmsg.EndQuorumEpochRequest:
+		p = r.ClusterID
+	case *kmsg.FetchRequest:
+		p = r.ClusterID
+	case *kmsg.FetchSnapshotRequest:
+		p = r.ClusterID
+	}
+	if p == nil {
+		return "<null>"
+	}
+	return *p
+}
+
+// warnClusterID logs a cluster id refusal at most once per 10 s per key, so
+// a misconfigured peer retrying every few ms does not flood the log.
+func (n *Node) warnClusterID(key, msg string, fields ...zap.Field) {
+	now := time.Now()
+	n.warnMu.Lock()
+	last, ok := n.warned[key]
+	if !ok || now.Sub(last) >= 10*time.Second {
+		n.warned[key] = now
+	} else {
+		n.warnMu.Unlock()
+		return
+	}
+	n.warnMu.Unlock()
+	n.lg.Warn(msg, fields...)
+}
+
+// post hands a message to the loop; it waits while the inbox is full and
+// gives up once the loop has stopped.
+func (n *Node) post(m raft.Message) bool {
+	select {
+	case n.inbox <- m:
+		return true
+	case <-n.stopped:
+		return false
+	}
+}
+
+// Handle routes raft requests into the run loop and answers DescribeCluster
+// from the published status. It runs on the connection's reader goroutine.
+func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	switch r := req.(type) {
+	case *kmsg.DescribeClusterRequest:
+		respond(n.describeCluster(c, r))
+		return
+	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
+		*kmsg.FetchRequest, *kmsg.FetchSnapshotRequest,
+		*kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
+		ref := &reqRef{respond: respond, remote: c.Remote.String(), clusterID: requestClusterID(req)}
+		if !n.post(raft.Message{Request: req, Ref: ref}) {
+			respond(nil) // shutting down: close the connection
+		}
+		return
+	case *kmsg.DescribeQuorumRequest:
+		ref := &reqRef{respond: respond}
+		// kafka-metadata-quorum always asks for __cluster_metadata; a
+		// node running the performance-test partition describes that one.
+		if n.rcfg.TopicName != raft.MetadataTopicName && len(r.Topics) == 1 && r.Topics[0].Topic == raft.MetadataTopicName {
+			r.Topics[0].Topic = n.rcfg.TopicName
+			ref.topicRename = raft.MetadataTopicName
+		}
+		if !n.post(raft.Message{Request: req, Ref: ref}) {
+			respond(nil)
+		}
+		return
+	}
+	// protocol.ParseRequest only yields the apis kraftd serves, all handled
+	// above; anything else means the tables disagree: close the connection.
+	n.lg.Warn("request for an api the node does not route; closing the connection",
+		zap.Int16("api_key", hdr.APIKey), zap.Int16("api_version", hdr.APIVersion),
+		zap.Stringer("remote", c.Remote))
+	respond(nil)
+}
+
+// describeCluster answers as a Kafka controller does for
+// kafka-metadata-quorum --bootstrap-controller (kraft-protocol.md 11).
+func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.EndpointType = 2
+	endpointType := req.EndpointType
+	if req.Version < 1 {
+		endpointType = 1 // v0 asks for brokers
+	}
+	switch endpointType {
+	case 2:
+	case 1:
+		resp.ErrorCode = kerr.MismatchedEndpointType.Code
+		msg := "The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER"
+		resp.ErrorMessage = &msg
+		return resp
+	default:
+		if req.Version < 1 {
+			resp.ErrorCode = kerr.InvalidRequest.Code
+		} else {
+			resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		}
+		msg := fmt.Sprintf("unsupported endpoint type %d", endpointType)
+		resp.ErrorMessage = &msg
+		return resp
+	}
+	resp.ClusterID = n.rcfg.ClusterID
+	st, known := n.Status()
+	resp.ControllerID = -1
+	for _, v := range n.rcfg.Voters {
+		b := kmsg.NewDescribeClusterResponseBroker()
+		b.NodeID = v.ID
+		found := false
+		if v.ID == n.rcfg.NodeID {
+			if ep, ok := n.advertised[c.Listener]; ok {
+				b.Host, b.Port, found = ep.Host, ep.Port, true
+			}
+		}
+		if !found {
+			for _, ep := range v.Endpoints {
+				if ep.Name == c.Listener {
+					b.Host, b.Port, found = ep.Host, ep.Port, true
+				}
+			}
+		}
+		if !found {
+			continue
+		}
+		resp.Brokers = append(resp.Brokers, b)
+		if known && st.LeaderID == v.ID {
+			resp.ControllerID = v.ID
+		}
+	}
+	return resp
+}

@@ -1,0 +1,224 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/metadatalog"
+	"github.com/kraftd/kraftd/network"
+	"github.com/kraftd/kraftd/raft"
+)
+
+// inboxSize bounds the run loop's inbound channel. Each inbound connection
+// has at most one request in flight and each peer a handful of responses, so
+// the channel only fills when the loop falls behind; then connection and
+// peer goroutines wait (backpressure) instead of queueing without bound.
+const inboxSize = 4096
+
+// DefaultMaintainEvery is how often the loop applies log retention (Kafka's
+// log cleaner period for the metadata log is 60 s).
+const DefaultMaintainEvery = 60 * time.Second
+
+// Options are a node's identity and what runs beside the raft driver.
+type Options struct {
+	ClusterID   string
+	DirectoryID [16]byte // this replica's directory id
+	TopicName   string   // raft.MetadataTopicName or raft.PerformanceTestTopicName
+	TopicID     [16]byte
+
+	// App interprets committed records and may append; nil runs a node that
+	// appends nothing and ignores what it commits.
+	App Application
+
+	Logger *zap.Logger
+	// ShutdownTimeout bounds the graceful shutdown (resign, hand over,
+	// flush) once Run's context is done; must be positive.
+	ShutdownTimeout time.Duration
+	// MaintainEvery is how often log retention runs; 0 = DefaultMaintainEvery.
+	MaintainEvery time.Duration
+}
+
+// Node is a running quorum member: the network server, the peer client, the
+// raft driver over the metadata log, and the run loop that owns the driver.
+type Node struct {
+	cfg  *config.Config
+	o    Options
+	lg   *zap.Logger
+	rcfg raft.Config // endpoints filled in by Run once the listeners are bound
+
+	driver  *raft.Driver
+	log     *metadatalog.Log
+	server  *network.Server
+	peers   *network.Peers
+	inbox   chan raft.Message
+	stopped chan struct{} // closed when the loop exits: senders give up
+	// status is what connection goroutines may read without the loop:
+	// published by the loop after each round that changed it.
+	status atomic.Pointer[raft.Status]
+	// advertised endpoints by listener name (bound ports resolved).
+	advertised map[string]raft.Endpoint
+
+	warnMu sync.Mutex
+	warned map[string]time.Time // rate limit of cluster id warnings
+}
+
+// New checks the options and prepares a node; it touches no file or socket.
+func New(cfg *config.Config, o Options) (*Node, error) {
+	if o.ShutdownTimeout <= 0 {
+		return nil, fmt.Errorf("node: shutdown timeout %v: must be positive", o.ShutdownTimeout)
+	}
+	if o.TopicName == "" {
+		return nil, errors.New("node: no topic name")
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.MaintainEvery <= 0 {
+		o.MaintainEvery = DefaultMaintainEvery
+	}
+	rc := raftConfig(cfg)
+	rc.ClusterID, rc.DirectoryID = o.ClusterID, o.DirectoryID
+	rc.TopicName, rc.TopicID = o.TopicName, o.TopicID
+	rc.ShutdownTimeout = o.ShutdownTimeout
+	return &Node{
+		cfg: cfg, o: o, lg: o.Logger, rcfg: rc,
+		inbox:      make(chan raft.Message, inboxSize),
+		stopped:    make(chan struct{}),
+		advertised: map[string]raft.Endpoint{},
+		warned:     map[string]time.Time{},
+	}, nil
+}
+
+// Status is the raft status as of the loop's latest round; false before the
+// first round.
+func (n *Node) Status() (raft.Status, bool) {
+	if st := n.status.Load(); st != nil {
+		return *st, true
+	}
+	return raft.Status{}, false
+}
+
+// Run locks and opens the metadata log, binds the listeners and runs the
+// loop. When ctx is done the node shuts down gracefully (a leader resigns
+// and hands over), bounded by ShutdownTimeout; Run returns then, or at once
+// on a fatal log or raft error. Run is called once.
+func (n *Node) Run(ctx context.Context) (err error) {
+	partDir := filepath.Join(n.cfg.MetadataLogDir, n.rcfg.TopicName+"-0")
+	unlock, err := lockDir(n.cfg.MetadataLogDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	l, store, err := openStorage(partDir, n.cfg, n.rcfg.TopicID, n.lg.Named("log"))
+	if err != nil {
+		return err
+	}
+	n.log = l
+	defer func() {
+		if cerr := l.Close(); cerr != nil {
+			n.lg.Error("close log", zap.Error(cerr))
+			if err == nil {
+				err = cerr
+			}
+		}
+	}()
+	n.lg.Info("starting", zap.String("cluster_id", n.rcfg.ClusterID), zap.String("topic", n.rcfg.TopicName),
+		zap.String("log_dir", partDir), zap.Bool("voter", n.cfg.IsVoter()),
+		zap.Duration("election_timeout", n.rcfg.ElectionTimeout), zap.Duration("append_linger", n.rcfg.AppendLinger))
+	if err := n.startNetwork(); err != nil {
+		return err
+	}
+	defer n.stopNetwork()
+	n.driver, err = raft.NewDriver(n.rcfg, l, store, transport{n}, newRNG(), n.lg.Named("raft"), time.Now())
+	if err != nil {
+		return fmt.Errorf("start raft: %w", err)
+	}
+	if n.o.App != nil {
+		n.driver.Register(n.o.App)
+	} else {
+		n.driver.Register(ignoreCommits{})
+	}
+	return n.loop(ctx)
+}
+
+// startNetwork binds the listeners, learns the advertised endpoints from the
+// bound ports, and points the peer client at the voters and bootstrap
+// servers.
+func (n *Node) startNetwork() (err error) {
+	var listeners []network.ListenerConfig
+	for _, l := range n.cfg.Listeners {
+		listeners = append(listeners, network.ListenerConfig{Name: l.Name, Addr: l.HostPort()})
+	}
+	n.server, err = network.NewServer(network.ServerConfig{
+		Listeners:    listeners,
+		MaxFrameSize: n.cfg.SocketRequestMaxBytes,
+		IdleTimeout:  n.cfg.ConnectionsMaxIdle,
+		Logger:       n.lg.Named("network"),
+	}, n)
+	if err != nil {
+		return err
+	}
+	if err := n.server.Start(); err != nil {
+		return fmt.Errorf("start listeners: %w", err)
+	}
+	n.rcfg.Endpoints = advertisedEndpoints(n.cfg, n.server.Addrs())
+	for _, ep := range n.rcfg.Endpoints {
+		n.advertised[ep.Name] = ep
+	}
+	n.peers = network.NewPeers(network.PeerConfig{
+		ClientID:            "raft-client-" + strconv.Itoa(int(n.cfg.NodeID)),
+		RequestTimeout:      n.cfg.RequestTimeout,
+		ReconnectBackoff:    50 * time.Millisecond,
+		ReconnectBackoffMax: 500 * time.Millisecond,
+		Logger:              n.lg.Named("peers"),
+	})
+	for _, v := range n.rcfg.Voters {
+		if v.ID != n.rcfg.NodeID {
+			n.peers.SetAddress(v.ID, net.JoinHostPort(v.Endpoints[0].Host, strconv.Itoa(int(v.Endpoints[0].Port))))
+		}
+	}
+	// Bootstrap servers have no node id yet: they get ids below -1.
+	for i, b := range n.rcfg.Bootstrap {
+		n.peers.SetAddress(int32(-2-i), net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))))
+	}
+	return nil
+}
+
+func (n *Node) stopNetwork() {
+	close(n.stopped)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := n.server.Shutdown(ctx); err != nil {
+		n.lg.Warn("network shutdown", zap.Error(err))
+	}
+	n.peers.Close()
+}
+
+func newRNG() *mrand.Rand {
+	var seed [16]byte
+	_, _ = rand.Read(seed[:])
+	return mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
+}
+
+// ignoreCommits is the listener of a node without an application: the
+// metadata records are not interpreted (kraftd is not a Kafka controller
+// state machine).
+type ignoreCommits struct{}
+
+func (ignoreCommits) HandleCommit([]raft.CommittedBatch)                          {}
+func (ignoreCommits) HandleLoadSnapshot(raft.OffsetAndEpoch, raft.SnapshotReader) {}
+func (ignoreCommits) HandleLeaderChange(raft.LeaderAndEpoch)                      {}
+func (ignoreCommits) BeginShutdown()                                              {}

@@ -1,0 +1,66 @@
+package node
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/raft"
+)
+
+// transport implements raft.Transport over network.Peers and the server's
+// respond functions. Send and Reply never block: Peers.Send queues, respond
+// queues on the connection's writer.
+type transport struct{ n *Node }
+
+func (t transport) Send(o raft.Outbound) {
+	t.n.peers.Send(o.To, o.Request, func(resp kmsg.Response, err error) {
+		if err == nil && responseErrorCode(resp) == kerr.InconsistentClusterID.Code {
+			t.n.warnClusterID(fmt.Sprintf("out:%d", o.To), "peer refused our request: INCONSISTENT_CLUSTER_ID (our cluster id differs from the quorum's; was this dir formatted for another cluster?)",
+				zap.Int32("peer", o.To), zap.String("api", kmsg.NameForKey(o.Request.Key())), zap.String("our_cluster_id", t.n.rcfg.ClusterID))
+		}
+		t.n.post(raft.Message{From: o.To, Corr: o.Corr, Response: resp, Err: err})
+	})
+}
+
+// LearnEndpoint implements raft.EndpointLearner: an address the driver
+// learned from the wire (a leader's endpoints) becomes the node's address,
+// so an observer configured only with bootstrap servers can reach the
+// leader. A configured voter keeps its controller.quorum.voters address: the
+// static configuration wins over what a peer advertises.
+func (t transport) LearnEndpoint(id int32, host string, port int32) {
+	if id < 0 || host == "" || port <= 0 || port > 65535 {
+		return
+	}
+	for _, v := range t.n.rcfg.Voters {
+		if v.ID == id && len(v.Endpoints) > 0 {
+			return
+		}
+	}
+	t.n.peers.SetAddress(id, net.JoinHostPort(host, strconv.Itoa(int(port))))
+}
+
+func (t transport) Reply(ref raft.RequestRef, resp kmsg.Response) {
+	r, ok := ref.(*reqRef)
+	if !ok {
+		t.n.lg.Error("reply with a foreign request ref; dropped", zap.Any("ref", ref))
+		return
+	}
+	if responseErrorCode(resp) == kerr.InconsistentClusterID.Code {
+		t.n.warnClusterID("in:"+r.remote, "refused a request: INCONSISTENT_CLUSTER_ID (the sender's cluster id differs from ours)",
+			zap.String("remote", r.remote), zap.String("api", kmsg.NameForKey(resp.Key())),
+			zap.String("their_cluster_id", r.clusterID), zap.String("our_cluster_id", t.n.rcfg.ClusterID))
+	}
+	if r.topicRename != "" {
+		if dq, ok := resp.(*kmsg.DescribeQuorumResponse); ok {
+			for i := range dq.Topics {
+				dq.Topics[i].Topic = r.topicRename
+			}
+		}
+	}
+	r.respond(resp)
+}
