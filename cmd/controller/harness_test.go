@@ -404,13 +404,29 @@ func readLog(t *testing.T, dataDir string) []logBatch {
 
 func readTopicLog(t *testing.T, dataDir, topic string) []logBatch {
 	t.Helper()
+	out, err := loadTopicLog(dataDir, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// readLiveLog reads the log of a running node: retention may delete a
+// segment while it is read, so a failed read is reported as ok=false for
+// the caller's poll to try again.
+func readLiveLog(dataDir string) ([]logBatch, bool) {
+	out, err := loadTopicLog(dataDir, "__raft_performance_test")
+	return out, err == nil
+}
+
+func loadTopicLog(dataDir, topic string) ([]logBatch, error) {
 	dir := metadatalog.PartitionDir(dataDir, topic)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	l, err := metadatalog.OpenReadOnly(dir)
 	if err != nil {
-		t.Fatalf("open %s: %v", dir, err)
+		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	defer l.Close()
 	var out []logBatch
@@ -423,9 +439,9 @@ func readTopicLog(t *testing.T, dataDir, topic string) []logBatch {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("read %s: %v", dir, err)
+		return nil, fmt.Errorf("read %s: %w", dir, err)
 	}
-	return out
+	return out, nil
 }
 
 // endOffset is the offset after the last batch read.

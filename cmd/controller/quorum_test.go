@@ -437,8 +437,8 @@ func TestSnapshotCatchUp(t *testing.T) {
 	leader, _ := c.waitLeader(10*time.Second, 0)
 	var startOffset int64
 	c.waitFor(20*time.Second, "the leader's log start to move past 0", func() bool {
-		bs := readLog(t, c.nodes[leader].dataDir)
-		if len(bs) > 0 && bs[0].base > 0 {
+		bs, ok := readLiveLog(c.nodes[leader].dataDir)
+		if ok && len(bs) > 0 && bs[0].base > 0 {
 			startOffset = bs[0].base
 			return true
 		}
@@ -453,13 +453,19 @@ func TestSnapshotCatchUp(t *testing.T) {
 	hw := c.committedHW()
 	c.waitFor(20*time.Second, "node 3 to catch up through a snapshot", func() bool {
 		s, ok := c.lastStats(3)
-		return ok && s.HighWatermark >= hw && endOffset(readLog(t, c.nodes[3].dataDir)) >= hw
+		bs, readOK := readLiveLog(c.nodes[3].dataDir)
+		return ok && readOK && s.HighWatermark >= hw && endOffset(bs) >= hw
 	})
 	got, _ := filepath.Glob(filepath.Join(c.nodes[3].dataDir, "__raft_performance_test-0", "*.checkpoint"))
 	if len(got) == 0 {
 		t.Fatal("node 3 caught up without a snapshot")
 	}
-	bs := readLog(t, c.nodes[3].dataDir)
+	var bs []logBatch
+	c.waitFor(10*time.Second, "a complete read of node 3's log", func() bool {
+		var ok bool
+		bs, ok = readLiveLog(c.nodes[3].dataDir)
+		return ok
+	})
 	if len(bs) == 0 || bs[0].base == 0 {
 		t.Fatalf("node 3's log starts at offset 0: it did not start from the snapshot")
 	}
