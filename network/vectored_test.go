@@ -2,7 +2,6 @@ package network
 
 import (
 	"bytes"
-	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -40,59 +39,6 @@ func filled(n int, seed byte) []byte {
 		b[i] = seed + byte(i*7)
 	}
 	return b
-}
-
-// The three pieces of a split Fetch response are byte for byte the normal encoding, at
-// every version and around the length-encoding boundaries.
-func TestSplitFetchResponseMatchesEncoding(t *testing.T) {
-	sizes := []int{vectoredMinRecords + 1, 1<<21 - 2, 1 << 21}
-	bigs := map[int][]byte{}
-	for _, n := range sizes {
-		bigs[n] = filled(n, byte(n))
-	}
-	// Versions: non-flexible (4, 11), first flexible (12), topic ids (13), ReplicaState
-	// era (15), broker endpoints tag (16, 17).
-	for _, v := range []int16{4, 11, 12, 13, 15, 16, 17} {
-		for _, n := range sizes {
-			for _, shape := range []string{"one", "small-before", "small-after"} {
-				t.Run(fmt.Sprintf("v%d/%d/%s", v, n, shape), func(t *testing.T) {
-					big := bigs[n]
-					var resp *kmsg.FetchResponse
-					switch shape {
-					case "one":
-						resp = fetchResponse(v, big)
-					case "small-before":
-						resp = fetchResponse(v, filled(100, 1), big)
-					case "small-after":
-						resp = fetchResponse(v, big, nil, filled(5, 2))
-					}
-					sanitizeResponse(resp)
-					want := protocol.AppendResponse(nil, 99, resp)
-					head, recs, tail, ok := splitFetchResponse(99, resp)
-					if !ok {
-						t.Fatal("not split")
-					}
-					if &recs[0] != &big[0] {
-						t.Fatal("records were copied")
-					}
-					got := append(append(append([]byte(nil), head...), recs...), tail...)
-					if !bytes.Equal(got, want) {
-						t.Fatalf("split encoding differs (len %d vs %d)", len(got), len(want))
-					}
-					if len(resp.Topics[0].Partitions) > 0 && !bytes.Equal(resp.Topics[0].Partitions[map[string]int{"one": 0, "small-before": 1, "small-after": 0}[shape]].RecordBatches, big) {
-						t.Fatal("response records not restored")
-					}
-				})
-			}
-		}
-	}
-	// Not applicable: small records, or two large partitions.
-	if _, _, _, ok := splitFetchResponse(1, fetchResponse(17, filled(100, 0))); ok {
-		t.Error("small records split")
-	}
-	if _, _, _, ok := splitFetchResponse(1, fetchResponse(17, filled(vectoredMinRecords, 0), filled(vectoredMinRecords, 1))); ok {
-		t.Error("two large partitions split")
-	}
 }
 
 // A Fetch response with 1 MiB of records, pipelined with small responses, reaches a
