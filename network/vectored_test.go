@@ -41,40 +41,43 @@ func filled(n int, seed byte) []byte {
 	return b
 }
 
-// A Fetch response with 1 MiB of records, pipelined with small responses, reaches a
-// client intact through the vectored write path.
+// Fetch responses with large records, pipelined with small responses, reach a client
+// intact through the vectored write path: 1 MiB of records (a write per response) and
+// 20 KiB (several vectored responses in one write).
 func TestServerWritesLargeFetchResponse(t *testing.T) {
-	records := filled(1<<20, 3)
-	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
-		switch r := req.(type) {
-		case *kmsg.FetchRequest:
-			respond(fetchResponse(r.Version, records))
-		case *kmsg.VoteRequest:
-			respond(voteResponseFor(r))
-		}
-	})
-	_, addr := startServer(t, ServerConfig{}, h)
-	c := dialRaw(t, addr)
-	for i := range int32(6) {
-		if i%2 == 0 {
-			c.send(i, voteRequest(i))
-			continue
-		}
-		f := kmsg.NewPtrFetchRequest()
-		f.Version = int16(10 + i)
-		c.send(i, f)
-	}
-	for i := range int32(6) {
-		if i%2 == 0 {
-			if got := votePartition(c.recv(i, protocol.KeyVote, 1)); got != i {
-				t.Fatalf("vote %d: %d", i, got)
+	for _, n := range []int{1 << 20, 20 << 10} {
+		records := filled(n, 3)
+		h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+			switch r := req.(type) {
+			case *kmsg.FetchRequest:
+				respond(fetchResponse(r.Version, records))
+			case *kmsg.VoteRequest:
+				respond(voteResponseFor(r))
 			}
-			continue
+		})
+		_, addr := startServer(t, ServerConfig{}, h)
+		c := dialRaw(t, addr)
+		for i := range int32(6) {
+			if i%2 == 0 {
+				c.send(i, voteRequest(i))
+				continue
+			}
+			f := kmsg.NewPtrFetchRequest()
+			f.Version = int16(10 + i)
+			c.send(i, f)
 		}
-		resp := c.recv(i, protocol.KeyFetch, int16(10+i)).(*kmsg.FetchResponse)
-		p := resp.Topics[0].Partitions[0]
-		if !bytes.Equal(p.RecordBatches, records) || p.HighWatermark != 42 {
-			t.Fatalf("fetch %d: records or high watermark differ", i)
+		for i := range int32(6) {
+			if i%2 == 0 {
+				if got := votePartition(c.recv(i, protocol.KeyVote, 1)); got != i {
+					t.Fatalf("%d bytes: vote %d: %d", n, i, got)
+				}
+				continue
+			}
+			resp := c.recv(i, protocol.KeyFetch, int16(10+i)).(*kmsg.FetchResponse)
+			p := resp.Topics[0].Partitions[0]
+			if !bytes.Equal(p.RecordBatches, records) || p.HighWatermark != 42 {
+				t.Fatalf("%d bytes: fetch %d: records or high watermark differ", n, i)
+			}
 		}
 	}
 }

@@ -46,7 +46,8 @@ func EncodeRequest(dst []byte, corr int32, clientID *string, req kmsg.Request, v
 // AppendRequest appends the size-prefixed frame of req at its own version, for a
 // request built or decoded at that version. As with EncodeRequest, fields the version
 // does not carry are left out (not only the regular ones, as kmsg does, but the tagged
-// ones too, which Kafka would reject) and req is not modified.
+// ones too, which Kafka would reject) and req is not modified; unlike EncodeRequest it
+// refuses nothing, the caller having chosen the version.
 func AppendRequest(dst []byte, corr int32, clientID *string, req kmsg.Request) []byte {
 	return appendRequest(dst, corr, clientID, req, req.GetVersion())
 }

@@ -7,15 +7,16 @@ import (
 )
 
 // Which fields each version of a served api carries, where kmsg does not decide it
-// itself. versions.go keeps the version ranges; this file what each version adds that
-// the encoder must know about. A version bump changes a line in both.
+// itself. versions.go keeps the version ranges, this file what a version adds that the
+// encoder must know about: a version bump changes a line in each.
 //
 // kmsg leaves out a regular field at a version that does not define it, but writes a
 // tagged field whenever it holds a non-default value, whatever the version; Kafka's
 // generated readers reject a known tag at a version that does not define it ("Tag N is
 // not valid for version V") and close the connection (spec interop pitfall 16). Tags
-// that start with the api's first flexible version are safe: kmsg writes no tag block
-// below it.
+// that start with the api's first flexible version are safe, as kmsg writes no tag
+// block below it; the tables below list every other tag of the served apis (Kafka
+// 4.4.0's message schemas).
 //
 // Lowering the version drops the fields it lacks, silently. For a field Kafka marks not
 // ignorable, dropping a non-default value changes what the request asks, so Kafka's
