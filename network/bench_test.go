@@ -178,8 +178,8 @@ func BenchmarkLoopbackFetch1MiB(b *testing.B) {
 			name = "vectored"
 		}
 		b.Run(name, func(b *testing.B) {
-			defer func(v bool) { vectoredFetch = v }(vectoredFetch)
-			vectoredFetch = vectored
+			defer func(v bool) { vectoredWrites = v }(vectoredWrites)
+			vectoredWrites = vectored
 			benchFetch(b)
 		})
 	}

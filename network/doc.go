@@ -15,8 +15,9 @@
 //     (protocol.NewApiVersionsResponse) and needs no mute.
 //   - the writer takes queued responses, encodes them into one buffer and writes it when
 //     no further response is queued, so pipelined answers share a syscall. The records
-//     of a large Fetch response are not copied into that buffer: they go out as their
-//     own segment of a vectored write (net.Buffers, writev).
+//     of a large Fetch response (and the chunk of a FetchSnapshot one) are not copied
+//     into that buffer: they go out as their own segment of a vectored write
+//     (protocol.AppendResponseVectored, writev).
 //
 // Why two goroutines and not one: respond is called from the raft run loop and must
 // never block it, so the response goes to a queue that a goroutine other than the
@@ -43,9 +44,11 @@
 // connection one reader matches responses to requests by correlation id and runs the
 // callbacks. A timer per request fails it after RequestTimeout and closes its
 // connection. Send only queues, so the raft run loop never blocks on the network, and
-// callbacks never run on the caller's goroutine. Transport failures wrap
-// kerr.BrokerNotAvailable (what the JVM raft client synthesises for a disconnect), a
-// version mismatch wraps kerr.UnsupportedVersion.
+// callbacks never run on the caller's goroutine. Requests are encoded by
+// protocol.EncodeRequest at the version picked: this package knows nothing of what a
+// version carries. Transport failures wrap kerr.BrokerNotAvailable (what the JVM raft
+// client synthesises for a disconnect), a version mismatch wraps
+// kerr.UnsupportedVersion.
 //
 // Usage:
 //

@@ -2,12 +2,10 @@ package network
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,7 +144,7 @@ func (p *Peers) SetAddress(id int32, hostport string) {
 // one request may be sent to several nodes. req must not be modified until cb runs. When
 // that version cannot carry a field whose value changes the request's meaning (a Vote
 // with PreVote below v2, a Fetch with LastFetchedEpoch below v12), cb gets an error
-// wrapping kerr.UnsupportedVersion instead (see downgradeError).
+// wrapping kerr.UnsupportedVersion instead (see protocol.EncodeRequest).
 func (p *Peers) Send(id int32, req kmsg.Request, cb func(kmsg.Response, error)) {
 	c := &call{to: id, req: req, cb: cb}
 	closed := p.closed.Load()
@@ -440,16 +438,11 @@ func (pc *peerConn) negotiate() error {
 		if got != corr {
 			return fmt.Errorf("correlation id %d, expected %d (%w)", got, corr, kerr.BrokerNotAvailable)
 		}
-		// A server that does not know version v answers in the v0 body layout with
-		// UNSUPPORTED_VERSION and its own ApiVersions range. The error code is the first
-		// body field in every version, right after the 4-byte correlation id.
-		parseAt := v
-		if len(frame) >= 6 && int16(binary.BigEndian.Uint16(frame[4:6])) == kerr.UnsupportedVersion.Code {
-			parseAt = 0
-		}
-		kresp, err := protocol.ParseResponse(frame, protocol.KeyApiVersions, parseAt)
+		// A server that does not know version v answers with UNSUPPORTED_VERSION and
+		// its own ApiVersions range (ParseResponse reads that answer's v0 layout).
+		kresp, err := protocol.ParseResponse(frame, protocol.KeyApiVersions, v)
 		if err != nil {
-			return fmt.Errorf("decode v%d: %w (%w)", parseAt, err, kerr.BrokerNotAvailable)
+			return fmt.Errorf("decode v%d: %w (%w)", v, err, kerr.BrokerNotAvailable)
 		}
 		resp := kresp.(*kmsg.ApiVersionsResponse)
 		if resp.ErrorCode == kerr.UnsupportedVersion.Code {
@@ -505,9 +498,10 @@ func (pc *peerConn) send(calls []*call) {
 		if c.done.Load() {
 			continue // timed out while queued
 		}
+		start := len(buf)
 		v, err := pc.versionFor(c.req)
 		if err == nil {
-			err = downgradeError(c.req, v)
+			buf, err = protocol.EncodeRequest(buf, pc.corr, pc.pr.p.clientID, c.req, v)
 			if err != nil {
 				err = fmt.Errorf("network: node %d supports %s up to v%d: %w", pc.pr.id, kmsg.NameForKey(c.req.Key()), v, err)
 			}
@@ -516,10 +510,7 @@ func (pc *peerConn) send(calls []*call) {
 			c.finish(nil, err)
 			continue
 		}
-		req := prepareRequest(c.req, v)
-		c.corr, c.key, c.version = pc.nextCorr(), req.Key(), v
-		start := len(buf)
-		buf = protocol.AppendRequest(buf, c.corr, pc.pr.p.clientID, req)
+		c.corr, c.key, c.version = pc.nextCorr(), c.req.Key(), v
 		// Publish the connection before checking done: either expire sees the
 		// connection and closes it, or this sees the expiry and drops the request.
 		c.conn.Store(pc)
@@ -621,20 +612,4 @@ func (pc *peerConn) readLoop() {
 		}
 		c.finish(resp, nil)
 	}
-}
-
-// withVersion returns a shallow copy of req at version v (kmsg requests are pointers to
-// structs), leaving req itself untouched.
-func withVersion(req kmsg.Request, v int16) kmsg.Request {
-	rv := reflect.ValueOf(req)
-	if rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Struct {
-		cp := reflect.New(rv.Elem().Type())
-		cp.Elem().Set(rv.Elem())
-		if r, ok := cp.Interface().(kmsg.Request); ok {
-			r.SetVersion(v)
-			return r
-		}
-	}
-	req.SetVersion(v)
-	return req
 }

@@ -2,7 +2,6 @@ package network
 
 import (
 	"bytes"
-	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -42,93 +41,43 @@ func filled(n int, seed byte) []byte {
 	return b
 }
 
-// The three pieces of a split Fetch response are byte for byte the normal encoding, at
-// every version and around the length-encoding boundaries.
-func TestSplitFetchResponseMatchesEncoding(t *testing.T) {
-	sizes := []int{vectoredMinRecords + 1, 1<<21 - 2, 1 << 21}
-	bigs := map[int][]byte{}
-	for _, n := range sizes {
-		bigs[n] = filled(n, byte(n))
-	}
-	// Versions: non-flexible (4, 11), first flexible (12), topic ids (13), ReplicaState
-	// era (15), broker endpoints tag (16, 17).
-	for _, v := range []int16{4, 11, 12, 13, 15, 16, 17} {
-		for _, n := range sizes {
-			for _, shape := range []string{"one", "small-before", "small-after"} {
-				t.Run(fmt.Sprintf("v%d/%d/%s", v, n, shape), func(t *testing.T) {
-					big := bigs[n]
-					var resp *kmsg.FetchResponse
-					switch shape {
-					case "one":
-						resp = fetchResponse(v, big)
-					case "small-before":
-						resp = fetchResponse(v, filled(100, 1), big)
-					case "small-after":
-						resp = fetchResponse(v, big, nil, filled(5, 2))
-					}
-					sanitizeResponse(resp)
-					want := protocol.AppendResponse(nil, 99, resp)
-					head, recs, tail, ok := splitFetchResponse(99, resp)
-					if !ok {
-						t.Fatal("not split")
-					}
-					if &recs[0] != &big[0] {
-						t.Fatal("records were copied")
-					}
-					got := append(append(append([]byte(nil), head...), recs...), tail...)
-					if !bytes.Equal(got, want) {
-						t.Fatalf("split encoding differs (len %d vs %d)", len(got), len(want))
-					}
-					if len(resp.Topics[0].Partitions) > 0 && !bytes.Equal(resp.Topics[0].Partitions[map[string]int{"one": 0, "small-before": 1, "small-after": 0}[shape]].RecordBatches, big) {
-						t.Fatal("response records not restored")
-					}
-				})
-			}
-		}
-	}
-	// Not applicable: small records, or two large partitions.
-	if _, _, _, ok := splitFetchResponse(1, fetchResponse(17, filled(100, 0))); ok {
-		t.Error("small records split")
-	}
-	if _, _, _, ok := splitFetchResponse(1, fetchResponse(17, filled(vectoredMinRecords, 0), filled(vectoredMinRecords, 1))); ok {
-		t.Error("two large partitions split")
-	}
-}
-
-// A Fetch response with 1 MiB of records, pipelined with small responses, reaches a
-// client intact through the vectored write path.
+// Fetch responses with large records, pipelined with small responses, reach a client
+// intact through the vectored write path: 1 MiB of records (a write per response) and
+// 20 KiB (several vectored responses in one write).
 func TestServerWritesLargeFetchResponse(t *testing.T) {
-	records := filled(1<<20, 3)
-	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
-		switch r := req.(type) {
-		case *kmsg.FetchRequest:
-			respond(fetchResponse(r.Version, records))
-		case *kmsg.VoteRequest:
-			respond(voteResponseFor(r))
-		}
-	})
-	_, addr := startServer(t, ServerConfig{}, h)
-	c := dialRaw(t, addr)
-	for i := range int32(6) {
-		if i%2 == 0 {
-			c.send(i, voteRequest(i))
-			continue
-		}
-		f := kmsg.NewPtrFetchRequest()
-		f.Version = int16(10 + i)
-		c.send(i, f)
-	}
-	for i := range int32(6) {
-		if i%2 == 0 {
-			if got := votePartition(c.recv(i, protocol.KeyVote, 1)); got != i {
-				t.Fatalf("vote %d: %d", i, got)
+	for _, n := range []int{1 << 20, 20 << 10} {
+		records := filled(n, 3)
+		h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+			switch r := req.(type) {
+			case *kmsg.FetchRequest:
+				respond(fetchResponse(r.Version, records))
+			case *kmsg.VoteRequest:
+				respond(voteResponseFor(r))
 			}
-			continue
+		})
+		_, addr := startServer(t, ServerConfig{}, h)
+		c := dialRaw(t, addr)
+		for i := range int32(6) {
+			if i%2 == 0 {
+				c.send(i, voteRequest(i))
+				continue
+			}
+			f := kmsg.NewPtrFetchRequest()
+			f.Version = int16(10 + i)
+			c.send(i, f)
 		}
-		resp := c.recv(i, protocol.KeyFetch, int16(10+i)).(*kmsg.FetchResponse)
-		p := resp.Topics[0].Partitions[0]
-		if !bytes.Equal(p.RecordBatches, records) || p.HighWatermark != 42 {
-			t.Fatalf("fetch %d: records or high watermark differ", i)
+		for i := range int32(6) {
+			if i%2 == 0 {
+				if got := votePartition(c.recv(i, protocol.KeyVote, 1)); got != i {
+					t.Fatalf("%d bytes: vote %d: %d", n, i, got)
+				}
+				continue
+			}
+			resp := c.recv(i, protocol.KeyFetch, int16(10+i)).(*kmsg.FetchResponse)
+			p := resp.Topics[0].Partitions[0]
+			if !bytes.Equal(p.RecordBatches, records) || p.HighWatermark != 42 {
+				t.Fatalf("%d bytes: fetch %d: records or high watermark differ", n, i)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"io"
+	"net"
 	"os"
 	"testing"
 
@@ -77,12 +78,11 @@ func BenchmarkFetchResponseEncodeCopy(b *testing.B) {
 // leaves the records where they are (writev-ready net.Buffers).
 func BenchmarkFetchResponseEncodeVectored(b *testing.B) {
 	_, resp := benchFetchResponseFrame(b)
-	buf := make([]byte, 0, 4096)
+	bufs := net.Buffers{make([]byte, 0, 4096)}
 	b.SetBytes(int64(len(resp.Topics[0].Partitions[0].RecordBatches)))
 	b.ReportAllocs()
 	for b.Loop() {
-		bufs := AppendResponseVectored(buf[:0], 9, resp)
-		buf = bufs[0][:0]
+		bufs = AppendResponseVectored(append(bufs[:0], bufs[0][:0]), 9, resp)
 	}
 }
 
@@ -90,7 +90,8 @@ func BenchmarkFetchResponseEncodeVectored(b *testing.B) {
 // do: decode the 1 MiB response, encode it vectored and write it (to io.Discard).
 func BenchmarkFetchResponseDecodeEncodeVectored(b *testing.B) {
 	frame, _ := benchFetchResponseFrame(b)
-	buf := make([]byte, 0, 4096)
+	arena := make([]byte, 0, 4096)
+	var bufs net.Buffers
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -98,8 +99,10 @@ func BenchmarkFetchResponseDecodeEncodeVectored(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		bufs := AppendResponseVectored(buf[:0], 9, resp)
-		if _, err := bufs.WriteTo(io.Discard); err != nil {
+		bufs = AppendResponseVectored(append(bufs[:0], arena[:0]), 9, resp)
+		arena = bufs[0]
+		w := bufs // WriteTo consumes its receiver
+		if _, err := w.WriteTo(io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

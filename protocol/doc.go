@@ -16,9 +16,17 @@
 //     ApiVersions per KIP-511 (NewApiVersionsResponse) or close the connection as a Kafka
 //     controller does. Other errors from ParseRequest (malformed header, a body above
 //     MaxRequestBodySize, a body kmsg cannot decode) mean: log and close.
+//   - This package is the only place a kmsg message becomes bytes (encode.go). A request
+//     is encoded at the version negotiated with its receiver (EncodeRequest) or at its
+//     own (AppendRequest), a response at its own (AppendResponse). Either way the message
+//     is brought to that version first without modifying it (fields.go): tagged fields
+//     the version lacks are left out (kmsg would write them and Kafka rejects them), the
+//     Fetch replica id goes where the version carries it, and a downgrade that would drop
+//     a field changing the request's meaning is refused. A version bump changes
+//     versions.go and fields.go, never the network layer.
 //   - Fetch and FetchSnapshot responses carry up to 8 MiB of log or snapshot bytes.
-//     AppendResponseVectored encodes everything else and returns the frame as net.Buffers
-//     in which those bytes are the caller's own slices, for writev without a copy.
+//     AppendResponseVectored appends a frame to net.Buffers in which those bytes are
+//     the response's own slices, for writev without a copy.
 //   - Record batches are decoded from and encoded to the exact bytes Kafka stores on disk
 //     and sends in Fetch responses; the base offset and partition leader epoch are outside
 //     the CRC and may be rewritten in place. KRaft writes uncompressed batches; compressed

@@ -239,6 +239,8 @@ func FuzzParseResponse(f *testing.F) {
 		if twice := AppendResponse(nil, 1, back); !bytes.Equal(once, twice) {
 			t.Fatalf("%s v%d: encoding is not a fixed point:\n%x\n%x", kmsg.NameForKey(key), version, once, twice)
 		}
-		AppendResponseVectored(nil, 1, back)
+		if vectored := bytes.Join(AppendResponseVectored(nil, 1, back), nil); !bytes.Equal(vectored, once) {
+			t.Fatalf("%s v%d: vectored encoding differs:\n%x\n%x", kmsg.NameForKey(key), version, vectored, once)
+		}
 	})
 }

@@ -169,16 +169,6 @@ func ParseRequest(frame []byte) (RequestHeader, kmsg.Request, error) {
 	return hdr, req, nil
 }
 
-// appendSizePlaceholder reserves the 4-byte size prefix and returns its position.
-func appendSizePlaceholder(dst []byte) ([]byte, int) {
-	return append(dst, 0, 0, 0, 0), len(dst)
-}
-
-func fillSize(dst []byte, at int) []byte {
-	binary.BigEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
-	return dst
-}
-
 // AppendRequestHeader appends a request header (v2 when the version is flexible, else v1).
 func AppendRequestHeader(dst []byte, key, version int16, corr int32, clientID *string) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, uint16(key))
@@ -202,18 +192,6 @@ func AppendRequestHeader(dst []byte, key, version int16, corr int32, clientID *s
 	return dst
 }
 
-// AppendRequest appends a complete size-prefixed request frame; req.GetVersion() must be set.
-//
-// Tagged fields that req's version does not define (kmsg would write them, Kafka rejects
-// them) are reset in req first; a Fetch below v15 gets ReplicaID from ReplicaState.ID.
-func AppendRequest(dst []byte, corr int32, clientID *string, req kmsg.Request) []byte {
-	sanitizeRequest(req)
-	dst, at := appendSizePlaceholder(dst)
-	dst = AppendRequestHeader(dst, req.Key(), req.GetVersion(), corr, clientID)
-	dst = req.AppendTo(dst)
-	return fillSize(dst, at)
-}
-
 // responseHeaderFlexible reports whether a response uses header v1 (tag block): flexible
 // versions, except ApiVersions whose response header is always v0 (KIP-511).
 func responseHeaderFlexible(key, version int16) bool {
@@ -228,20 +206,6 @@ func AppendResponseHeader(dst []byte, key, version int16, corr int32) []byte {
 		dst = append(dst, 0)
 	}
 	return dst
-}
-
-// AppendResponse appends a complete size-prefixed response frame. Header v0 for ApiVersions
-// and for non-flexible versions, v1 (tag byte) otherwise. resp.GetVersion() must be set.
-//
-// Tagged fields that resp's version does not define (e.g. Vote v0 NodeEndpoints, Fetch
-// below v16 NodeEndpoints) are reset in resp first: kmsg would write them and Kafka rejects
-// them.
-func AppendResponse(dst []byte, corr int32, resp kmsg.Response) []byte {
-	sanitizeResponse(resp)
-	dst, at := appendSizePlaceholder(dst)
-	dst = AppendResponseHeader(dst, resp.Key(), resp.GetVersion(), corr)
-	dst = resp.AppendTo(dst)
-	return fillSize(dst, at)
 }
 
 // ResponseCorrelationID reads the correlation id of a response frame (body of ReadFrame).

@@ -2,9 +2,11 @@ package protocol
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -101,6 +103,9 @@ func TestAppendResponseDropsTagsTheVersionLacks(t *testing.T) {
 	if got := AppendResponse(nil, 1, vote); !bytes.Equal(got, []byte{0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 1, 0}) {
 		t.Fatalf("vote v0: %x", got)
 	}
+	if len(vote.NodeEndpoints) != 1 {
+		t.Fatal("the response was modified")
+	}
 	vote = kmsg.NewPtrVoteResponse()
 	vote.SetVersion(1)
 	vote.NodeEndpoints = []kmsg.VoteResponseNodeEndpoint{{NodeID: 1, Host: "h", Port: 1}}
@@ -127,5 +132,88 @@ func TestAppendResponseDropsTagsTheVersionLacks(t *testing.T) {
 	back, err = ParseResponse(AppendResponse(nil, 1, snap)[4:], KeyFetchSnapshot, 0)
 	if err != nil || len(back.(*kmsg.FetchSnapshotResponse).NodeEndpoints) != 0 {
 		t.Fatalf("fetch snapshot v0 carries endpoints: %v", err)
+	}
+}
+
+// EncodeRequest writes one request at any version without touching it: the replica id
+// goes where the version carries it and later tags are left out, as AppendRequest does
+// for a request built at that version.
+func TestEncodeRequestLeavesTheRequestAlone(t *testing.T) {
+	req := raftFetch(18)
+	for _, v := range []int16{12, 14, 15, 17, 18} {
+		got, err := EncodeRequest([]byte("junk"), 1, nil, req, v)
+		if err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		if want := append([]byte("junk"), AppendRequest(nil, 1, nil, raftFetch(v))...); !bytes.Equal(got, want) {
+			t.Fatalf("v%d: %x, want %x", v, got, want)
+		}
+	}
+	if req.Version != 18 || req.ReplicaID != -1 || req.ReplicaState.ID != 2 ||
+		req.Topics[0].Partitions[0].ReplicaDirectoryID != [16]byte{0: 9} || req.Topics[0].Partitions[0].HighWatermark != 8 {
+		t.Fatalf("the request was modified: %+v", req)
+	}
+
+	// The id filled in the old field reaches a v15+ receiver in the replica state.
+	old := raftFetch(18)
+	old.ReplicaID, old.ReplicaState.ID = 2, -1
+	frame, err := EncodeRequest(nil, 1, nil, old, 18)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, back, err := ParseRequest(frame[4:])
+	if err != nil || back.(*kmsg.FetchRequest).ReplicaState.ID != 2 {
+		t.Fatalf("v18 replica state %+v: %v", back.(*kmsg.FetchRequest).ReplicaState, err)
+	}
+	if old.ReplicaState.ID != -1 {
+		t.Fatal("the request was modified")
+	}
+}
+
+// A version that cannot carry a field whose value changes the request's meaning is
+// refused, and so is one kmsg cannot encode; nothing is appended.
+func TestEncodeRequestRefusesMeaningChangingDowngrade(t *testing.T) {
+	vote := kmsg.NewPtrVoteRequest()
+	vt := kmsg.NewVoteRequestTopic()
+	vp := kmsg.NewVoteRequestTopicPartition()
+	vp.PreVote = true
+	vt.Partitions = []kmsg.VoteRequestTopicPartition{vp}
+	vote.Topics = []kmsg.VoteRequestTopic{vt}
+	fetch := raftFetch(18)
+	for _, c := range []struct {
+		req kmsg.Request
+		v   int16
+	}{{vote, 1}, {vote, 0}, {fetch, 11}, {fetch, 4}, {fetch, fetch.MaxVersion() + 1}, {fetch, -1}} {
+		out, err := EncodeRequest([]byte("x"), 1, nil, c.req, c.v)
+		if !errors.Is(err, kerr.UnsupportedVersion) || string(out) != "x" {
+			t.Fatalf("%s v%d: %q, %v; want nothing appended and UNSUPPORTED_VERSION", kmsg.NameForKey(c.req.Key()), c.v, out, err)
+		}
+	}
+	if _, err := EncodeRequest(nil, 1, nil, vote, 2); err != nil {
+		t.Fatalf("pre-vote at v2: %v", err)
+	}
+	fetch.Topics[0].Partitions[0].LastFetchedEpoch = -1
+	if _, err := EncodeRequest(nil, 1, nil, fetch, 11); err != nil {
+		t.Fatalf("fetch without a last fetched epoch at v11: %v", err)
+	}
+}
+
+// The tables name only fields that start above their api's first flexible version
+// (others are kmsg's business), within the served range.
+func TestVersionedFieldsTable(t *testing.T) {
+	for _, fields := range [][]versionedField{taggedRequestFields, taggedResponseFields, meaningfulRequestFields} {
+		for _, f := range fields {
+			rng, ok := Supported(f.key)
+			if !ok || f.since <= rng.Min || f.since > rng.Max {
+				t.Errorf("%s %s since v%d: outside the served range %+v", kmsg.NameForKey(f.key), f.name, f.since, rng)
+			}
+		}
+	}
+	for _, fields := range [][]versionedField{taggedRequestFields, taggedResponseFields} {
+		for _, f := range fields {
+			if !IsFlexible(f.key, f.since-1) || f.reset == nil {
+				t.Errorf("%s %s since v%d: v%d is not flexible, or no reset", kmsg.NameForKey(f.key), f.name, f.since, f.since-1)
+			}
+		}
 	}
 }
