@@ -18,6 +18,7 @@ import (
 
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/workload"
@@ -162,7 +163,7 @@ func ensureTestFormatted(cfg *config.Config, dirID clusterid.UUID, lg *zap.Logge
 	mp, err := clusterid.ReadMetaProperties(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := vfs.MkdirAll(vfs.OS, dir, 0o755); err != nil {
 			return "", fmt.Errorf("create metadata log dir: %w", err)
 		}
 		mp = clusterid.MetaProperties{Version: 1, ClusterID: testRaftClusterID, NodeID: cfg.NodeID, DirectoryID: dirID}
