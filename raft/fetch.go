@@ -270,13 +270,24 @@ func (d *Driver) buildFetch() *kmsg.FetchRequest {
 	return req
 }
 
-// pollFollower: a voter whose fetch timer expired starts an election
-// (never while shutting down); otherwise fetch (or download the snapshot)
-// from the leader. Observers fall back to the bootstrap servers when the
-// leader cannot be reached.
-func (d *Driver) pollFollower(now time.Time) {
-	f := d.follower
-	expired := !now.Before(d.fetchDeadline)
+// followerState is a Follower's, for the epoch of the leader it follows.
+type followerState struct {
+	// fetch is reset by every successful Fetch/FetchSnapshot answer; when
+	// it expires a voter starts an election and an observer looks for the
+	// leader through the bootstrap servers.
+	fetch      timer
+	hasFetched bool // a successful Fetch/FetchSnapshot response arrived in this epoch
+	// snapshot is non-nil while a snapshot is being downloaded; regular
+	// fetches pause meanwhile.
+	snapshot SnapshotWriter
+}
+
+// poll: a voter whose fetch timer expired starts an election (never while
+// shutting down); otherwise fetch (or download the snapshot) from the
+// leader. Observers fall back to the bootstrap servers when the leader
+// cannot be reached.
+func (f *followerState) poll(d *Driver, now time.Time) {
+	expired := f.fetch.expired(now)
 	if d.isVoter {
 		switch {
 		case d.shuttingDown:
@@ -294,6 +305,15 @@ func (d *Driver) pollFollower(now time.Time) {
 	case !d.reqs.anyInFlight():
 		d.maybeSendFetch(now, f)
 	}
+}
+
+// deadline: an observer's expired fetch timer only redirects its fetches,
+// which wait on the request backoff instead, so it counts until it expires.
+func (f *followerState) deadline(d *Driver, now time.Time) time.Time {
+	if d.shuttingDown || (!d.isVoter && !f.fetch.deadline.After(now)) {
+		return time.Time{}
+	}
+	return f.fetch.deadline
 }
 
 func (d *Driver) maybeSendFetch(now time.Time, f *followerState) {
@@ -354,7 +374,7 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 		d.updateFollowerHW(rp.HighWatermark)
 	}
 	f.hasFetched = true
-	d.fetchDeadline = now.Add(d.cfg.FetchTimeout)
+	f.fetch.reset(now, d.cfg.FetchTimeout)
 	return true
 }
 
