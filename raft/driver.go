@@ -534,7 +534,8 @@ func (d *Driver) electionBackoff() time.Duration {
 	return 100 * time.Millisecond * time.Duration(d.rng.Int64N(int64(1)<<r))
 }
 
-// voterKeyMatches: static voters have no directory id and match any.
+// voterDir is a voter's directory id, zero for a static voter (or an
+// unknown id).
 func (d *Driver) voterDir(id int32) [16]byte {
 	if i, ok := d.voterIdx[id]; ok {
 		return d.voters[i].DirectoryID
@@ -542,6 +543,8 @@ func (d *Driver) voterDir(id int32) [16]byte {
 	return [16]byte{}
 }
 
+// isVoterKey reports whether (id, dir) names a voter; static voters have no
+// directory id and match any.
 func (d *Driver) isVoterKey(id int32, dir [16]byte) bool {
 	i, ok := d.voterIdx[id]
 	if !ok {

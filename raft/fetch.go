@@ -1,7 +1,8 @@
 package raft
 
-// Fetch (key 1): v13-v17 as a raft fetch (topic ids); older versions get
-// top-level INVALID_REQUEST because they carry no topic id.
+// Fetch (key 1): kraftd advertises v4-v18 (protocol/versions.go); v13-v18
+// are served as a raft fetch (topic ids), v4-v12 get top-level
+// INVALID_REQUEST because they carry no topic id.
 //
 // Behavior (leader), in Kafka's order:
 //   - cluster id (tag 0) mismatch -> top INCONSISTENT_CLUSTER_ID;
@@ -17,9 +18,10 @@ package raft
 //   - valid: the replica's end offset is recorded (voters move the HW,
 //     observers are only tracked), records from FetchOffset up to 8 MiB
 //     (uncommitted included, PartitionMaxBytes ignored);
-//   - nothing to return and MaxWaitMs > 0: parked until the log end offset
-//     passes FetchOffset or MaxWaitMs elapses, then rebuilt; answered with
-//     NOT_LEADER_OR_FOLLOWER if leadership ends meanwhile.
+//   - nothing to return, MaxWaitMs > 0 and (v18) the fetcher's HW current:
+//     parked until the log end offset passes FetchOffset, the HW moves or
+//     MaxWaitMs (at most 4 x MaxFetchWait) elapses, then rebuilt; answered
+//     with NOT_LEADER_OR_FOLLOWER if leadership ends meanwhile.
 //   - HighWatermark is -1 until an entry of the leader's epoch is committed
 //     and on every error; CurrentLeader is always filled.
 //
@@ -30,7 +32,8 @@ package raft
 // and sets HW = min(leader HW, log end offset).
 //
 // Version notes: v15 moves ReplicaId into ReplicaState; v16 adds the
-// response NodeEndpoints; v17 adds ReplicaDirectoryId.
+// response NodeEndpoints; v17 adds ReplicaDirectoryId; v18 (KIP-1166) adds
+// the fetcher's HighWatermark.
 
 import (
 	"errors"
