@@ -10,13 +10,13 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/logging"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/raft"
@@ -24,8 +24,10 @@ import (
 
 // inboxSize bounds the run loop's inbound channel. Each inbound connection
 // has at most one request in flight and each peer a handful of responses, so
-// the channel only fills when the loop falls behind; then connection and
-// peer goroutines wait (backpressure) instead of queueing without bound.
+// the channel only fills when the loop falls behind or a flood of
+// connections outruns it. Then a request closes its connection rather than
+// wait (any host can open connections), while a response to one of our own
+// requests, bounded by what the driver sent, waits for room.
 const inboxSize = 4096
 
 // DefaultMaintainEvery is how often the loop applies log retention (Kafka's
@@ -54,10 +56,12 @@ type Options struct {
 // Node is a running quorum member: the network server, the peer client, the
 // raft driver over the metadata log, and the run loop that owns the driver.
 type Node struct {
-	cfg  *config.Config
-	o    Options
-	lg   *zap.Logger
-	rcfg raft.Config // endpoints filled in by Run once the listeners are bound
+	cfg *config.Config
+	o   Options
+	lg  *zap.Logger
+	// remote logs what a peer's input causes, rate-limited (package logging).
+	remote *zap.Logger
+	rcfg   raft.Config // endpoints filled in by Run once the listeners are bound
 
 	driver  *raft.Driver
 	log     *metadatalog.Log
@@ -70,9 +74,6 @@ type Node struct {
 	status atomic.Pointer[raft.Status]
 	// advertised endpoints by listener name (bound ports resolved).
 	advertised map[string]raft.Endpoint
-
-	warnMu sync.Mutex
-	warned map[string]time.Time // rate limit of cluster id warnings
 }
 
 // New checks the options and prepares a node; it touches no file or socket.
@@ -94,11 +95,10 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	rc.TopicName, rc.TopicID = o.TopicName, o.TopicID
 	rc.ShutdownTimeout = o.ShutdownTimeout
 	return &Node{
-		cfg: cfg, o: o, lg: o.Logger, rcfg: rc,
+		cfg: cfg, o: o, lg: o.Logger, remote: logging.Remote(o.Logger), rcfg: rc,
 		inbox:      make(chan raft.Message, inboxSize),
 		stopped:    make(chan struct{}),
 		advertised: map[string]raft.Endpoint{},
-		warned:     map[string]time.Time{},
 	}, nil
 }
 

@@ -27,6 +27,12 @@ log.dirs=/tmp/a,/tmp/b
 
 func testNode(t *testing.T) *Node {
 	t.Helper()
+	return testNodeWith(t, nil)
+}
+
+// testNodeWith is testNode logging to lg.
+func testNodeWith(t *testing.T, lg *zap.Logger) *Node {
+	t.Helper()
 	p, err := config.ParseProperties(baseConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +41,7 @@ func testNode(t *testing.T) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
+	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, Logger: lg, ShutdownTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
