@@ -99,7 +99,14 @@ func (n *Node) postResponse(m raft.Message) {
 func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 	switch r := req.(type) {
 	case *kmsg.DescribeClusterRequest:
-		respond(n.describeCluster(c, r))
+		// A request can arrive the moment the listeners are bound, a
+		// moment before the answer's endpoints are known.
+		select {
+		case <-n.ready:
+			respond(n.describeCluster(c, r))
+		case <-n.stopped:
+			respond(nil)
+		}
 		return
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
 		*kmsg.FetchRequest, *kmsg.FetchSnapshotRequest,

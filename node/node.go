@@ -72,8 +72,12 @@ type Node struct {
 	// status is what connection goroutines may read without the loop:
 	// published by the loop after each round that changed it.
 	status atomic.Pointer[raft.Status]
-	// advertised endpoints by listener name (bound ports resolved).
+	// advertised holds the endpoints by listener name (bound ports
+	// resolved). The listeners accept as soon as they are bound, before
+	// it is known: Run sets it once and then closes ready, and connection
+	// goroutines read it only after ready is closed.
 	advertised map[string]raft.Endpoint
+	ready      chan struct{}
 }
 
 // New checks the options and prepares a node; it touches no file or socket.
@@ -96,9 +100,9 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	rc.ShutdownTimeout = o.ShutdownTimeout
 	return &Node{
 		cfg: cfg, o: o, lg: o.Logger, remote: logging.Remote(o.Logger), rcfg: rc,
-		inbox:      make(chan raft.Message, inboxSize),
-		stopped:    make(chan struct{}),
-		advertised: map[string]raft.Endpoint{},
+		inbox:   make(chan raft.Message, inboxSize),
+		stopped: make(chan struct{}),
+		ready:   make(chan struct{}),
 	}, nil
 }
 
@@ -155,7 +159,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 }
 
 // startNetwork binds the listeners, learns the advertised endpoints from the
-// bound ports, and points the peer client at the voters and bootstrap
+// bound ports and publishes them to the handler, and points the peer client at the voters and bootstrap
 // servers.
 func (n *Node) startNetwork() (err error) {
 	var listeners []network.ListenerConfig
@@ -175,9 +179,12 @@ func (n *Node) startNetwork() (err error) {
 		return fmt.Errorf("start listeners: %w", err)
 	}
 	n.rcfg.Endpoints = advertisedEndpoints(n.cfg, n.server.Addrs())
+	advertised := make(map[string]raft.Endpoint, len(n.rcfg.Endpoints))
 	for _, ep := range n.rcfg.Endpoints {
-		n.advertised[ep.Name] = ep
+		advertised[ep.Name] = ep
 	}
+	n.advertised = advertised
+	close(n.ready)
 	n.peers = network.NewPeers(network.PeerConfig{
 		ClientID:            "raft-client-" + strconv.Itoa(int(n.cfg.NodeID)),
 		RequestTimeout:      n.cfg.RequestTimeout,

@@ -45,7 +45,8 @@ func testNodeWith(t *testing.T, lg *zap.Logger) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.advertised["CONTROLLER"] = raft.Endpoint{Name: "CONTROLLER", Host: "node1.example", Port: 9093}
+	n.advertised = map[string]raft.Endpoint{"CONTROLLER": {Name: "CONTROLLER", Host: "node1.example", Port: 9093}}
+	close(n.ready)
 	return n
 }
 
