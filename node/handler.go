@@ -20,6 +20,7 @@ type reqRef struct {
 	respond     func(kmsg.Response)
 	topicRename string
 	remote      string // for logs
+	corr        int32  // the request's correlation id, for logs
 	clusterID   string // the request's cluster id, for logs ("<null>" when absent)
 }
 
@@ -111,13 +112,13 @@ func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
 		*kmsg.FetchRequest, *kmsg.FetchSnapshotRequest,
 		*kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
-		ref := &reqRef{respond: respond, remote: c.Remote.String(), clusterID: requestClusterID(req)}
+		ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: requestClusterID(req)}
 		if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
 			respond(nil) // close the connection
 		}
 		return
 	case *kmsg.DescribeQuorumRequest:
-		ref := &reqRef{respond: respond}
+		ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID}
 		// kafka-metadata-quorum always asks for __cluster_metadata; a
 		// node running the performance-test partition describes that one.
 		if n.rcfg.TopicName != raft.MetadataTopicName && len(r.Topics) == 1 && r.Topics[0].Topic == raft.MetadataTopicName {

@@ -72,6 +72,9 @@ type Node struct {
 	// status is what connection goroutines may read without the loop:
 	// published by the loop after each round that changed it.
 	status atomic.Pointer[raft.Status]
+	// doing is what the loop goroutine is doing, for the fatal line of a
+	// panic; only that goroutine touches it.
+	doing activity
 	// advertised holds the endpoints by listener name (bound ports
 	// resolved). The listeners accept as soon as they are bound, before
 	// it is known: Run sets it once and then closes ready, and connection
@@ -118,7 +121,8 @@ func (n *Node) Status() (raft.Status, bool) {
 // Run locks and opens the metadata log, binds the listeners and runs the
 // loop. When ctx is done the node shuts down gracefully (a leader resigns
 // and hands over), bounded by ShutdownTimeout; Run returns then, or at once
-// on a fatal log or raft error. Run is called once.
+// on a fatal log or raft error or a panic on the loop (see panicked). Run
+// is called once.
 func (n *Node) Run(ctx context.Context) (err error) {
 	partDir := filepath.Join(n.cfg.MetadataLogDir, n.rcfg.TopicName+"-0")
 	unlock, err := lockDir(n.cfg.MetadataLogDir)
@@ -146,6 +150,14 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer n.stopNetwork()
+	// Registered last, so it runs first: the network and the log then
+	// close as after any fatal error.
+	defer func() {
+		if r := recover(); r != nil {
+			err = n.panicked(r)
+		}
+	}()
+	n.doing = activity{op: "start"}
 	n.driver, err = raft.NewDriver(n.rcfg, l, store, transport{n}, newRNG(), n.lg.Named("raft"), time.Now())
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)

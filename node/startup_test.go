@@ -25,7 +25,10 @@ func TestDescribeClusterAtStartup(t *testing.T) {
 	}
 }
 
-func describeClusterAtStartup(t *testing.T) {
+// singleVoter is the configuration of a one-voter quorum on a free port of
+// 127.0.0.1, with its log in a fresh temp dir.
+func singleVoter(t *testing.T) (*config.Config, int) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +45,11 @@ func describeClusterAtStartup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, port
+}
+
+func describeClusterAtStartup(t *testing.T) {
+	cfg, port := singleVoter(t)
 	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +66,7 @@ func describeClusterAtStartup(t *testing.T) {
 		var c net.Conn
 		deadline := time.Now().Add(10 * time.Second)
 		for c == nil {
+			var err error
 			if c, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
 				if time.Now().After(deadline) {
 					answer <- result{err: err}
