@@ -150,9 +150,13 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	return runNode(f, cfg, node.Options{
 		ClusterID: clusterID, DirectoryID: dirID,
 		TopicName: raft.PerformanceTestTopicName, TopicID: raft.PerformanceTestTopicID,
-		App: w,
+		App: wrapApp(w),
 	}, lg, func() { w.PrintSummary(time.Now()) })
 }
+
+// wrapApp is the identity, except in a binary built with the
+// kraftd_panic_hook tag for tests (panic_hook.go).
+var wrapApp = func(a node.Application) node.Application { return a }
 
 // ensureTestFormatted formats the metadata dir the way TestRaftServer needs
 // (cluster id AAAAAAAAAAAAAAAAAAAAAA) when it has no meta.properties, and
