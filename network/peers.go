@@ -26,10 +26,7 @@ const (
 	// Kafka's [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?).
 	SoftwareName    = "kraftd"
 	SoftwareVersion = "0.1.0"
-	// apiVersionsMax is the ApiVersions version sent first on a new connection; a peer
-	// that does not know it answers with its own range and the client retries.
-	apiVersionsMax int16 = 4
-	backoffJitter        = 0.2
+	backoffJitter   = 0.2
 )
 
 // PeerConfig configures Peers. Zero durations take the defaults above; MaxFrameSize 0
@@ -410,14 +407,14 @@ func (pc *peerConn) nextCorr() int32 {
 	return c
 }
 
-// negotiate sends ApiVersions (v4, or the highest the peer names in an
+// negotiate sends ApiVersions (protocol.ClientApiVersionsVersion, or the highest the peer names in an
 // UNSUPPORTED_VERSION answer) and records the peer's version ranges.
 func (pc *peerConn) negotiate() error {
 	cfg := &pc.pr.p.cfg
 	pc.nc.SetDeadline(time.Now().Add(cfg.RequestTimeout))
 	defer pc.nc.SetDeadline(time.Time{})
 	own, _ := protocol.Supported(protocol.KeyApiVersions)
-	v := min(apiVersionsMax, own.Max)
+	v := min(protocol.ClientApiVersionsVersion, own.Max)
 	for attempt := 0; attempt < 3; attempt++ {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.Version = v
