@@ -27,6 +27,11 @@ const (
 	SoftwareName    = "kraftd"
 	SoftwareVersion = "0.1.0"
 	backoffJitter   = 0.2
+	// peerReadBufferSize: responses (Fetch, FetchSnapshot) can be megabytes, and a node
+	// has few peers.
+	peerReadBufferSize = 64 << 10
+	// peerWriteBufferMax: a larger write buffer is dropped after use, not kept.
+	peerWriteBufferMax = 256 << 10
 )
 
 // PeerConfig configures Peers. Zero durations take the defaults above; MaxFrameSize 0
@@ -374,7 +379,8 @@ func (pr *peer) connect(addr string) (*peerConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("network: connect to node %d at %s: %w (%w)", pr.id, addr, err, kerr.BrokerNotAvailable)
 	}
-	pc := &peerConn{pr: pr, nc: nc, br: bufio.NewReaderSize(nc, readBufferSize)}
+	nc = newCountedConn(nc) // for the server's file descriptor reserve
+	pc := &peerConn{pr: pr, nc: nc, br: bufio.NewReaderSize(nc, peerReadBufferSize)}
 	if err := pc.negotiate(); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("network: ApiVersions with node %d at %s: %w", pr.id, addr, err)
@@ -531,7 +537,7 @@ func (pc *peerConn) send(calls []*call) {
 			pc.fail(fmt.Errorf("network: write to node %d: %w (%w)", pc.pr.id, err, kerr.BrokerNotAvailable))
 		}
 	}
-	if cap(buf) <= flushThreshold {
+	if cap(buf) <= peerWriteBufferMax {
 		pc.wbuf = buf[:0]
 	} else {
 		pc.wbuf = nil
