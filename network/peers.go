@@ -26,10 +26,12 @@ const (
 	// Kafka's [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?).
 	SoftwareName    = "kraftd"
 	SoftwareVersion = "0.1.0"
-	// apiVersionsMax is the ApiVersions version sent first on a new connection; a peer
-	// that does not know it answers with its own range and the client retries.
-	apiVersionsMax int16 = 4
-	backoffJitter        = 0.2
+	backoffJitter   = 0.2
+	// peerReadBufferSize: responses (Fetch, FetchSnapshot) can be megabytes, and a node
+	// has few peers.
+	peerReadBufferSize = 64 << 10
+	// peerWriteBufferMax: a larger write buffer is dropped after use, not kept.
+	peerWriteBufferMax = 256 << 10
 )
 
 // PeerConfig configures Peers. Zero durations take the defaults above; MaxFrameSize 0
@@ -377,7 +379,8 @@ func (pr *peer) connect(addr string) (*peerConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("network: connect to node %d at %s: %w (%w)", pr.id, addr, err, kerr.BrokerNotAvailable)
 	}
-	pc := &peerConn{pr: pr, nc: nc, br: bufio.NewReaderSize(nc, readBufferSize)}
+	nc = newCountedConn(nc) // for the server's file descriptor reserve
+	pc := &peerConn{pr: pr, nc: nc, br: bufio.NewReaderSize(nc, peerReadBufferSize)}
 	if err := pc.negotiate(); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("network: ApiVersions with node %d at %s: %w", pr.id, addr, err)
@@ -410,14 +413,14 @@ func (pc *peerConn) nextCorr() int32 {
 	return c
 }
 
-// negotiate sends ApiVersions (v4, or the highest the peer names in an
+// negotiate sends ApiVersions (protocol.ClientApiVersionsVersion, or the highest the peer names in an
 // UNSUPPORTED_VERSION answer) and records the peer's version ranges.
 func (pc *peerConn) negotiate() error {
 	cfg := &pc.pr.p.cfg
 	pc.nc.SetDeadline(time.Now().Add(cfg.RequestTimeout))
 	defer pc.nc.SetDeadline(time.Time{})
 	own, _ := protocol.Supported(protocol.KeyApiVersions)
-	v := min(apiVersionsMax, own.Max)
+	v := min(protocol.ClientApiVersionsVersion, own.Max)
 	for attempt := 0; attempt < 3; attempt++ {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.Version = v
@@ -534,7 +537,7 @@ func (pc *peerConn) send(calls []*call) {
 			pc.fail(fmt.Errorf("network: write to node %d: %w (%w)", pc.pr.id, err, kerr.BrokerNotAvailable))
 		}
 	}
-	if cap(buf) <= flushThreshold {
+	if cap(buf) <= peerWriteBufferMax {
 		pc.wbuf = buf[:0]
 	} else {
 		pc.wbuf = nil

@@ -178,12 +178,9 @@ func (n *Node) startNetwork() (err error) {
 	for _, l := range n.cfg.Listeners {
 		listeners = append(listeners, network.ListenerConfig{Name: l.Name, Addr: l.HostPort()})
 	}
-	n.server, err = network.NewServer(network.ServerConfig{
-		Listeners:    listeners,
-		MaxFrameSize: n.cfg.SocketRequestMaxBytes,
-		IdleTimeout:  n.cfg.ConnectionsMaxIdle,
-		Logger:       n.lg.Named("network"),
-	}, n)
+	sc := serverConfig(n.cfg, listeners)
+	sc.Logger = n.lg.Named("network")
+	n.server, err = network.NewServer(sc, n)
 	if err != nil {
 		return err
 	}
