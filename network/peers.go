@@ -163,6 +163,10 @@ func (p *Peers) Send(id int32, req kmsg.Request, cb func(kmsg.Response, error)) 
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
+	if pr.stopped != nil { // forgotten (or closed) since it was looked up
+		go c.finish(nil, pr.stopped)
+		return
+	}
 	if pr.conn == nil && time.Now().Before(pr.nextDial) && pr.lastErr != nil {
 		err := fmt.Errorf("network: send %s to node %d: in reconnect backoff after: %w",
 			kmsg.NameForKey(req.Key()), id, pr.lastErr)
@@ -192,22 +196,21 @@ func (p *Peers) Close() {
 	}
 	p.mu.Unlock()
 	for _, pr := range peers {
-		pr.mu.Lock()
-		queue := pr.queue
-		pr.queue = nil
-		pc := pr.conn
-		pr.conn = nil
-		pr.mu.Unlock()
-		if len(queue) > 0 {
-			go func() {
-				for _, c := range queue {
-					c.finish(nil, ErrPeersClosed)
-				}
-			}()
-		}
-		if pc != nil {
-			go pc.fail(ErrPeersClosed)
-		}
+		pr.stop(ErrPeersClosed)
+	}
+}
+
+// Forget removes node id as if SetAddress had never named it: its pending requests fail
+// with ErrUnknownNode and its connection closes. A node learns leaders' addresses from
+// the wire; forgetting those it no longer needs keeps this client's memory bounded
+// whatever node ids peers advertise.
+func (p *Peers) Forget(id int32) {
+	p.mu.Lock()
+	pr := p.peers[id]
+	delete(p.peers, id)
+	p.mu.Unlock()
+	if pr != nil {
+		pr.stop(fmt.Errorf("network: node %d was forgotten: %w", id, ErrUnknownNode))
 	}
 }
 
@@ -268,6 +271,26 @@ type peer struct {
 	failures int       // consecutive failed dials
 	nextDial time.Time // no dial before this (reconnect backoff)
 	lastErr  error     // why the last dial failed or connection closed; nil after a dial succeeds
+	stopped  error     // set by stop: the peer was closed or forgotten; nothing more is sent
+}
+
+// stop fails the peer's queued and in-flight requests with err and closes its
+// connection; a dial that completes later is closed at once (callbacks never run on the
+// caller's goroutine).
+func (pr *peer) stop(err error) {
+	pr.mu.Lock()
+	pr.stopped = err
+	queue := pr.queue
+	pr.queue = nil
+	pc := pr.conn
+	pr.conn = nil
+	pr.mu.Unlock()
+	if len(queue) > 0 {
+		go failAll(queue, err)
+	}
+	if pc != nil {
+		go pc.fail(err)
+	}
 }
 
 // backoff returns the reconnect backoff after n consecutive failures: exponential from
@@ -338,8 +361,8 @@ func (pr *peer) dial() (*peerConn, error) {
 		err = fmt.Errorf("network: node %d: address changed to %s while connecting", pr.id, pr.addr)
 		pc.nc.Close()
 	}
-	if err == nil && pr.p.closed.Load() {
-		err = ErrPeersClosed
+	if err == nil && pr.stopped != nil {
+		err = pr.stopped
 		pc.nc.Close()
 	}
 	if err != nil {

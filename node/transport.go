@@ -35,12 +35,18 @@ func (t transport) LearnEndpoint(id int32, host string, port int32) {
 	if id < 0 || host == "" || port <= 0 || port > 65535 {
 		return
 	}
-	for _, v := range t.n.rcfg.Voters {
-		if v.ID == id && len(v.Endpoints) > 0 {
-			return
-		}
+	if t.configured(id) {
+		return
 	}
 	t.n.peers.SetAddress(id, net.JoinHostPort(host, strconv.Itoa(int(port))))
+}
+
+// ForgetEndpoint implements raft.EndpointLearner: the driver dropped a learned
+// address, so the peer client drops it too (a configured voter is kept).
+func (t transport) ForgetEndpoint(id int32) {
+	if !t.configured(id) {
+		t.n.peers.Forget(id)
+	}
 }
 
 func (t transport) Reply(ref raft.RequestRef, resp kmsg.Response) {
@@ -62,4 +68,15 @@ func (t transport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 		}
 	}
 	r.respond(resp)
+}
+
+// configured: id is a voter with a configured address, which wins over what
+// peers advertise.
+func (t transport) configured(id int32) bool {
+	for _, v := range t.n.rcfg.Voters {
+		if v.ID == id && len(v.Endpoints) > 0 {
+			return true
+		}
+	}
+	return false
 }

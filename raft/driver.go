@@ -3,6 +3,7 @@ package raft
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -337,7 +338,13 @@ func (d *Driver) learnEndpoint(id int32, host string, port int32) {
 		return
 	}
 	if len(d.learned) >= maxObservers {
-		clear(d.learned) // bounded; re-learned on the next answer
+		// Bounded; the addresses still in use are re-learned on the next
+		// answer. Forgotten in id order so a run replays the same calls.
+		ids := slices.Sorted(maps.Keys(d.learned))
+		clear(d.learned)
+		for _, forgotten := range ids {
+			el.ForgetEndpoint(forgotten)
+		}
 	}
 	d.learned[id] = e
 	el.LearnEndpoint(id, host, port)
