@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,25 +143,6 @@ func median(rs []result) result {
 	return m
 }
 
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // nodeArgs are extra flags for every node (-node-arg).
 var nodeArgs stringList
 
@@ -171,8 +151,9 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, " ") }
 func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
-var dirIDs = []string{"b8tRS7h4TJ2Vt43Dp85v2A", "Nkij_D9XRiYKNb41SiJo7Q", "4-e97nI7eHPYKfEDtW8rtQ"}
-
+// runOnce runs one measured scenario on a fresh cluster: start the nodes,
+// let them run through the warm-up and the measured window, stop them, and
+// read the result from their stats.
 func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDir string, keep bool) (result, error) {
 	dir, err := os.MkdirTemp("", "kraftd-bench-")
 	if err != nil {
@@ -183,93 +164,86 @@ func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDi
 	} else {
 		fmt.Println("     data in", dir)
 	}
-	ports, err := freePorts(3)
+	c, err := newCluster(bin, dir)
 	if err != nil {
 		return result{}, err
 	}
-	voters := fmt.Sprintf("1@127.0.0.1:%d,2@127.0.0.1:%d,3@127.0.0.1:%d", ports[0], ports[1], ports[2])
 	var cmds []*exec.Cmd
 	var outs []string
 	start := time.Now()
 	for i := 0; i < 3; i++ {
-		cfg := filepath.Join(dir, fmt.Sprintf("node%d.properties", i+1))
-		props := fmt.Sprintf("node.id=%d\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\ncontroller.listener.names=CONTROLLER\ncontroller.quorum.voters=%s\nlog.dirs=%s\ncontroller.quorum.append.linger.ms=%d\n",
-			i+1, ports[i], voters, filepath.Join(dir, fmt.Sprintf("data%d", i+1)), sc.linger)
-		if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
-			return result{}, err
-		}
-		out := filepath.Join(dir, fmt.Sprintf("node%d.out", i+1))
-		outs = append(outs, out)
-		of, err := os.Create(out)
+		cmd, out, err := c.startBenchNode(i, sc, recordSize, warmup, profileDir)
 		if err != nil {
-			return result{}, err
-		}
-		ef, err := os.Create(filepath.Join(dir, fmt.Sprintf("node%d.log", i+1)))
-		if err != nil {
-			return result{}, err
-		}
-		args := []string{"test-kraft-server-start", "--config", cfg, "--replica-directory-id", dirIDs[i],
-			"--throughput", fmt.Sprint(sc.throughput), "--record-size", fmt.Sprint(recordSize),
-			"--max-in-flight", fmt.Sprint(sc.maxInFlight), "--stats-json", "--stats-interval", "1s",
-			"--stats-warmup", fmt.Sprintf("%ds", warmup), "--log-level", "warn"}
-		args = append(args, nodeArgs...)
-		if profileDir != "" {
-			if err := os.MkdirAll(profileDir, 0o755); err != nil {
-				return result{}, err
-			}
-			args = append(args, "--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("%s-node%d.pprof", sc.name, i+1)))
-		}
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = of, ef
-		if err := cmd.Start(); err != nil {
 			return result{}, err
 		}
 		cmds = append(cmds, cmd)
+		outs = append(outs, out)
 	}
 	time.Sleep(time.Duration(warmup+seconds) * time.Second)
 	wall := time.Since(start).Seconds()
-	for _, c := range cmds {
-		_ = c.Process.Signal(syscall.SIGTERM)
+	for _, cmd := range cmds {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 	}
-	for _, c := range cmds {
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = c.Process.Kill()
-			<-done
+	for _, cmd := range cmds {
+		waitOrKill(cmd, 20*time.Second)
+	}
+	return summarize(outs, warmup, wall, dir)
+}
+
+// startBenchNode starts node i running the scenario's workload with JSON
+// stats on stdout, and returns the process and its stdout file.
+func (c *cluster) startBenchNode(i int, sc scenario, recordSize, warmup int, profileDir string) (*exec.Cmd, string, error) {
+	cfg, err := c.writeConfig(i, fmt.Sprintf("controller.quorum.append.linger.ms=%d\n", sc.linger))
+	if err != nil {
+		return nil, "", err
+	}
+	out := c.path("node%d.out", i)
+	of, err := os.Create(out)
+	if err != nil {
+		return nil, "", err
+	}
+	ef, err := os.Create(c.path("node%d.log", i))
+	if err != nil {
+		return nil, "", err
+	}
+	args := []string{"test-kraft-server-start", "--config", cfg, "--replica-directory-id", dirIDs[i],
+		"--throughput", fmt.Sprint(sc.throughput), "--record-size", fmt.Sprint(recordSize),
+		"--max-in-flight", fmt.Sprint(sc.maxInFlight), "--stats-json", "--stats-interval", "1s",
+		"--stats-warmup", fmt.Sprintf("%ds", warmup), "--log-level", "warn"}
+	args = append(args, nodeArgs...)
+	if profileDir != "" {
+		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+			return nil, "", err
 		}
+		args = append(args, "--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("%s-node%d.pprof", sc.name, i+1)))
 	}
-	var res result
-	res.leader = -1
+	cmd := exec.Command(c.bin, args...)
+	cmd.Stdout, cmd.Stderr = of, ef
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	return cmd, out, nil
+}
+
+// summarize reads each node's stats file (outs[i] for node i+1): CPU and
+// RSS from every node's summary, throughput and latency from the node that
+// led through the measured window.
+func summarize(outs []string, warmup int, wall float64, dir string) (result, error) {
+	res := result{leader: -1}
 	for i, out := range outs {
 		lines, err := readStats(out)
 		if err != nil {
 			return res, err
 		}
-		var final *workload.Stats
-		var rateSum, timeSum float64
-		for j := range lines {
-			s := &lines[j]
-			if s.Final {
-				final = s
-				continue
-			}
-			// Leader intervals after the warm-up (interval stats are 1 s).
-			if s.Role == "Leader" && j >= warmup {
-				rateSum += s.RecordsPerSec * s.IntervalSec
-				timeSum += s.IntervalSec
-			}
-		}
+		final := finalStats(lines)
 		if final == nil {
 			return res, fmt.Errorf("node %d printed no summary (see %s)", i+1, filepath.Dir(out))
 		}
 		res.cpuCores[i] = final.CPUSeconds / wall
 		res.rssMB[i] = final.PeakRSSMB
-		if final.LatencyCount > 0 && timeSum > 0 {
+		if rate, led := leaderRate(lines, warmup); led && final.LatencyCount > 0 {
 			res.leader = int32(i + 1)
-			res.recPerSec = rateSum / timeSum
+			res.recPerSec = rate
 			res.p50, res.p99, res.p999, res.max = final.P50Ms, final.P99Ms, final.P999Ms, final.MaxMs
 		}
 	}
@@ -277,6 +251,34 @@ func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDi
 		return res, fmt.Errorf("no node led through the measured window (data in %s)", dir)
 	}
 	return res, nil
+}
+
+// finalStats returns the last summary line, or nil.
+func finalStats(lines []workload.Stats) *workload.Stats {
+	var final *workload.Stats
+	for j := range lines {
+		if lines[j].Final {
+			final = &lines[j]
+		}
+	}
+	return final
+}
+
+// leaderRate is the node's mean committed records/s over its leader
+// intervals after the warm-up (interval stats are 1 s, so the warm-up is
+// the first warmup lines); led is false when it led in none of them.
+func leaderRate(lines []workload.Stats, warmup int) (rate float64, led bool) {
+	var rateSum, timeSum float64
+	for j, s := range lines {
+		if !s.Final && s.Role == "Leader" && j >= warmup {
+			rateSum += s.RecordsPerSec * s.IntervalSec
+			timeSum += s.IntervalSec
+		}
+	}
+	if timeSum <= 0 {
+		return 0, false
+	}
+	return rateSum / timeSum, true
 }
 
 func readStats(path string) ([]workload.Stats, error) {
