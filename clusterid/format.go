@@ -409,77 +409,90 @@ func Info(dirs []string) (string, error) { return InfoFS(nil, dirs) }
 
 // InfoFS is Info with the dirs on fsys (nil = the OS).
 func InfoFS(fsys vfs.FS, dirs []string) (string, error) {
-	fsys = vfs.Or(fsys)
-	var b strings.Builder
 	if len(dirs) == 0 {
-		b.WriteString("No directories specified.\n")
-		return b.String(), nil
+		return "No directories specified.\n", nil
 	}
+	in := inspectDirs(vfs.Or(fsys), dirs)
+	if len(in.problems) == 0 {
+		return in.text(), nil
+	}
+	return in.text(), ErrInfoProblems
+}
+
+// dirsInfo is what Info found in a set of log dirs.
+type dirsInfo struct {
+	found    []string        // existing dirs, sorted
+	problems []string        // in kafka-storage's words
+	meta     *MetaProperties // the first formatted dir's
+}
+
+func inspectDirs(fsys vfs.FS, dirs []string) dirsInfo {
+	var in dirsInfo
 	sorted := append([]string(nil), dirs...)
 	sort.Strings(sorted)
-	var problems, found []string
-	var prev *MetaProperties
 	for _, d := range sorted {
 		st, err := fsys.Stat(d)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				problems = append(problems, d+" does not exist")
+				in.problems = append(in.problems, d+" does not exist")
 			} else {
-				problems = append(problems, fmt.Sprintf("%s cannot be read: %v", d, err))
+				in.problems = append(in.problems, fmt.Sprintf("%s cannot be read: %v", d, err))
 			}
 			continue
 		}
 		if !st.IsDir() {
-			problems = append(problems, d+" is not a directory")
+			in.problems = append(in.problems, d+" is not a directory")
 			continue
 		}
-		found = append(found, d)
+		in.found = append(in.found, d)
 		p := Path(d)
 		if _, err := fsys.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			problems = append(problems, d+" is not formatted.")
+			in.problems = append(in.problems, d+" is not formatted.")
 			continue
 		}
 		mp, err := readMetaProperties(fsys, d)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("Error loading %s: %v", p, err))
+			in.problems = append(in.problems, fmt.Sprintf("Error loading %s: %v", p, err))
 			continue
 		}
-		if prev == nil {
-			prev = &mp
-		} else if prev.ClusterID != mp.ClusterID {
-			problems = append(problems, "Mismatched cluster IDs between storage directories.")
-		} else if prev.NodeID != mp.NodeID {
-			problems = append(problems, "Mismatched node IDs between storage directories.")
+		if in.meta == nil {
+			in.meta = &mp
+		} else if in.meta.ClusterID != mp.ClusterID {
+			in.problems = append(in.problems, "Mismatched cluster IDs between storage directories.")
+		} else if in.meta.NodeID != mp.NodeID {
+			in.problems = append(in.problems, "Mismatched node IDs between storage directories.")
 		}
 	}
-	if prev != nil && prev.Version == 0 {
-		problems = append(problems, "The kafka configuration file appears to be for a cluster in KRaft mode, but the directories are formatted for legacy mode.")
+	if in.meta != nil && in.meta.Version == 0 {
+		in.problems = append(in.problems, "The kafka configuration file appears to be for a cluster in KRaft mode, but the directories are formatted for legacy mode.")
 	}
-	if len(found) > 0 {
-		if len(found) == 1 {
-			b.WriteString("Found log directory:\n")
-		} else {
-			b.WriteString("Found log directories:\n")
-		}
-		for _, d := range found {
-			b.WriteString("  " + d + "\n")
-		}
-		b.WriteString("\n")
+	return in
+}
+
+// text is kafka-storage info's output.
+func (in dirsInfo) text() string {
+	var b strings.Builder
+	writeList(&b, "Found log directory:", "Found log directories:", in.found)
+	if in.meta != nil {
+		b.WriteString("Found metadata: " + in.meta.sortedProperties() + "\n\n")
 	}
-	if prev != nil {
-		b.WriteString("Found metadata: " + prev.sortedProperties() + "\n\n")
+	writeList(&b, "Found problem:", "Found problems:", in.problems)
+	return b.String()
+}
+
+// writeList writes a heading (one or many, by the count), the items
+// indented, and a blank line; nothing when there are no items.
+func writeList(b *strings.Builder, one, many string, items []string) {
+	if len(items) == 0 {
+		return
 	}
-	if len(problems) == 0 {
-		return b.String(), nil
-	}
-	if len(problems) == 1 {
-		b.WriteString("Found problem:\n")
+	if len(items) == 1 {
+		b.WriteString(one + "\n")
 	} else {
-		b.WriteString("Found problems:\n")
+		b.WriteString(many + "\n")
 	}
-	for _, p := range problems {
-		b.WriteString("  " + p + "\n")
+	for _, it := range items {
+		b.WriteString("  " + it + "\n")
 	}
 	b.WriteString("\n")
-	return b.String(), ErrInfoProblems
 }
