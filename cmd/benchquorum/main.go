@@ -51,23 +51,33 @@ type result struct {
 	leader                         int32
 }
 
+// benchOptions are the flags of the measured scenarios.
+type benchOptions struct {
+	bin                         string // absolute path of the controller binary
+	runs                        int
+	seconds, warmup, recordSize int
+	profileDir                  string
+	keep                        bool
+}
+
 func main() {
+	var o benchOptions
 	bin := flag.String("bin", "bin/controller", "controller binary")
-	seconds := flag.Int("seconds", 30, "measured seconds per run (after the warm-up)")
-	warmup := flag.Int("warmup", 5, "seconds before measuring (election, first appends)")
-	runs := flag.Int("runs", 3, "runs per scenario (median reported)")
+	flag.IntVar(&o.seconds, "seconds", 30, "measured seconds per run (after the warm-up)")
+	flag.IntVar(&o.warmup, "warmup", 5, "seconds before measuring (election, first appends)")
+	flag.IntVar(&o.runs, "runs", 3, "runs per scenario (median reported)")
 	only := flag.String("scenarios", "a0,a25,b", "comma-separated scenarios: a0, a25, b, failover (leader SIGTERM vs kill -9 with Kafka's default timeouts)")
-	recordSize := flag.Int("record-size", 256, "record size in bytes")
-	profileDir := flag.String("cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
-	keep := flag.Bool("keep", false, "keep the data dirs and logs")
+	flag.IntVar(&o.recordSize, "record-size", 256, "record size in bytes")
+	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
+	flag.BoolVar(&o.keep, "keep", false, "keep the data dirs and logs")
 	flag.Var(&nodeArgs, "node-arg", "extra test-kraft-server-start flag for every node (repeatable)")
 	flag.Parse()
 
-	binPath, err := filepath.Abs(*bin)
-	if err != nil {
+	var err error
+	if o.bin, err = filepath.Abs(*bin); err != nil {
 		fatal(err)
 	}
-	if _, err := os.Stat(binPath); err != nil {
+	if _, err := os.Stat(o.bin); err != nil {
 		fatal(fmt.Errorf("%v (run make build first)", err))
 	}
 	want := map[string]bool{}
@@ -75,7 +85,7 @@ func main() {
 		want[strings.TrimSpace(s)] = true
 	}
 	if want["failover"] {
-		if err := runFailover(binPath, *runs); err != nil {
+		if err := runFailover(o.bin, o.runs); err != nil {
 			fatal(err)
 		}
 		if len(want) == 1 {
@@ -83,34 +93,39 @@ func main() {
 		}
 	}
 	fmt.Printf("kraftd bench-quorum: 3 nodes on 127.0.0.1, %d B records, fsync on, %ds measured after %ds warm-up, median of %d runs\n",
-		*recordSize, *seconds, *warmup, *runs)
+		o.recordSize, o.seconds, o.warmup, o.runs)
 	fmt.Printf("%-4s %-34s %12s %9s %9s %9s %9s %22s %22s\n", "", "scenario", "records/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "cpu cores (n1 n2 n3)", "peak RSS MB (n1 n2 n3)")
 	for _, sc := range scenarios {
-		if !want[sc.name] {
-			continue
+		if want[sc.name] {
+			runScenario(o, sc)
 		}
-		if p, err := probeFsync(3 * time.Second); err == nil {
-			fmt.Printf("     disk now: 4 KiB write+fsync p50 %.3f p99 %.3f max %.3f ms (%d in 3 s, one writer)\n", p[0], p[1], p[2], int(p[3]))
-		}
-		var rs []result
-		for r := 0; r < *runs; r++ {
-			prof := ""
-			if r == 0 && *profileDir != "" {
-				prof = *profileDir
-			}
-			res, err := runOnce(binPath, sc, *recordSize, *warmup, *seconds, prof, *keep)
-			if err != nil {
-				fatal(fmt.Errorf("scenario %s run %d: %w", sc.name, r+1, err))
-			}
-			fmt.Printf("     run %d: leader %d, %.0f records/s, p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, cpu %.2f %.2f %.2f, rss %.1f %.1f %.1f MB\n",
-				r+1, res.leader, res.recPerSec, res.p50, res.p99, res.p999, res.max,
-				res.cpuCores[0], res.cpuCores[1], res.cpuCores[2], res.rssMB[0], res.rssMB[1], res.rssMB[2])
-			rs = append(rs, res)
-		}
-		m := median(rs)
-		fmt.Printf("%-4s %-34s %12.0f %9.2f %9.2f %9.2f %9.2f %6.2f %6.2f %6.2f    %6.1f %6.1f %6.1f\n", sc.name, sc.desc,
-			m.recPerSec, m.p50, m.p99, m.p999, m.max, m.cpuCores[0], m.cpuCores[1], m.cpuCores[2], m.rssMB[0], m.rssMB[1], m.rssMB[2])
 	}
+}
+
+// runScenario prints the disk's current fsync latency, each run's result,
+// and the scenario's median row; a failed run is fatal.
+func runScenario(o benchOptions, sc scenario) {
+	if p, err := probeFsync(3 * time.Second); err == nil {
+		fmt.Printf("     disk now: 4 KiB write+fsync p50 %.3f p99 %.3f max %.3f ms (%d in 3 s, one writer)\n", p[0], p[1], p[2], int(p[3]))
+	}
+	var rs []result
+	for r := 0; r < o.runs; r++ {
+		prof := ""
+		if r == 0 {
+			prof = o.profileDir
+		}
+		res, err := runOnce(o, sc, prof)
+		if err != nil {
+			fatal(fmt.Errorf("scenario %s run %d: %w", sc.name, r+1, err))
+		}
+		fmt.Printf("     run %d: leader %d, %.0f records/s, p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, cpu %.2f %.2f %.2f, rss %.1f %.1f %.1f MB\n",
+			r+1, res.leader, res.recPerSec, res.p50, res.p99, res.p999, res.max,
+			res.cpuCores[0], res.cpuCores[1], res.cpuCores[2], res.rssMB[0], res.rssMB[1], res.rssMB[2])
+		rs = append(rs, res)
+	}
+	m := median(rs)
+	fmt.Printf("%-4s %-34s %12.0f %9.2f %9.2f %9.2f %9.2f %6.2f %6.2f %6.2f    %6.1f %6.1f %6.1f\n", sc.name, sc.desc,
+		m.recPerSec, m.p50, m.p99, m.p999, m.max, m.cpuCores[0], m.cpuCores[1], m.cpuCores[2], m.rssMB[0], m.rssMB[1], m.rssMB[2])
 }
 
 func fatal(err error) {
@@ -154,17 +169,17 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 // runOnce runs one measured scenario on a fresh cluster: start the nodes,
 // let them run through the warm-up and the measured window, stop them, and
 // read the result from their stats.
-func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDir string, keep bool) (result, error) {
+func runOnce(o benchOptions, sc scenario, profileDir string) (result, error) {
 	dir, err := os.MkdirTemp("", "kraftd-bench-")
 	if err != nil {
 		return result{}, err
 	}
-	if !keep {
+	if !o.keep {
 		defer os.RemoveAll(dir)
 	} else {
 		fmt.Println("     data in", dir)
 	}
-	c, err := newCluster(bin, dir)
+	c, err := newCluster(o.bin, dir)
 	if err != nil {
 		return result{}, err
 	}
@@ -172,14 +187,14 @@ func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDi
 	var outs []string
 	start := time.Now()
 	for i := 0; i < 3; i++ {
-		cmd, out, err := c.startBenchNode(i, sc, recordSize, warmup, profileDir)
+		cmd, out, err := c.startBenchNode(i, sc, o.recordSize, o.warmup, profileDir)
 		if err != nil {
 			return result{}, err
 		}
 		cmds = append(cmds, cmd)
 		outs = append(outs, out)
 	}
-	time.Sleep(time.Duration(warmup+seconds) * time.Second)
+	time.Sleep(time.Duration(o.warmup+o.seconds) * time.Second)
 	wall := time.Since(start).Seconds()
 	for _, cmd := range cmds {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -187,7 +202,7 @@ func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDi
 	for _, cmd := range cmds {
 		waitOrKill(cmd, 20*time.Second)
 	}
-	return summarize(outs, warmup, wall, dir)
+	return summarize(outs, o.warmup, wall, dir)
 }
 
 // startBenchNode starts node i running the scenario's workload with JSON
