@@ -98,30 +98,12 @@ type FormatOptions struct {
 // atomically and durably before the next, so a crash mid-format leaves the
 // dir unformatted (Format can run again) rather than half formatted.
 func Format(o FormatOptions) error {
-	fsys := vfs.Or(o.FS)
-	if _, err := ParseClusterID(o.ClusterID); err != nil {
-		return fmt.Errorf("clusterid: format: %w", err)
-	}
-	if o.NodeID < 0 {
-		return fmt.Errorf("clusterid: format: node.id must be >= 0, got %d", o.NodeID)
-	}
-	if o.MetadataDir == "" {
-		return errors.New("clusterid: format: no metadata log dir")
-	}
-	mv := o.MetadataVersion
-	if mv == (MetadataVersion{}) {
-		mv = DefaultMetadataVersion
-	}
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
-	out := o.Out
-	if out == nil {
-		out = io.Discard
+	w, err := newDirWriter(o)
+	if err != nil {
+		return err
 	}
 	dirs := uniqueDirs(append(append([]string(nil), o.Dirs...), o.MetadataDir))
-	ens, err := loadEnsemble(fsys, dirs)
+	ens, err := loadEnsemble(w.fsys, dirs)
 	if err != nil {
 		return fmt.Errorf("clusterid: format: %w", err)
 	}
@@ -132,70 +114,136 @@ func Format(o FormatOptions) error {
 		return fmt.Errorf("clusterid: format: log directory %s is already formatted. Use --ignore-formatted to ignore this directory and format the others", ens.formatted[0])
 	}
 	if len(ens.empty) == 0 {
-		fmt.Fprintln(out, "All of the log directories are already formatted.")
+		fmt.Fprintln(w.out, "All of the log directories are already formatted.")
 		return nil
 	}
-	seen := map[UUID]bool{}
-	for _, mp := range ens.props {
-		seen[mp.DirectoryID] = true
+	if w.voterDirID, err = voterDirectoryID(o); err != nil {
+		return err
 	}
-	records := bootstrapRecords(mv, o.Features)
-	var voterDirID UUID
-	if o.InitialControllers != nil {
-		if o.ControllerListener == "" {
-			return errors.New("clusterid: format: a dynamic quorum needs the controller listener name")
-		}
-		for _, c := range o.InitialControllers {
-			if c.NodeID == o.NodeID {
-				voterDirID = c.DirectoryID
-			}
-			if c.DirectoryID.IsZero() || ReservedDirectoryID(c.DirectoryID) {
-				return fmt.Errorf("clusterid: format: initial controller %d has the reserved directory id %s", c.NodeID, c.DirectoryID)
-			}
-		}
+	for _, mp := range ens.props {
+		w.seen[mp.DirectoryID] = true
 	}
 	for _, dir := range ens.empty {
-		kind := "data directory"
-		isMeta := filepath.Clean(dir) == filepath.Clean(o.MetadataDir)
-		if isMeta {
-			switch {
-			case o.InitialControllers == nil:
-				kind = "metadata directory"
-			case !voterDirID.IsZero():
-				kind = "dynamic metadata voter directory"
-			default:
-				kind = "dynamic metadata directory"
-			}
-		}
-		fmt.Fprintf(out, "Formatting %s %s with metadata.version %s.\n", kind, dir, mv.Name)
-		if err := vfs.MkdirAll(fsys, dir, 0o755); err != nil {
-			return fmt.Errorf("clusterid: format %s: %w", dir, err)
-		}
-		t := now()
-		if err := writeBootstrapCheckpoint(fsys, dir, records, t); err != nil {
-			return fmt.Errorf("clusterid: format %s: %w", dir, err)
-		}
-		if isMeta && o.InitialControllers != nil {
-			if err := writeBootstrapSnapshot(fsys, dir, BootstrapSnapshot(o.InitialControllers, o.ControllerListener, t)); err != nil {
-				return fmt.Errorf("clusterid: format %s: %w", dir, err)
-			}
-		}
-		var id UUID
-		if isMeta && !voterDirID.IsZero() {
-			id = voterDirID
-		} else {
-			id = RandomDirectoryID()
-			for seen[id] || id == voterDirID {
-				id = RandomDirectoryID()
-			}
-		}
-		seen[id] = true
-		mp := MetaProperties{Version: 1, ClusterID: o.ClusterID, NodeID: o.NodeID, DirectoryID: id}
-		if err := vfs.WriteFileAtomic(fsys, Path(dir), mp.Encode(t)); err != nil {
-			return fmt.Errorf("clusterid: format: error while writing meta.properties file %s: %w", dir, err)
+		if err := w.format(dir); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// dirWriter formats one unformatted dir after another with what Format
+// resolved from its options.
+type dirWriter struct {
+	o       FormatOptions
+	fsys    vfs.FS
+	mv      MetadataVersion
+	now     func() time.Time
+	out     io.Writer
+	records [][]byte
+	// voterDirID is this node's directory id in a dynamic quorum's initial
+	// voter set (zero when it is not a voter there).
+	voterDirID UUID
+	// seen holds the directory ids in use, so fresh ones never collide.
+	seen map[UUID]bool
+}
+
+// newDirWriter validates the node's identity in o and fills in defaults.
+func newDirWriter(o FormatOptions) (*dirWriter, error) {
+	if _, err := ParseClusterID(o.ClusterID); err != nil {
+		return nil, fmt.Errorf("clusterid: format: %w", err)
+	}
+	if o.NodeID < 0 {
+		return nil, fmt.Errorf("clusterid: format: node.id must be >= 0, got %d", o.NodeID)
+	}
+	if o.MetadataDir == "" {
+		return nil, errors.New("clusterid: format: no metadata log dir")
+	}
+	w := &dirWriter{o: o, fsys: vfs.Or(o.FS), mv: o.MetadataVersion, now: o.Now, out: o.Out, seen: map[UUID]bool{}}
+	if w.mv == (MetadataVersion{}) {
+		w.mv = DefaultMetadataVersion
+	}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if w.out == nil {
+		w.out = io.Discard
+	}
+	w.records = bootstrapRecords(w.mv, o.Features)
+	return w, nil
+}
+
+// voterDirectoryID checks a dynamic quorum's initial voters and returns the
+// directory id they give o.NodeID (zero when it is not among them).
+func voterDirectoryID(o FormatOptions) (UUID, error) {
+	if o.InitialControllers == nil {
+		return UUID{}, nil
+	}
+	if o.ControllerListener == "" {
+		return UUID{}, errors.New("clusterid: format: a dynamic quorum needs the controller listener name")
+	}
+	var id UUID
+	for _, c := range o.InitialControllers {
+		if c.NodeID == o.NodeID {
+			id = c.DirectoryID
+		}
+		if c.DirectoryID.IsZero() || ReservedDirectoryID(c.DirectoryID) {
+			return UUID{}, fmt.Errorf("clusterid: format: initial controller %d has the reserved directory id %s", c.NodeID, c.DirectoryID)
+		}
+	}
+	return id, nil
+}
+
+// format writes dir's files in their durable order: bootstrap.checkpoint,
+// the bootstrap snapshot (dynamic metadata dir only), and last
+// meta.properties, whose presence marks the dir formatted.
+func (w *dirWriter) format(dir string) error {
+	isMeta := filepath.Clean(dir) == filepath.Clean(w.o.MetadataDir)
+	fmt.Fprintf(w.out, "Formatting %s %s with metadata.version %s.\n", w.kind(isMeta), dir, w.mv.Name)
+	if err := vfs.MkdirAll(w.fsys, dir, 0o755); err != nil {
+		return fmt.Errorf("clusterid: format %s: %w", dir, err)
+	}
+	t := w.now()
+	if err := writeBootstrapCheckpoint(w.fsys, dir, w.records, t); err != nil {
+		return fmt.Errorf("clusterid: format %s: %w", dir, err)
+	}
+	if isMeta && w.o.InitialControllers != nil {
+		if err := writeBootstrapSnapshot(w.fsys, dir, BootstrapSnapshot(w.o.InitialControllers, w.o.ControllerListener, t)); err != nil {
+			return fmt.Errorf("clusterid: format %s: %w", dir, err)
+		}
+	}
+	mp := MetaProperties{Version: 1, ClusterID: w.o.ClusterID, NodeID: w.o.NodeID, DirectoryID: w.directoryID(isMeta)}
+	if err := vfs.WriteFileAtomic(w.fsys, Path(dir), mp.Encode(t)); err != nil {
+		return fmt.Errorf("clusterid: format: error while writing meta.properties file %s: %w", dir, err)
+	}
+	return nil
+}
+
+// kind names a dir in the progress line as kafka-storage does.
+func (w *dirWriter) kind(isMeta bool) string {
+	switch {
+	case !isMeta:
+		return "data directory"
+	case w.o.InitialControllers == nil:
+		return "metadata directory"
+	case !w.voterDirID.IsZero():
+		return "dynamic metadata voter directory"
+	default:
+		return "dynamic metadata directory"
+	}
+}
+
+// directoryID picks a dir's directory.id: the initial voter's own for the
+// metadata dir of a voter, otherwise a fresh one no other dir uses.
+func (w *dirWriter) directoryID(isMeta bool) UUID {
+	id := w.voterDirID
+	if !isMeta || id.IsZero() {
+		id = RandomDirectoryID()
+		for w.seen[id] || id == w.voterDirID {
+			id = RandomDirectoryID()
+		}
+	}
+	w.seen[id] = true
+	return id
 }
 
 func uniqueDirs(dirs []string) []string {
@@ -361,77 +409,90 @@ func Info(dirs []string) (string, error) { return InfoFS(nil, dirs) }
 
 // InfoFS is Info with the dirs on fsys (nil = the OS).
 func InfoFS(fsys vfs.FS, dirs []string) (string, error) {
-	fsys = vfs.Or(fsys)
-	var b strings.Builder
 	if len(dirs) == 0 {
-		b.WriteString("No directories specified.\n")
-		return b.String(), nil
+		return "No directories specified.\n", nil
 	}
+	in := inspectDirs(vfs.Or(fsys), dirs)
+	if len(in.problems) == 0 {
+		return in.text(), nil
+	}
+	return in.text(), ErrInfoProblems
+}
+
+// dirsInfo is what Info found in a set of log dirs.
+type dirsInfo struct {
+	found    []string        // existing dirs, sorted
+	problems []string        // in kafka-storage's words
+	meta     *MetaProperties // the first formatted dir's
+}
+
+func inspectDirs(fsys vfs.FS, dirs []string) dirsInfo {
+	var in dirsInfo
 	sorted := append([]string(nil), dirs...)
 	sort.Strings(sorted)
-	var problems, found []string
-	var prev *MetaProperties
 	for _, d := range sorted {
 		st, err := fsys.Stat(d)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				problems = append(problems, d+" does not exist")
+				in.problems = append(in.problems, d+" does not exist")
 			} else {
-				problems = append(problems, fmt.Sprintf("%s cannot be read: %v", d, err))
+				in.problems = append(in.problems, fmt.Sprintf("%s cannot be read: %v", d, err))
 			}
 			continue
 		}
 		if !st.IsDir() {
-			problems = append(problems, d+" is not a directory")
+			in.problems = append(in.problems, d+" is not a directory")
 			continue
 		}
-		found = append(found, d)
+		in.found = append(in.found, d)
 		p := Path(d)
 		if _, err := fsys.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			problems = append(problems, d+" is not formatted.")
+			in.problems = append(in.problems, d+" is not formatted.")
 			continue
 		}
 		mp, err := readMetaProperties(fsys, d)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("Error loading %s: %v", p, err))
+			in.problems = append(in.problems, fmt.Sprintf("Error loading %s: %v", p, err))
 			continue
 		}
-		if prev == nil {
-			prev = &mp
-		} else if prev.ClusterID != mp.ClusterID {
-			problems = append(problems, "Mismatched cluster IDs between storage directories.")
-		} else if prev.NodeID != mp.NodeID {
-			problems = append(problems, "Mismatched node IDs between storage directories.")
+		if in.meta == nil {
+			in.meta = &mp
+		} else if in.meta.ClusterID != mp.ClusterID {
+			in.problems = append(in.problems, "Mismatched cluster IDs between storage directories.")
+		} else if in.meta.NodeID != mp.NodeID {
+			in.problems = append(in.problems, "Mismatched node IDs between storage directories.")
 		}
 	}
-	if prev != nil && prev.Version == 0 {
-		problems = append(problems, "The kafka configuration file appears to be for a cluster in KRaft mode, but the directories are formatted for legacy mode.")
+	if in.meta != nil && in.meta.Version == 0 {
+		in.problems = append(in.problems, "The kafka configuration file appears to be for a cluster in KRaft mode, but the directories are formatted for legacy mode.")
 	}
-	if len(found) > 0 {
-		if len(found) == 1 {
-			b.WriteString("Found log directory:\n")
-		} else {
-			b.WriteString("Found log directories:\n")
-		}
-		for _, d := range found {
-			b.WriteString("  " + d + "\n")
-		}
-		b.WriteString("\n")
+	return in
+}
+
+// text is kafka-storage info's output.
+func (in dirsInfo) text() string {
+	var b strings.Builder
+	writeList(&b, "Found log directory:", "Found log directories:", in.found)
+	if in.meta != nil {
+		b.WriteString("Found metadata: " + in.meta.sortedProperties() + "\n\n")
 	}
-	if prev != nil {
-		b.WriteString("Found metadata: " + prev.sortedProperties() + "\n\n")
+	writeList(&b, "Found problem:", "Found problems:", in.problems)
+	return b.String()
+}
+
+// writeList writes a heading (one or many, by the count), the items
+// indented, and a blank line; nothing when there are no items.
+func writeList(b *strings.Builder, one, many string, items []string) {
+	if len(items) == 0 {
+		return
 	}
-	if len(problems) == 0 {
-		return b.String(), nil
-	}
-	if len(problems) == 1 {
-		b.WriteString("Found problem:\n")
+	if len(items) == 1 {
+		b.WriteString(one + "\n")
 	} else {
-		b.WriteString("Found problems:\n")
+		b.WriteString(many + "\n")
 	}
-	for _, p := range problems {
-		b.WriteString("  " + p + "\n")
+	for _, it := range items {
+		b.WriteString("  " + it + "\n")
 	}
 	b.WriteString("\n")
-	return b.String(), ErrInfoProblems
 }

@@ -44,16 +44,51 @@ func Open(opts Options) (*Log, error) {
 	return l, nil
 }
 
+// open recovers the log in order: classify the dir's files (removing
+// leftovers), re-validate every segment, place the log start, reconcile the
+// snapshots with it, and make the recovered state durable.
 func (l *Log) open() error {
-	ro := l.opts.ReadOnly
-	if !ro {
+	if !l.opts.ReadOnly {
 		if err := vfs.MkdirAll(l.fs, l.dir, 0o755); err != nil {
 			return err
 		}
 	}
-	names, err := l.fs.List(l.dir)
+	bases, err := l.scanDir()
 	if err != nil {
 		return err
+	}
+	if err := l.openSegments(bases); err != nil {
+		return err
+	}
+	if len(l.segs) == 0 {
+		if err := l.startEmpty(); err != nil {
+			return err
+		}
+	}
+	l.startOffset = l.segs[0].base
+	if err := l.pruneSnapshots(); err != nil {
+		return err
+	}
+	if err := l.recoverStartOffset(); err != nil {
+		return err
+	}
+	l.flushed = l.endOffset()
+	if err := l.restartAtNewerSnapshot(); err != nil {
+		return err
+	}
+	if l.opts.ReadOnly {
+		return nil
+	}
+	return l.persistRecovered()
+}
+
+// scanDir lists the dir, records its snapshots in l.snapshots (sorted),
+// removes leftover files unless read-only, and returns the segment base
+// offsets in ascending order.
+func (l *Log) scanDir() ([]int64, error) {
+	names, err := l.fs.List(l.dir)
+	if err != nil {
+		return nil, err
 	}
 	var bases []int64
 	var junk []string
@@ -66,31 +101,46 @@ func (l *Log) open() error {
 			l.snapshots = append(l.snapshots, id)
 			continue
 		}
-		switch {
-		case strings.HasSuffix(n, partSuffix), strings.HasSuffix(n, ".deleted"),
-			strings.HasSuffix(n, ".cleaned"), strings.HasSuffix(n, ".swap"),
-			n == LeaderEpochCheckpointFile+".tmp", n == PartitionMetadataFile+".tmp", n == QuorumStateFile+".tmp":
-			junk = append(junk, n)
-		case isBaseFile(n, ".index"), isBaseFile(n, ".timeindex"), isBaseFile(n, ".txnindex"), isBaseFile(n, ".snapshot"):
-			// kraftd keeps its offset index in memory and never updates
-			// these, so a stale Kafka index must not outlive a kraftd
-			// write; Kafka rebuilds missing indexes on open.
+		if isLeftover(n) {
 			junk = append(junk, n)
 		}
 	}
-	if !ro {
+	if !l.opts.ReadOnly {
 		for _, n := range junk {
 			if err := l.fs.Remove(filepath.Join(l.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
+				return nil, err
 			}
 			l.logger.Info("removed leftover file", zap.String("file", n))
 		}
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 	sortSnapshots(l.snapshots)
+	return bases, nil
+}
 
+// isLeftover reports whether name is a file an open removes: the temporary
+// file of an interrupted write, or a Kafka index.
+func isLeftover(n string) bool {
+	switch {
+	case strings.HasSuffix(n, partSuffix), strings.HasSuffix(n, ".deleted"),
+		strings.HasSuffix(n, ".cleaned"), strings.HasSuffix(n, ".swap"),
+		n == LeaderEpochCheckpointFile+".tmp", n == PartitionMetadataFile+".tmp", n == QuorumStateFile+".tmp":
+		return true
+	case isBaseFile(n, ".index"), isBaseFile(n, ".timeindex"), isBaseFile(n, ".txnindex"), isBaseFile(n, ".snapshot"):
+		// kraftd keeps its offset index in memory and never updates
+		// these, so a stale Kafka index must not outlive a kraftd
+		// write; Kafka rebuilds missing indexes on open.
+		return true
+	}
+	return false
+}
+
+// openSegments opens and recovers the segments at bases in order, checking
+// that each starts where the previous one ends. Each opened segment joins
+// l.segs before it is checked, so Open closes it on error.
+func (l *Log) openSegments(bases []int64) error {
 	flag := os.O_RDWR
-	if ro {
+	if l.opts.ReadOnly {
 		flag = os.O_RDONLY
 	}
 	buf := make([]byte, defaultReadWindowBytes)
@@ -109,58 +159,68 @@ func (l *Log) open() error {
 			return err
 		}
 	}
-	if len(l.segs) == 0 {
-		start := int64(0)
-		if n := len(l.snapshots); n > 0 {
-			// Only snapshots left (crash in TruncateToSnapshot): start at the
-			// newest.
-			start = l.snapshots[n-1].Offset
-		}
-		if ro {
-			l.segs = append(l.segs, &segment{base: start, next: start, lastIndexed: -indexInterval, firstMaxTS: -1, f: nopFile{}})
-		} else if err := l.createSegment(start); err != nil {
-			return err
-		}
-	}
-	l.startOffset = l.segs[0].base
+	return nil
+}
 
-	// Snapshots: drop those below the log start; a log start > 0 needs one
-	// at or above it; a snapshot past the log end means an interrupted
-	// snapshot install.
+// startEmpty gives a dir with no segment its first one: at 0, or at the
+// newest snapshot when only snapshots are left (crash in
+// TruncateToSnapshot). A read-only open gets an in-memory stand-in instead.
+func (l *Log) startEmpty() error {
+	start := int64(0)
+	if n := len(l.snapshots); n > 0 {
+		start = l.snapshots[n-1].Offset
+	}
+	if l.opts.ReadOnly {
+		l.segs = append(l.segs, &segment{base: start, next: start, lastIndexed: -indexInterval, firstMaxTS: -1, f: nopFile{}})
+		return nil
+	}
+	return l.createSegment(start)
+}
+
+// pruneSnapshots drops the snapshots below the log start (deleting their
+// files unless read-only); a log start > 0 needs one at or above it.
+func (l *Log) pruneSnapshots() error {
 	var keep []raft.OffsetAndEpoch
 	for _, id := range l.snapshots {
-		if id.Offset < l.startOffset {
-			if !ro {
-				if err := l.fs.Remove(filepath.Join(l.dir, snapshotName(id))); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return err
-				}
-				l.logger.Info("deleted snapshot below the log start offset", zap.String("snapshot", snapshotName(id)), zap.Int64("log_start_offset", l.startOffset))
-			}
+		if id.Offset >= l.startOffset {
+			keep = append(keep, id)
 			continue
 		}
-		keep = append(keep, id)
+		if l.opts.ReadOnly {
+			continue
+		}
+		if err := l.fs.Remove(filepath.Join(l.dir, snapshotName(id))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		l.logger.Info("deleted snapshot below the log start offset", zap.String("snapshot", snapshotName(id)), zap.Int64("log_start_offset", l.startOffset))
 	}
 	l.snapshots = keep
 	if l.startOffset > 0 && len(l.snapshots) == 0 {
 		return fmt.Errorf("%w: log start offset is %d but there is no snapshot at or above it", ErrCorrupt, l.startOffset)
 	}
-	if err := l.recoverStartOffset(); err != nil {
-		return err
-	}
-	l.flushed = l.endOffset()
-	if latest, ok := l.LatestSnapshot(); ok && !ro {
-		le := l.lastEpoch()
-		if latest.Epoch > le || (latest.Epoch == le && latest.Offset > l.endOffset()) {
-			l.logger.Warn("latest snapshot is past the log end; restarting the log at it",
-				zap.Int64("snapshot_offset", latest.Offset), zap.Int32("snapshot_epoch", latest.Epoch), zap.Int64("log_end_offset", l.endOffset()))
-			if err := l.truncateFullyAndStartAt(latest); err != nil {
-				return err
-			}
-		}
-	}
-	if ro {
+	return nil
+}
+
+// restartAtNewerSnapshot finishes an interrupted snapshot install: a
+// snapshot past the log end restarts the log at it.
+func (l *Log) restartAtNewerSnapshot() error {
+	latest, ok := l.LatestSnapshot()
+	if !ok || l.opts.ReadOnly {
 		return nil
 	}
+	le := l.lastEpoch()
+	if latest.Epoch < le || (latest.Epoch == le && latest.Offset <= l.endOffset()) {
+		return nil
+	}
+	l.logger.Warn("latest snapshot is past the log end; restarting the log at it",
+		zap.Int64("snapshot_offset", latest.Offset), zap.Int32("snapshot_epoch", latest.Epoch), zap.Int64("log_end_offset", l.endOffset()))
+	return l.truncateFullyAndStartAt(latest)
+}
+
+// persistRecovered makes the recovered state durable: the last segment,
+// the epoch checkpoint and, when a topic id is configured and the file is
+// missing, partition.metadata.
+func (l *Log) persistRecovered() error {
 	// Recovered bytes may still be only in the page cache (a process crash
 	// keeps it): make them durable before reporting them flushed.
 	last := l.segs[len(l.segs)-1]
@@ -170,16 +230,15 @@ func (l *Log) open() error {
 	if err := l.writeEpochCheckpoint(); err != nil {
 		return err
 	}
-	if l.opts.TopicID != ([16]byte{}) {
-		p := filepath.Join(l.dir, PartitionMetadataFile)
-		if _, err := l.fs.Stat(p); errors.Is(err, os.ErrNotExist) {
-			data := "version: 0\ntopic_id: " + clusterid.UUID(l.opts.TopicID).String()
-			if err := vfs.WriteFileAtomic(l.fs, p, []byte(data)); err != nil {
-				return err
-			}
-		}
+	if l.opts.TopicID == ([16]byte{}) {
+		return nil
 	}
-	return nil
+	p := filepath.Join(l.dir, PartitionMetadataFile)
+	if _, err := l.fs.Stat(p); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	data := "version: 0\ntopic_id: " + clusterid.UUID(l.opts.TopicID).String()
+	return vfs.WriteFileAtomic(l.fs, p, []byte(data))
 }
 
 // recoverStartOffset restores a log start that lay inside a segment. The

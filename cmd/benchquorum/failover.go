@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"syscall"
 	"time"
@@ -24,117 +23,134 @@ func runFailover(bin string, runs int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ports, err := freePorts(3)
+	c, err := newCluster(bin, dir)
 	if err != nil {
 		return err
 	}
-	voters := fmt.Sprintf("1@127.0.0.1:%d,2@127.0.0.1:%d,3@127.0.0.1:%d", ports[0], ports[1], ports[2])
-	procs := make([]*exec.Cmd, 3)
-	start := func(i int) error {
-		cfg := filepath.Join(dir, fmt.Sprintf("node%d.properties", i+1))
-		props := fmt.Sprintf("node.id=%d\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\ncontroller.listener.names=CONTROLLER\ncontroller.quorum.voters=%s\nlog.dirs=%s\n",
-			i+1, ports[i], voters, filepath.Join(dir, fmt.Sprintf("data%d", i+1)))
-		if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
-			return err
-		}
-		ef, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("node%d.log", i+1)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return err
-		}
-		cmd := exec.Command(bin, "test-kraft-server-start", "--config", cfg, "--replica-directory-id", dirIDs[i],
-			"--throughput", "2000", "--stats-interval", "1h", "--log-level", "warn")
-		cmd.Stderr = ef
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		procs[i] = cmd
-		return nil
-	}
-	stop := func(i int, sig syscall.Signal) {
-		if procs[i] == nil {
-			return
-		}
-		_ = procs[i].Process.Signal(sig)
-		done := make(chan struct{})
-		go func() { procs[i].Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = procs[i].Process.Kill()
-			<-done
-		}
-		procs[i] = nil
-	}
-	defer func() {
-		for i := range procs {
-			stop(i, syscall.SIGTERM)
-		}
-	}()
+	q := &failoverQuorum{cluster: c, procs: make([]*exec.Cmd, 3)}
+	defer q.stopAll()
 	for i := 0; i < 3; i++ {
-		if err := start(i); err != nil {
+		if err := q.start(i); err != nil {
 			return err
 		}
-	}
-	// leader returns the node (index) answering DescribeQuorum as leader
-	// with an epoch above minEpoch, skipping index skip.
-	leader := func(minEpoch int32, skip int) (int, int32) {
-		for i := 0; i < 3; i++ {
-			if i == skip || procs[i] == nil {
-				continue
-			}
-			if id, epoch, ok := describe(ports[i]); ok && id == int32(i+1) && epoch > minEpoch {
-				return i, epoch
-			}
-		}
-		return -1, 0
-	}
-	waitLeader := func(minEpoch int32, skip int, d time.Duration) (int, int32, time.Duration, error) {
-		t0 := time.Now()
-		for time.Since(t0) < d {
-			if i, e := leader(minEpoch, skip); i >= 0 {
-				return i, e, time.Since(t0), nil
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		return -1, 0, 0, fmt.Errorf("no leader above epoch %d within %v (logs in %s)", minEpoch, d, dir)
 	}
 	var term, kill []time.Duration
 	for r := 0; r < runs; r++ {
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-			l, epoch, _, err := waitLeader(0, -1, 20*time.Second)
+			took, err := q.failover(r, sig)
 			if err != nil {
 				return err
 			}
-			time.Sleep(2 * time.Second) // steady state with the workload running
-			t0 := time.Now()
-			stopped := make(chan struct{})
-			go func() { stop(l, sig); close(stopped) }() // measured from the signal, not from the exit
-			nl, ne, _, err := waitLeader(epoch, l, 30*time.Second)
-			if err != nil {
-				return err
-			}
-			took := time.Since(t0)
-			name := "SIGTERM"
 			if sig == syscall.SIGKILL {
-				name = "kill -9"
 				kill = append(kill, took)
 			} else {
 				term = append(term, took)
 			}
-			fmt.Printf("     failover %d %-7s: leader %d (epoch %d) -> %d (epoch %d) in %v\n", r+1, name, l+1, epoch, nl+1, ne, took.Round(time.Millisecond))
-			<-stopped
-			if err := start(l); err != nil {
-				return err
-			}
 		}
 	}
-	med := func(ds []time.Duration) time.Duration {
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return ds[len(ds)/2]
-	}
 	fmt.Printf("failover (Kafka default timeouts: election 1 s, fetch 2 s), median of %d: SIGTERM %v, kill -9 %v\n",
-		runs, med(term).Round(time.Millisecond), med(kill).Round(time.Millisecond))
+		runs, medianDuration(term).Round(time.Millisecond), medianDuration(kill).Round(time.Millisecond))
 	return nil
+}
+
+// failoverQuorum is a cluster whose nodes run a light workload with
+// Kafka's default timeouts; procs[i] is nil while node i is stopped.
+type failoverQuorum struct {
+	*cluster
+	procs []*exec.Cmd
+}
+
+func (q *failoverQuorum) start(i int) error {
+	cfg, err := q.writeConfig(i, "")
+	if err != nil {
+		return err
+	}
+	// Appended to: a restarted node keeps its earlier log.
+	ef, err := os.OpenFile(q.path("node%d.log", i), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(q.bin, "test-kraft-server-start", "--config", cfg, "--replica-directory-id", dirIDs[i],
+		"--throughput", "2000", "--stats-interval", "1h", "--log-level", "warn")
+	cmd.Stderr = ef
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	q.procs[i] = cmd
+	return nil
+}
+
+// stop signals node i and waits for it to exit (killing it after 15 s).
+func (q *failoverQuorum) stop(i int, sig syscall.Signal) {
+	if q.procs[i] == nil {
+		return
+	}
+	_ = q.procs[i].Process.Signal(sig)
+	waitOrKill(q.procs[i], 15*time.Second)
+	q.procs[i] = nil
+}
+
+func (q *failoverQuorum) stopAll() {
+	for i := range q.procs {
+		q.stop(i, syscall.SIGTERM)
+	}
+}
+
+// failover stops the current leader with sig, returns how long until
+// another node led a higher epoch, and restarts the stopped node.
+func (q *failoverQuorum) failover(run int, sig syscall.Signal) (time.Duration, error) {
+	l, epoch, err := q.waitLeader(0, -1, 20*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(2 * time.Second) // steady state with the workload running
+	t0 := time.Now()
+	stopped := make(chan struct{})
+	go func() { q.stop(l, sig); close(stopped) }() // measured from the signal, not from the exit
+	nl, ne, err := q.waitLeader(epoch, l, 30*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	took := time.Since(t0)
+	name := "SIGTERM"
+	if sig == syscall.SIGKILL {
+		name = "kill -9"
+	}
+	fmt.Printf("     failover %d %-7s: leader %d (epoch %d) -> %d (epoch %d) in %v\n", run+1, name, l+1, epoch, nl+1, ne, took.Round(time.Millisecond))
+	<-stopped
+	return took, q.start(l)
+}
+
+// waitLeader polls until a node other than skip answers DescribeQuorum as
+// leader with an epoch above minEpoch, and returns its index and epoch.
+func (q *failoverQuorum) waitLeader(minEpoch int32, skip int, d time.Duration) (int, int32, error) {
+	t0 := time.Now()
+	for time.Since(t0) < d {
+		if i, e := q.leader(minEpoch, skip); i >= 0 {
+			return i, e, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return -1, 0, fmt.Errorf("no leader above epoch %d within %v (logs in %s)", minEpoch, d, q.dir)
+}
+
+// leader returns the node (index) answering DescribeQuorum as leader with
+// an epoch above minEpoch, skipping index skip; -1 when there is none.
+func (q *failoverQuorum) leader(minEpoch int32, skip int) (int, int32) {
+	for i := 0; i < 3; i++ {
+		if i == skip || q.procs[i] == nil {
+			continue
+		}
+		if id, epoch, ok := describe(q.ports[i]); ok && id == int32(i+1) && epoch > minEpoch {
+			return i, epoch
+		}
+	}
+	return -1, 0
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
 }
 
 // describe asks the node on port for DescribeQuorum; ok when it answers as

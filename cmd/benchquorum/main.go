@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,23 +51,33 @@ type result struct {
 	leader                         int32
 }
 
+// benchOptions are the flags of the measured scenarios.
+type benchOptions struct {
+	bin                         string // absolute path of the controller binary
+	runs                        int
+	seconds, warmup, recordSize int
+	profileDir                  string
+	keep                        bool
+}
+
 func main() {
+	var o benchOptions
 	bin := flag.String("bin", "bin/controller", "controller binary")
-	seconds := flag.Int("seconds", 30, "measured seconds per run (after the warm-up)")
-	warmup := flag.Int("warmup", 5, "seconds before measuring (election, first appends)")
-	runs := flag.Int("runs", 3, "runs per scenario (median reported)")
+	flag.IntVar(&o.seconds, "seconds", 30, "measured seconds per run (after the warm-up)")
+	flag.IntVar(&o.warmup, "warmup", 5, "seconds before measuring (election, first appends)")
+	flag.IntVar(&o.runs, "runs", 3, "runs per scenario (median reported)")
 	only := flag.String("scenarios", "a0,a25,b", "comma-separated scenarios: a0, a25, b, failover (leader SIGTERM vs kill -9 with Kafka's default timeouts)")
-	recordSize := flag.Int("record-size", 256, "record size in bytes")
-	profileDir := flag.String("cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
-	keep := flag.Bool("keep", false, "keep the data dirs and logs")
+	flag.IntVar(&o.recordSize, "record-size", 256, "record size in bytes")
+	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
+	flag.BoolVar(&o.keep, "keep", false, "keep the data dirs and logs")
 	flag.Var(&nodeArgs, "node-arg", "extra test-kraft-server-start flag for every node (repeatable)")
 	flag.Parse()
 
-	binPath, err := filepath.Abs(*bin)
-	if err != nil {
+	var err error
+	if o.bin, err = filepath.Abs(*bin); err != nil {
 		fatal(err)
 	}
-	if _, err := os.Stat(binPath); err != nil {
+	if _, err := os.Stat(o.bin); err != nil {
 		fatal(fmt.Errorf("%v (run make build first)", err))
 	}
 	want := map[string]bool{}
@@ -76,7 +85,7 @@ func main() {
 		want[strings.TrimSpace(s)] = true
 	}
 	if want["failover"] {
-		if err := runFailover(binPath, *runs); err != nil {
+		if err := runFailover(o.bin, o.runs); err != nil {
 			fatal(err)
 		}
 		if len(want) == 1 {
@@ -84,34 +93,39 @@ func main() {
 		}
 	}
 	fmt.Printf("kraftd bench-quorum: 3 nodes on 127.0.0.1, %d B records, fsync on, %ds measured after %ds warm-up, median of %d runs\n",
-		*recordSize, *seconds, *warmup, *runs)
+		o.recordSize, o.seconds, o.warmup, o.runs)
 	fmt.Printf("%-4s %-34s %12s %9s %9s %9s %9s %22s %22s\n", "", "scenario", "records/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "cpu cores (n1 n2 n3)", "peak RSS MB (n1 n2 n3)")
 	for _, sc := range scenarios {
-		if !want[sc.name] {
-			continue
+		if want[sc.name] {
+			runScenario(o, sc)
 		}
-		if p, err := probeFsync(3 * time.Second); err == nil {
-			fmt.Printf("     disk now: 4 KiB write+fsync p50 %.3f p99 %.3f max %.3f ms (%d in 3 s, one writer)\n", p[0], p[1], p[2], int(p[3]))
-		}
-		var rs []result
-		for r := 0; r < *runs; r++ {
-			prof := ""
-			if r == 0 && *profileDir != "" {
-				prof = *profileDir
-			}
-			res, err := runOnce(binPath, sc, *recordSize, *warmup, *seconds, prof, *keep)
-			if err != nil {
-				fatal(fmt.Errorf("scenario %s run %d: %w", sc.name, r+1, err))
-			}
-			fmt.Printf("     run %d: leader %d, %.0f records/s, p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, cpu %.2f %.2f %.2f, rss %.1f %.1f %.1f MB\n",
-				r+1, res.leader, res.recPerSec, res.p50, res.p99, res.p999, res.max,
-				res.cpuCores[0], res.cpuCores[1], res.cpuCores[2], res.rssMB[0], res.rssMB[1], res.rssMB[2])
-			rs = append(rs, res)
-		}
-		m := median(rs)
-		fmt.Printf("%-4s %-34s %12.0f %9.2f %9.2f %9.2f %9.2f %6.2f %6.2f %6.2f    %6.1f %6.1f %6.1f\n", sc.name, sc.desc,
-			m.recPerSec, m.p50, m.p99, m.p999, m.max, m.cpuCores[0], m.cpuCores[1], m.cpuCores[2], m.rssMB[0], m.rssMB[1], m.rssMB[2])
 	}
+}
+
+// runScenario prints the disk's current fsync latency, each run's result,
+// and the scenario's median row; a failed run is fatal.
+func runScenario(o benchOptions, sc scenario) {
+	if p, err := probeFsync(3 * time.Second); err == nil {
+		fmt.Printf("     disk now: 4 KiB write+fsync p50 %.3f p99 %.3f max %.3f ms (%d in 3 s, one writer)\n", p[0], p[1], p[2], int(p[3]))
+	}
+	var rs []result
+	for r := 0; r < o.runs; r++ {
+		prof := ""
+		if r == 0 {
+			prof = o.profileDir
+		}
+		res, err := runOnce(o, sc, prof)
+		if err != nil {
+			fatal(fmt.Errorf("scenario %s run %d: %w", sc.name, r+1, err))
+		}
+		fmt.Printf("     run %d: leader %d, %.0f records/s, p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, cpu %.2f %.2f %.2f, rss %.1f %.1f %.1f MB\n",
+			r+1, res.leader, res.recPerSec, res.p50, res.p99, res.p999, res.max,
+			res.cpuCores[0], res.cpuCores[1], res.cpuCores[2], res.rssMB[0], res.rssMB[1], res.rssMB[2])
+		rs = append(rs, res)
+	}
+	m := median(rs)
+	fmt.Printf("%-4s %-34s %12.0f %9.2f %9.2f %9.2f %9.2f %6.2f %6.2f %6.2f    %6.1f %6.1f %6.1f\n", sc.name, sc.desc,
+		m.recPerSec, m.p50, m.p99, m.p999, m.max, m.cpuCores[0], m.cpuCores[1], m.cpuCores[2], m.rssMB[0], m.rssMB[1], m.rssMB[2])
 }
 
 func fatal(err error) {
@@ -144,25 +158,6 @@ func median(rs []result) result {
 	return m
 }
 
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // nodeArgs are extra flags for every node (-node-arg).
 var nodeArgs stringList
 
@@ -171,105 +166,99 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, " ") }
 func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
-var dirIDs = []string{"b8tRS7h4TJ2Vt43Dp85v2A", "Nkij_D9XRiYKNb41SiJo7Q", "4-e97nI7eHPYKfEDtW8rtQ"}
-
-func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDir string, keep bool) (result, error) {
+// runOnce runs one measured scenario on a fresh cluster: start the nodes,
+// let them run through the warm-up and the measured window, stop them, and
+// read the result from their stats.
+func runOnce(o benchOptions, sc scenario, profileDir string) (result, error) {
 	dir, err := os.MkdirTemp("", "kraftd-bench-")
 	if err != nil {
 		return result{}, err
 	}
-	if !keep {
+	if !o.keep {
 		defer os.RemoveAll(dir)
 	} else {
 		fmt.Println("     data in", dir)
 	}
-	ports, err := freePorts(3)
+	c, err := newCluster(o.bin, dir)
 	if err != nil {
 		return result{}, err
 	}
-	voters := fmt.Sprintf("1@127.0.0.1:%d,2@127.0.0.1:%d,3@127.0.0.1:%d", ports[0], ports[1], ports[2])
 	var cmds []*exec.Cmd
 	var outs []string
 	start := time.Now()
 	for i := 0; i < 3; i++ {
-		cfg := filepath.Join(dir, fmt.Sprintf("node%d.properties", i+1))
-		props := fmt.Sprintf("node.id=%d\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\ncontroller.listener.names=CONTROLLER\ncontroller.quorum.voters=%s\nlog.dirs=%s\ncontroller.quorum.append.linger.ms=%d\n",
-			i+1, ports[i], voters, filepath.Join(dir, fmt.Sprintf("data%d", i+1)), sc.linger)
-		if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
-			return result{}, err
-		}
-		out := filepath.Join(dir, fmt.Sprintf("node%d.out", i+1))
-		outs = append(outs, out)
-		of, err := os.Create(out)
+		cmd, out, err := c.startBenchNode(i, sc, o.recordSize, o.warmup, profileDir)
 		if err != nil {
-			return result{}, err
-		}
-		ef, err := os.Create(filepath.Join(dir, fmt.Sprintf("node%d.log", i+1)))
-		if err != nil {
-			return result{}, err
-		}
-		args := []string{"test-kraft-server-start", "--config", cfg, "--replica-directory-id", dirIDs[i],
-			"--throughput", fmt.Sprint(sc.throughput), "--record-size", fmt.Sprint(recordSize),
-			"--max-in-flight", fmt.Sprint(sc.maxInFlight), "--stats-json", "--stats-interval", "1s",
-			"--stats-warmup", fmt.Sprintf("%ds", warmup), "--log-level", "warn"}
-		args = append(args, nodeArgs...)
-		if profileDir != "" {
-			if err := os.MkdirAll(profileDir, 0o755); err != nil {
-				return result{}, err
-			}
-			args = append(args, "--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("%s-node%d.pprof", sc.name, i+1)))
-		}
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = of, ef
-		if err := cmd.Start(); err != nil {
 			return result{}, err
 		}
 		cmds = append(cmds, cmd)
+		outs = append(outs, out)
 	}
-	time.Sleep(time.Duration(warmup+seconds) * time.Second)
+	time.Sleep(time.Duration(o.warmup+o.seconds) * time.Second)
 	wall := time.Since(start).Seconds()
-	for _, c := range cmds {
-		_ = c.Process.Signal(syscall.SIGTERM)
+	for _, cmd := range cmds {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 	}
-	for _, c := range cmds {
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = c.Process.Kill()
-			<-done
+	for _, cmd := range cmds {
+		waitOrKill(cmd, 20*time.Second)
+	}
+	return summarize(outs, o.warmup, wall, dir)
+}
+
+// startBenchNode starts node i running the scenario's workload with JSON
+// stats on stdout, and returns the process and its stdout file.
+func (c *cluster) startBenchNode(i int, sc scenario, recordSize, warmup int, profileDir string) (*exec.Cmd, string, error) {
+	cfg, err := c.writeConfig(i, fmt.Sprintf("controller.quorum.append.linger.ms=%d\n", sc.linger))
+	if err != nil {
+		return nil, "", err
+	}
+	out := c.path("node%d.out", i)
+	of, err := os.Create(out)
+	if err != nil {
+		return nil, "", err
+	}
+	ef, err := os.Create(c.path("node%d.log", i))
+	if err != nil {
+		return nil, "", err
+	}
+	args := []string{"test-kraft-server-start", "--config", cfg, "--replica-directory-id", dirIDs[i],
+		"--throughput", fmt.Sprint(sc.throughput), "--record-size", fmt.Sprint(recordSize),
+		"--max-in-flight", fmt.Sprint(sc.maxInFlight), "--stats-json", "--stats-interval", "1s",
+		"--stats-warmup", fmt.Sprintf("%ds", warmup), "--log-level", "warn"}
+	args = append(args, nodeArgs...)
+	if profileDir != "" {
+		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+			return nil, "", err
 		}
+		args = append(args, "--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("%s-node%d.pprof", sc.name, i+1)))
 	}
-	var res result
-	res.leader = -1
+	cmd := exec.Command(c.bin, args...)
+	cmd.Stdout, cmd.Stderr = of, ef
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	return cmd, out, nil
+}
+
+// summarize reads each node's stats file (outs[i] for node i+1): CPU and
+// RSS from every node's summary, throughput and latency from the node that
+// led through the measured window.
+func summarize(outs []string, warmup int, wall float64, dir string) (result, error) {
+	res := result{leader: -1}
 	for i, out := range outs {
 		lines, err := readStats(out)
 		if err != nil {
 			return res, err
 		}
-		var final *workload.Stats
-		var rateSum, timeSum float64
-		for j := range lines {
-			s := &lines[j]
-			if s.Final {
-				final = s
-				continue
-			}
-			// Leader intervals after the warm-up (interval stats are 1 s).
-			if s.Role == "Leader" && j >= warmup {
-				rateSum += s.RecordsPerSec * s.IntervalSec
-				timeSum += s.IntervalSec
-			}
-		}
+		final := finalStats(lines)
 		if final == nil {
 			return res, fmt.Errorf("node %d printed no summary (see %s)", i+1, filepath.Dir(out))
 		}
 		res.cpuCores[i] = final.CPUSeconds / wall
 		res.rssMB[i] = final.PeakRSSMB
-		if final.LatencyCount > 0 && timeSum > 0 {
+		if rate, led := leaderRate(lines, warmup); led && final.LatencyCount > 0 {
 			res.leader = int32(i + 1)
-			res.recPerSec = rateSum / timeSum
+			res.recPerSec = rate
 			res.p50, res.p99, res.p999, res.max = final.P50Ms, final.P99Ms, final.P999Ms, final.MaxMs
 		}
 	}
@@ -277,6 +266,34 @@ func runOnce(bin string, sc scenario, recordSize, warmup, seconds int, profileDi
 		return res, fmt.Errorf("no node led through the measured window (data in %s)", dir)
 	}
 	return res, nil
+}
+
+// finalStats returns the last summary line, or nil.
+func finalStats(lines []workload.Stats) *workload.Stats {
+	var final *workload.Stats
+	for j := range lines {
+		if lines[j].Final {
+			final = &lines[j]
+		}
+	}
+	return final
+}
+
+// leaderRate is the node's mean committed records/s over its leader
+// intervals after the warm-up (interval stats are 1 s, so the warm-up is
+// the first warmup lines); led is false when it led in none of them.
+func leaderRate(lines []workload.Stats, warmup int) (rate float64, led bool) {
+	var rateSum, timeSum float64
+	for j, s := range lines {
+		if !s.Final && s.Role == "Leader" && j >= warmup {
+			rateSum += s.RecordsPerSec * s.IntervalSec
+			timeSum += s.IntervalSec
+		}
+	}
+	if timeSum <= 0 {
+		return 0, false
+	}
+	return rateSum / timeSum, true
 }
 
 func readStats(path string) ([]workload.Stats, error) {

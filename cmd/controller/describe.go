@@ -147,9 +147,58 @@ func printQuorumReplication(w io.Writer, q *admin.Quorum, human bool, now time.T
 	if err != nil {
 		return err
 	}
+	rows, err := replicationRows(q, leader, replicaTimestamp(human, now))
+	if err != nil {
+		return err
+	}
 	header := []string{"NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"}
+	printTable(w, header, rows)
+	return nil
+}
+
+// replicationRows lists the leader, then the other voters, then the
+// observers, with each one's lag behind the leader's log end.
+func replicationRows(q *admin.Quorum, leader kmsg.DescribeQuorumResponseTopicPartitionReplicaState, ts func(v int64, desc string) (string, error)) ([][]string, error) {
+	var followers []kmsg.DescribeQuorumResponseTopicPartitionReplicaState
+	for _, v := range q.Partition.CurrentVoters {
+		if v.ReplicaID != leader.ReplicaID {
+			followers = append(followers, v)
+		}
+	}
+	groups := []struct {
+		status   string
+		replicas []kmsg.DescribeQuorumResponseTopicPartitionReplicaState
+	}{
+		{"Leader", []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{leader}},
+		{"Follower", followers},
+		{"Observer", q.Partition.Observers},
+	}
 	var rows [][]string
-	ts := func(v int64, desc string) (string, error) {
+	for _, g := range groups {
+		for _, r := range g.replicas {
+			lf, err := ts(r.LastFetchTimestamp, "last fetch")
+			if err != nil {
+				return nil, err
+			}
+			lc, err := ts(r.LastCaughtUpTimestamp, "last caught up")
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, []string{
+				strconv.Itoa(int(r.ReplicaID)), clusterid.UUID(r.ReplicaDirectoryID).String(),
+				strconv.FormatInt(r.LogEndOffset, 10), strconv.FormatInt(leader.LogEndOffset-r.LogEndOffset, 10),
+				lf, lc, g.status,
+			})
+		}
+	}
+	return rows, nil
+}
+
+// replicaTimestamp formats a replica's timestamp (desc names it in errors):
+// -1 (unknown) as is, otherwise epoch milliseconds or, when human, "<n> ms
+// ago", which fails for a time not in the past (clock drift).
+func replicaTimestamp(human bool, now time.Time) func(v int64, desc string) (string, error) {
+	return func(v int64, desc string) (string, error) {
 		if v == -1 {
 			return "-1", nil
 		}
@@ -162,39 +211,11 @@ func printQuorumReplication(w io.Writer, q *admin.Quorum, human bool, now time.T
 		}
 		return fmt.Sprintf("%d ms ago", nowMs-v), nil
 	}
-	add := func(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState, status string) error {
-		for _, r := range rs {
-			lf, err := ts(r.LastFetchTimestamp, "last fetch")
-			if err != nil {
-				return err
-			}
-			lc, err := ts(r.LastCaughtUpTimestamp, "last caught up")
-			if err != nil {
-				return err
-			}
-			rows = append(rows, []string{
-				strconv.Itoa(int(r.ReplicaID)), clusterid.UUID(r.ReplicaDirectoryID).String(),
-				strconv.FormatInt(r.LogEndOffset, 10), strconv.FormatInt(leader.LogEndOffset-r.LogEndOffset, 10),
-				lf, lc, status,
-			})
-		}
-		return nil
-	}
-	var followers []kmsg.DescribeQuorumResponseTopicPartitionReplicaState
-	for _, v := range q.Partition.CurrentVoters {
-		if v.ReplicaID != leader.ReplicaID {
-			followers = append(followers, v)
-		}
-	}
-	if err := add([]kmsg.DescribeQuorumResponseTopicPartitionReplicaState{leader}, "Leader"); err != nil {
-		return err
-	}
-	if err := add(followers, "Follower"); err != nil {
-		return err
-	}
-	if err := add(q.Partition.Observers, "Observer"); err != nil {
-		return err
-	}
+}
+
+// printTable prints header and rows, each cell padded to its column's
+// widest cell and followed by a tab.
+func printTable(w io.Writer, header []string, rows [][]string) {
 	widths := make([]int, len(header))
 	for i, h := range header {
 		widths[i] = len(h)
@@ -204,7 +225,7 @@ func printQuorumReplication(w io.Writer, q *admin.Quorum, human bool, now time.T
 			widths[i] = max(widths[i], len(c))
 		}
 	}
-	line := func(cells []string) {
+	for _, cells := range append([][]string{header}, rows...) {
 		var b strings.Builder
 		for i, c := range cells {
 			b.WriteString(c)
@@ -213,9 +234,4 @@ func printQuorumReplication(w io.Writer, q *admin.Quorum, human bool, now time.T
 		}
 		fmt.Fprintln(w, b.String())
 	}
-	line(header)
-	for _, r := range rows {
-		line(r)
-	}
-	return nil
 }
