@@ -72,6 +72,10 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the data dirs and logs")
 	flag.Var(&nodeArgs, "node-arg", "extra test-kraft-server-start flag for every node (repeatable)")
 	flag.Parse()
+	if o.runs < 1 || o.seconds < 1 || o.warmup < 0 || o.recordSize < 1 {
+		fatal(fmt.Errorf("-runs %d, -seconds %d, -warmup %d, -record-size %d: want runs, seconds and record size >= 1, warm-up >= 0",
+			o.runs, o.seconds, o.warmup, o.recordSize))
+	}
 
 	var err error
 	if o.bin, err = filepath.Abs(*bin); err != nil {
