@@ -3,6 +3,7 @@ package metadatalog
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 
 	"go.uber.org/zap"
@@ -29,9 +30,10 @@ func (l *Log) AppendAsLeader(batches []byte, epoch int32) (int64, error) {
 	return l.Append(batches)
 }
 
-// Append implements raft.Log. Every batch is checked first (CRC, magic,
-// length, base offset == expected, epoch >= previous, size limits); on any
-// problem nothing is written and the error wraps ErrInvalidAppend. A write
+// Append implements raft.Log. Every batch is checked first
+// (protocol.ValidateBatch within the batch and segment size limits, base
+// offset == expected, epoch >= previous); on any problem nothing is written
+// and the error wraps ErrInvalidAppend. A write
 // error leaves the log failed (raft must stop) after trying to cut the
 // partial write off.
 func (l *Log) Append(batches []byte) (int64, error) {
@@ -50,24 +52,17 @@ func (l *Log) Append(batches []byte) (int64, error) {
 	// The floor is the last batch's epoch, or the snapshot's when the log
 	// is empty after one.
 	lastEpoch := l.lastEpoch()
+	maxBytes := min(l.opts.MaxBatchBytes, int(min(l.opts.SegmentBytes, math.MaxInt32)))
 	for off := 0; off < len(batches); {
-		h, err := protocol.CheckBatch(batches[off:])
+		h, err := protocol.ValidateBatch(batches[off:], maxBytes)
 		if err != nil {
 			return 0, fmt.Errorf("%w: batch at offset %d (byte %d of the append): %v", ErrInvalidAppend, expect, off, err)
 		}
 		switch {
 		case h.BaseOffset != expect:
 			return 0, fmt.Errorf("%w: batch base offset %d is not the expected offset %d (log end offset %d)", ErrInvalidAppend, h.BaseOffset, expect, l.endOffset())
-		case h.LastOffsetDelta < 0 || h.LastOffset() < h.BaseOffset:
-			return 0, fmt.Errorf("%w: batch at offset %d has last offset delta %d", ErrInvalidAppend, h.BaseOffset, h.LastOffsetDelta)
-		case h.PartitionLeaderEpoch < 0:
-			return 0, fmt.Errorf("%w: batch at offset %d has no leader epoch (%d)", ErrInvalidAppend, h.BaseOffset, h.PartitionLeaderEpoch)
 		case h.PartitionLeaderEpoch < lastEpoch:
 			return 0, fmt.Errorf("%w: batch at offset %d has epoch %d, below the log's last epoch %d", ErrInvalidAppend, h.BaseOffset, h.PartitionLeaderEpoch, lastEpoch)
-		case h.Size() > l.opts.MaxBatchBytes:
-			return 0, fmt.Errorf("%w: batch at offset %d is %d bytes, above the limit %d", ErrInvalidAppend, h.BaseOffset, h.Size(), l.opts.MaxBatchBytes)
-		case int64(h.Size()) > l.opts.SegmentBytes:
-			return 0, fmt.Errorf("%w: batch at offset %d is %d bytes, above the segment size %d", ErrInvalidAppend, h.BaseOffset, h.Size(), l.opts.SegmentBytes)
 		}
 		items = append(items, item{h, off})
 		expect = h.NextOffset()

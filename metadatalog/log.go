@@ -38,8 +38,9 @@ var (
 	// ErrOffsetOutOfRange is wrapped by Read for an offset outside [start, end].
 	ErrOffsetOutOfRange = errors.New("metadatalog: offset out of range")
 	// ErrInvalidAppend is wrapped when Append refuses batches (offsets, epochs,
-	// CRC, size); nothing was written and the log is still usable.
-	ErrInvalidAppend = errors.New("metadatalog: invalid append")
+	// CRC, size); nothing was written and the log is still usable. It wraps
+	// raft.ErrInvalidBatch, which the raft driver tests for.
+	ErrInvalidAppend = fmt.Errorf("metadatalog: invalid append: %w", raft.ErrInvalidBatch)
 	// ErrCorrupt is wrapped when open finds corruption it must not repair.
 	ErrCorrupt = errors.New("metadatalog: corrupt log")
 	// ErrSnapshotExists is wrapped by CreateSnapshot for an existing id.

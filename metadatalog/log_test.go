@@ -2,6 +2,7 @@ package metadatalog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -166,6 +167,14 @@ func TestAppendRefusesAndChangesNothing(t *testing.T) {
 	corrupt[len(corrupt)-1] ^= 1
 	truncated := mkBatch(2, 3, 1, 10)
 	good := mkBatch(2, 3, 1, 10)
+	// A forged header with a valid CRC: last offset delta -5, or no records
+	// for two offsets (the log's own rules are protocol.ValidateBatch's).
+	resealed := func(at int, v uint32) []byte {
+		b := mkBatch(2, 3, 2, 10)
+		binary.BigEndian.PutUint32(b[at:], v)
+		binary.BigEndian.PutUint32(b[17:], protocol.CRC32C(b[21:]))
+		return b
+	}
 	for _, tc := range []struct {
 		name  string
 		data  []byte
@@ -180,10 +189,13 @@ func TestAppendRefusesAndChangesNothing(t *testing.T) {
 		{"too large", mkBatch(2, 3, 1, 3000), []string{"above the limit"}},
 		{"second batch bad", append(append([]byte(nil), good...), mkBatch(9, 3, 1, 10)...), []string{"base offset 9", "expected offset 3"}},
 		{"empty", nil, []string{"no batches"}},
+		{"negative last offset delta", resealed(23, 0xfffffffb), []string{"last offset delta -5"}},
+		{"no records", resealed(57, 0), []string{"holds 0 records"}},
+		{"undecodable record", resealed(61, 0x7f), []string{"record 0"}},
 	} {
 		_, err := l.Append(tc.data)
-		if !errors.Is(err, ErrInvalidAppend) {
-			t.Errorf("%s: err %v, want ErrInvalidAppend", tc.name, err)
+		if !errors.Is(err, ErrInvalidAppend) || !errors.Is(err, raft.ErrInvalidBatch) {
+			t.Errorf("%s: err %v, want ErrInvalidAppend and raft.ErrInvalidBatch", tc.name, err)
 			continue
 		}
 		for _, w := range tc.words {

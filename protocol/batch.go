@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 )
 
 // BatchHeaderSize is the size of a v2 record batch header (Kafka's RECORD_BATCH_OVERHEAD).
@@ -268,22 +269,107 @@ func DecodeBatch(b []byte) (Batch, []byte, error) {
 		MaxTimestamp:         h.MaxTimestamp,
 	}
 	rest := b[h.Size():]
-	if h.RecordCount < 0 {
-		return out, nil, fmt.Errorf("%w: batch at offset %d has negative record count %d", ErrCorruptBatch, h.BaseOffset, h.RecordCount)
-	}
-	if h.RecordCount > 0 && h.LastOffsetDelta != h.RecordCount-1 {
-		return out, nil, fmt.Errorf("%w: batch at offset %d has last offset delta %d for %d records", ErrCorruptBatch, h.BaseOffset, h.LastOffsetDelta, h.RecordCount)
+	if err := checkCounts(h); err != nil {
+		return out, nil, err
 	}
 	data, err := decompress(h.Compression(), b[BatchHeaderSize:h.Size()])
 	if err != nil {
 		return out, nil, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
 	}
-	recs, err := decodeRecords(data, h.RecordCount)
-	if err != nil {
+	recs := make([]Record, h.RecordCount)
+	if err := walkRecords(data, h.RecordCount, func(i int) *Record { return &recs[i] }, nil); err != nil {
 		return out, nil, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
 	}
 	out.Records = recs
 	return out, rest, nil
+}
+
+// checkCounts: every offset of a batch holds a record (KRaft never compacts), so
+// LastOffsetDelta is RecordCount-1; anything else would leave offsets no reader can
+// account for.
+func checkCounts(h BatchHeader) error {
+	if h.RecordCount < 0 || h.LastOffsetDelta != h.RecordCount-1 {
+		return fmt.Errorf("%w: batch at offset %d has last offset delta %d for %d records",
+			ErrCorruptBatch, h.BaseOffset, h.LastOffsetDelta, h.RecordCount)
+	}
+	return nil
+}
+
+// ValidateBatch applies every rule a KRaft log batch must meet on its own, so that the
+// log's Append and a follower checking its leader's data share one list: a whole v2
+// header, at most maxBytes bytes, a matching CRC, a base offset >= 0 whose range does not
+// overflow, a leader epoch >= 0, at least one record and one record per offset, records
+// that decode (decompressed within MaxDecompressedBatchBytes), and in a control batch
+// control records of a known type whose values decode. Where the batch sits in a log
+// (offsets, epochs) is the caller's to check. A batch cut short wraps ErrShortBatch, any
+// other refusal ErrCorruptBatch.
+func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
+	h, err := ParseBatchHeader(b)
+	if err != nil {
+		return h, err
+	}
+	// Before the length check: an absurd BatchLength must not pass for a torn tail.
+	if h.Size() > maxBytes {
+		return h, fmt.Errorf("%w: batch at offset %d is %d bytes, above the limit %d", ErrCorruptBatch, h.BaseOffset, h.Size(), maxBytes)
+	}
+	if h, err = CheckBatch(b); err != nil {
+		return h, err
+	}
+	switch {
+	case h.BaseOffset < 0:
+		return h, fmt.Errorf("%w: batch has negative base offset %d", ErrCorruptBatch, h.BaseOffset)
+	case h.PartitionLeaderEpoch < 0:
+		return h, fmt.Errorf("%w: batch at offset %d has no leader epoch (%d)", ErrCorruptBatch, h.BaseOffset, h.PartitionLeaderEpoch)
+	case h.RecordCount < 1:
+		return h, fmt.Errorf("%w: batch at offset %d holds %d records", ErrCorruptBatch, h.BaseOffset, h.RecordCount)
+	}
+	if err := checkCounts(h); err != nil {
+		return h, err
+	}
+	if h.BaseOffset > math.MaxInt64-int64(h.RecordCount) {
+		return h, fmt.Errorf("%w: batch at offset %d: %d records overflow the offset range", ErrCorruptBatch, h.BaseOffset, h.RecordCount)
+	}
+	data, err := decompress(h.Compression(), b[BatchHeaderSize:h.Size()])
+	if err != nil {
+		return h, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
+	}
+	var rec Record // one record reused: validation keeps nothing
+	slot := func(int) *Record {
+		rec = Record{Headers: rec.Headers[:0]}
+		return &rec
+	}
+	var check func(*Record) error
+	if h.IsControl() {
+		check = checkControlRecord
+	}
+	if err := walkRecords(data, h.RecordCount, slot, check); err != nil {
+		return h, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
+	}
+	return h, nil
+}
+
+// checkControlRecord: a control record's key names a type the JVM reader knows (it fails
+// on any other) and its value decodes as that type.
+func checkControlRecord(r *Record) error {
+	typ, value, err := ReadControlRecord(*r)
+	if err != nil {
+		return err
+	}
+	switch typ {
+	case ControlLeaderChange:
+		_, err = DecodeLeaderChange(value)
+	case ControlSnapshotHeader:
+		err = new(SnapshotHeaderRecord).ReadFrom(value)
+	case ControlSnapshotFooter:
+		err = new(SnapshotFooterRecord).ReadFrom(value)
+	case ControlKRaftVersion:
+		err = new(KRaftVersionRecord).ReadFrom(value)
+	case ControlKRaftVoters:
+		err = new(VotersRecord).ReadFrom(value)
+	default:
+		err = fmt.Errorf("%w: unknown control type %d", ErrBadControlRecord, typ)
+	}
+	return err
 }
 
 // minRecordSize is the smallest encoded record: length, attributes, timestamp delta, offset
@@ -344,20 +430,22 @@ func (r *recordReader) bytes(what, lengthWhat string) []byte {
 	return v
 }
 
-func decodeRecords(data []byte, count int32) ([]Record, error) {
+// walkRecords decodes count records from data, record i into slot(i) (which decides what
+// is kept: DecodeBatch keeps them all, ValidateBatch reuses one), then runs check on it
+// when check is not nil.
+func walkRecords(data []byte, count int32, slot func(i int) *Record, check func(*Record) error) error {
 	if int64(count)*minRecordSize > int64(len(data)) {
-		return nil, fmt.Errorf("%d records cannot fit in %d bytes", count, len(data))
+		return fmt.Errorf("%d records cannot fit in %d bytes", count, len(data))
 	}
-	recs := make([]Record, count)
 	r := recordReader{b: data}
-	for i := range recs {
-		rec := &recs[i]
+	for i := 0; i < int(count); i++ {
+		rec := slot(i)
 		length := r.varint("record length")
 		if r.err != nil {
-			return nil, fmt.Errorf("record %d: %w", i, r.err)
+			return fmt.Errorf("record %d: %w", i, r.err)
 		}
 		if length < minRecordSize-1 || int(length) > len(r.b) {
-			return nil, fmt.Errorf("record %d: length %d with %d bytes remaining", i, length, len(r.b))
+			return fmt.Errorf("record %d: length %d with %d bytes remaining", i, length, len(r.b))
 		}
 		rr := recordReader{b: r.b[:length]}
 		r.b = r.b[length:]
@@ -371,7 +459,7 @@ func decodeRecords(data []byte, count int32) ([]Record, error) {
 			rr.fail("header count %d with %d bytes remaining", nh, len(rr.b))
 		}
 		if rr.err == nil && nh > 0 {
-			rec.Headers = make([]RecordHeader, nh)
+			rec.Headers = slices.Grow(rec.Headers[:0], int(nh))[:nh]
 			for j := range rec.Headers {
 				k := rr.bytes("header key", "header key length")
 				if k == nil && rr.err == nil {
@@ -381,14 +469,19 @@ func decodeRecords(data []byte, count int32) ([]Record, error) {
 			}
 		}
 		if rr.err != nil {
-			return nil, fmt.Errorf("record %d: %w", i, rr.err)
+			return fmt.Errorf("record %d: %w", i, rr.err)
 		}
 		if len(rr.b) != 0 {
-			return nil, fmt.Errorf("record %d: %d bytes left after its fields", i, len(rr.b))
+			return fmt.Errorf("record %d: %d bytes left after its fields", i, len(rr.b))
+		}
+		if check != nil {
+			if err := check(rec); err != nil {
+				return fmt.Errorf("record %d: %w", i, err)
+			}
 		}
 	}
 	if len(r.b) != 0 {
-		return nil, fmt.Errorf("%d bytes after the last of %d records", len(r.b), count)
+		return fmt.Errorf("%d bytes after the last of %d records", len(r.b), count)
 	}
-	return recs, nil
+	return nil
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"strings"
@@ -143,5 +144,57 @@ func TestSetBaseOffset(t *testing.T) {
 	}
 	if h.BaseOffset != 1<<40 || h.LastOffset() != 1<<40+1 {
 		t.Fatalf("header %+v", h)
+	}
+}
+
+func TestValidateBatch(t *testing.T) {
+	good := unhex(t, goldenDataBatch)
+	// resealed applies f to a copy of good and recomputes the CRC: a peer can forge any
+	// header with a valid checksum.
+	resealed := func(f func(b []byte)) []byte {
+		b := bytes.Clone(good)
+		f(b)
+		binary.BigEndian.PutUint32(b[17:], CRC32C(b[21:]))
+		return b
+	}
+	control := AppendControlBatch(nil, 7, 3, 0, ControlLeaderChange, NewLeaderChange(1, []int32{1}, []int32{1}).AppendTo(nil))
+	badControl := func(typ int16, value []byte) []byte { return AppendControlBatch(nil, 0, 1, 0, typ, value) }
+	bomb := compressBatch(t, AppendBatch(nil, Batch{Records: []Record{{Value: make([]byte, MaxDecompressedBatchBytes)}}}),
+		CompressionZstd, zstdBytes)
+	if _, err := ValidateBatch(good, len(good)); err != nil {
+		t.Fatalf("golden batch: %v", err)
+	}
+	if _, err := ValidateBatch(control, len(control)); err != nil {
+		t.Fatalf("LeaderChange batch: %v", err)
+	}
+	for _, c := range []struct {
+		name    string
+		b       []byte
+		max     int
+		is      error
+		message string
+	}{
+		{"torn tail", good[:82], 1 << 20, ErrShortBatch, "needs 83 bytes"},
+		{"crc", func() []byte { b := bytes.Clone(good); b[70] ^= 1; return b }(), 1 << 20, ErrCorruptBatch, "CRC"},
+		{"above the size limit", good, len(good) - 1, ErrCorruptBatch, "above the limit 82"},
+		{"huge length", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[8:], 1<<30) }), 1 << 20, ErrCorruptBatch, "above the limit"},
+		{"negative base offset", resealed(func(b []byte) { binary.BigEndian.PutUint64(b, 1<<63) }), 1 << 20, ErrCorruptBatch, "negative base offset"},
+		{"offset overflow", resealed(func(b []byte) { binary.BigEndian.PutUint64(b, 1<<63-2) }), 1 << 20, ErrCorruptBatch, "overflow"},
+		{"negative epoch", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[12:], 1<<31) }), 1 << 20, ErrCorruptBatch, "no leader epoch"},
+		{"negative last offset delta", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[23:], uint32(0xfffffffb)) }), 1 << 20, ErrCorruptBatch, "last offset delta -5"},
+		{"no records, delta > 0", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[57:], 0) }), 1 << 20, ErrCorruptBatch, "holds 0 records"},
+		{"record does not decode", resealed(func(b []byte) { b[61] = 0x7f }), 1 << 20, ErrCorruptBatch, "record 0"},
+		{"unknown control type", badControl(99, []byte{0}), 1 << 20, ErrCorruptBatch, "unknown control type 99"},
+		{"control value", badControl(ControlLeaderChange, []byte{0}), 1 << 20, ErrCorruptBatch, "LeaderChangeMessage"},
+		{"decompression bomb", bomb, 1 << 20, ErrCorruptBatch, "exceed"},
+	} {
+		_, err := ValidateBatch(c.b, c.max)
+		if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.message) {
+			t.Errorf("%s: err = %v, want %v containing %q", c.name, err, c.is, c.message)
+		}
+	}
+	// A committed batch with no records for its offsets does not decode either.
+	if _, _, err := DecodeBatch(resealed(func(b []byte) { binary.BigEndian.PutUint32(b[57:], 0) })); !errors.Is(err, ErrCorruptBatch) {
+		t.Errorf("DecodeBatch of an empty batch with last offset delta 1: err = %v", err)
 	}
 }

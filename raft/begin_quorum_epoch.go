@@ -5,6 +5,8 @@ package raft
 // Behavior (receiver):
 //   - cluster id mismatch -> top INCONSISTENT_CLUSTER_ID;
 //   - wrong topic/partition shape -> top INVALID_REQUEST;
+//   - LeaderEpoch above MaxEpoch -> partition INVALID_REQUEST (these checks:
+//     validate.go);
 //   - voter-only check on (LeaderId, LeaderEpoch): older epoch ->
 //     FENCED_LEADER_EPOCH, negative leader id -> INVALID_REQUEST;
 //   - learn the leader: a higher epoch, or the same epoch with no leader
@@ -30,48 +32,18 @@ import (
 	"go.uber.org/zap"
 )
 
+// handleBeginQuorumEpoch answers a request that passed
+// checkBeginQuorumEpoch.
 func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpochRequest) kmsg.Response {
-	resp := kmsg.NewPtrBeginQuorumEpochResponse()
-	if !d.validClusterID(req.ClusterID) {
-		resp.ErrorCode = errInconsistentCluster
-		return resp
-	}
-	if len(req.Topics) != 1 || req.Topics[0].Topic != d.cfg.TopicName ||
-		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != d.cfg.Partition {
-		resp.ErrorCode = errInvalidRequest
-		return resp
-	}
 	p := &req.Topics[0].Partitions[0]
-	answer := func(code int16) kmsg.Response {
-		t := kmsg.NewBeginQuorumEpochResponseTopic()
-		t.Topic = d.cfg.TopicName
-		rp := kmsg.NewBeginQuorumEpochResponseTopicPartition()
-		rp.Partition = d.cfg.Partition
-		rp.ErrorCode = code
-		rp.LeaderID = d.reportedLeader(p.LeaderID)
-		if code == errNone && d.leaderID == p.LeaderID && d.role == RoleFollower {
-			rp.LeaderID = d.leaderID // acknowledging the sender as our leader
-		}
-		rp.LeaderEpoch = d.epoch
-		t.Partitions = append(t.Partitions, rp)
-		resp.Topics = append(resp.Topics, t)
-		if req.Version >= 1 && rp.LeaderID >= 0 {
-			if id, ep, ok := d.leaderEndpoint(); ok {
-				ne := kmsg.NewBeginQuorumEpochResponseNodeEndpoint()
-				ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
-				resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
-			}
-		}
-		return resp
-	}
 	if code := d.voterOnlyCheck(p.LeaderEpoch, p.LeaderID); code != errNone {
-		return answer(code)
+		return d.beginQuorumEpochAnswer(req, code)
 	}
 	if reason := d.forgedLeaderClaim(p.LeaderEpoch, p.LeaderID); reason != "" {
-		d.lg.Error("refusing BeginQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
+		d.remoteLg.Error("refusing BeginQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
 			zap.Int32("claimedLeader", p.LeaderID), zap.Int32("localEpoch", d.epoch),
 			zap.Int32("knownLeader", d.leaderID), zap.Stringer("role", d.role))
-		return answer(errInvalidRequest)
+		return d.beginQuorumEpochAnswer(req, errInvalidRequest)
 	}
 	for _, e := range req.LeaderEndpoints {
 		if e.Name == d.cfg.ListenerName {
@@ -84,9 +56,36 @@ func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpoc
 	}
 	if req.Version >= 1 && req.VoterID >= 0 &&
 		(req.VoterID != d.cfg.NodeID || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != d.cfg.DirectoryID)) {
-		return answer(errInvalidVoterKey)
+		return d.beginQuorumEpochAnswer(req, errInvalidVoterKey)
 	}
-	return answer(errNone)
+	return d.beginQuorumEpochAnswer(req, errNone)
+}
+
+// beginQuorumEpochAnswer is the partition answer to a BeginQuorumEpoch
+// request of the raft partition.
+func (d *Driver) beginQuorumEpochAnswer(req *kmsg.BeginQuorumEpochRequest, code int16) *kmsg.BeginQuorumEpochResponse {
+	p := &req.Topics[0].Partitions[0]
+	resp := kmsg.NewPtrBeginQuorumEpochResponse()
+	t := kmsg.NewBeginQuorumEpochResponseTopic()
+	t.Topic = d.cfg.TopicName
+	rp := kmsg.NewBeginQuorumEpochResponseTopicPartition()
+	rp.Partition = d.cfg.Partition
+	rp.ErrorCode = code
+	rp.LeaderID = d.reportedLeader(p.LeaderID)
+	if code == errNone && d.leaderID == p.LeaderID && d.role == RoleFollower {
+		rp.LeaderID = d.leaderID // acknowledging the sender as our leader
+	}
+	rp.LeaderEpoch = d.epoch
+	t.Partitions = append(t.Partitions, rp)
+	resp.Topics = append(resp.Topics, t)
+	if req.Version >= 1 && rp.LeaderID >= 0 {
+		if id, ep, ok := d.leaderEndpoint(); ok {
+			ne := kmsg.NewBeginQuorumEpochResponseNodeEndpoint()
+			ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+			resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
+		}
+	}
+	return resp
 }
 
 // forgedLeaderClaim explains why a leader claim (from BeginQuorumEpoch or

@@ -122,19 +122,19 @@ func (d *Driver) handleCommonResponse(now time.Time, code int16, leader, epoch i
 		}
 		return false, false
 	case leader >= 0 && d.leaderID >= 0 && leader != d.leaderID:
-		d.lg.Error("response names a second leader for the epoch; ignored", zap.Stringer("api", api),
+		d.remoteLg.Error("response names a second leader for the epoch; ignored", zap.Stringer("api", api),
 			zap.Int32("from", from), zap.Int32("epoch", epoch), zap.Int32("claimed", leader), zap.Int32("known", d.leaderID))
 		return true, false
 	case code == errBrokerNotAvailable:
 		return true, false
 	case code == errInvalidVoterKey:
-		d.lg.Warn("peer reports an invalid voter key", zap.Stringer("api", api), zap.Int32("from", from))
+		d.remoteLg.Warn("peer reports an invalid voter key", zap.Stringer("api", api), zap.Int32("from", from))
 		return true, true
 	case code == errInvalidRequest:
-		d.lg.Error("peer rejected request as invalid", zap.Stringer("api", api), zap.Int32("from", from))
+		d.remoteLg.Error("peer rejected request as invalid", zap.Stringer("api", api), zap.Int32("from", from))
 		return true, false
 	case code != errNone:
-		d.lg.Warn("unexpected error in response", zap.Stringer("api", api), zap.Int32("from", from),
+		d.remoteLg.Warn("unexpected error in response", zap.Stringer("api", api), zap.Int32("from", from),
 			zap.Int16("error", code))
 		return true, false
 	}
@@ -145,9 +145,9 @@ func (d *Driver) handleCommonResponse(now time.Time, code int16, leader, epoch i
 // authorization failures included: a local decision, logged loudly).
 func (d *Driver) handleTopLevelError(code int16, api apiKey, from int32) bool {
 	if code == errClusterAuthorization {
-		d.lg.Error("cluster authorization failed", zap.Stringer("api", api), zap.Int32("from", from))
+		d.remoteLg.Error("cluster authorization failed", zap.Stringer("api", api), zap.Int32("from", from))
 	} else {
-		d.lg.Warn("top-level error in response", zap.Stringer("api", api), zap.Int32("from", from), zap.Int16("error", code))
+		d.remoteLg.Warn("top-level error in response", zap.Stringer("api", api), zap.Int32("from", from), zap.Int16("error", code))
 	}
 	return false
 }

@@ -53,7 +53,11 @@
 //   - the high watermark is exposed by a leader only once an entry of its
 //     epoch is on a majority, and never decreases;
 //   - a failed log or quorum-state write is fatal: Step/Poll return it and
-//     nothing further is sent or acknowledged.
+//     nothing further is sent or acknowledged. A peer's input never is:
+//     requests and responses are range-checked at the edge (validate.go)
+//     before any handler, epochs above MaxEpoch are refused, a leader's
+//     records must pass protocol.ValidateBatch (the log's own rules) and a
+//     refusal backs off; lines a peer causes go through logging.Remote.
 //
 // # Timers
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/logging"
 	"github.com/kraftd/kraftd/purgatory"
 )
 
@@ -31,6 +32,10 @@ type Driver struct {
 	tr    Transport
 	rng   *rand.Rand
 	lg    *zap.Logger
+	// remoteLg (rate-limited, logging.Remote) is for lines a peer's input
+	// causes: refused requests and responses, bad records. lg stays
+	// unsampled for local events.
+	remoteLg *zap.Logger
 
 	voters   []Voter       // static voter set, sorted by id
 	voterIdx map[int32]int // id -> index in voters
@@ -57,6 +62,12 @@ type Driver struct {
 	follower   *followerState   // Follower
 	resigned   *resignedState   // Resigned
 	retries    int              // elections since a leader was last known (Candidate backoff)
+
+	// badRecordsReported is the leader and epoch whose refused records were
+	// last logged (once each: the leader resends them after every backoff).
+	badRecordsReported LeaderAndEpoch
+	// maxEpochReported: that the epoch cannot grow past MaxEpoch was logged.
+	maxEpochReported bool
 
 	reqs    requestManager
 	corrSeq uint64
@@ -99,9 +110,11 @@ func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 		cfg: cfg, log: log, store: store, tr: transport, rng: rng,
 		lg:       logger.With(zap.Int32("node", cfg.NodeID)),
 		leaderID: -1, votedID: -1, hw: -1,
-		voterIdx: make(map[int32]int, len(cfg.Voters)),
-		parked:   purgatory.New[*parkedFetch](),
+		badRecordsReported: LeaderAndEpoch{LeaderID: -1, Epoch: -1},
+		voterIdx:           make(map[int32]int, len(cfg.Voters)),
+		parked:             purgatory.New[*parkedFetch](),
 	}
+	d.remoteLg = logging.Remote(d.lg)
 	d.voters = slices.Clone(cfg.Voters)
 	slices.SortFunc(d.voters, func(a, b Voter) int { return int(a.ID) - int(b.ID) })
 	for i, v := range d.voters {
@@ -172,7 +185,9 @@ func (d *Driver) initialize(now time.Time) error {
 	case d.isVoter && len(d.voters) == 1 && d.role == RoleResigned:
 		// The only voter led this epoch before the restart: lead again in
 		// the next one, at once.
-		d.becomeCandidate(now)
+		if !d.epochExhausted(now) {
+			d.becomeCandidate(now)
+		}
 	case d.isVoter && len(d.voters) == 1:
 		d.startElection(now)
 	}
@@ -358,9 +373,22 @@ func (d *Driver) fail(err error) {
 	}
 }
 
-// handleRequest dispatches one inbound request by api key.
+// handleRequest answers one inbound request: refused at the edge when its
+// fields fail the checks of validate.go, else by its api's handler.
 func (d *Driver) handleRequest(now time.Time, req kmsg.Request, ref RequestRef) {
-	var resp kmsg.Response
+	resp := d.refuseRequest(req)
+	if resp == nil {
+		resp = d.dispatchRequest(now, req, ref)
+	}
+	if resp == nil || d.fatal != nil {
+		return // parked, or a write failed: nothing is acknowledged
+	}
+	resp.SetVersion(req.GetVersion())
+	d.tr.Reply(ref, resp)
+}
+
+// dispatchRequest runs the handler of req's api.
+func (d *Driver) dispatchRequest(now time.Time, req kmsg.Request, ref RequestRef) (resp kmsg.Response) {
 	switch r := req.(type) {
 	case *kmsg.VoteRequest:
 		resp = d.handleVote(now, r)
@@ -390,11 +418,7 @@ func (d *Driver) handleRequest(now time.Time, req kmsg.Request, ref RequestRef) 
 			ec.SetErrorCode(kerr.InvalidRequest.Code)
 		}
 	}
-	if resp == nil || d.fatal != nil {
-		return // parked, or a write failed: nothing is acknowledged
-	}
-	resp.SetVersion(req.GetVersion())
-	d.tr.Reply(ref, resp)
+	return resp
 }
 
 // handleResponse matches a response to the single in-flight request of its
@@ -409,6 +433,8 @@ func (d *Driver) handleResponse(now time.Time, m Message) {
 	success := false
 	if m.Err != nil || m.Response == nil {
 		success = d.handleSendError(now, p, m.Err)
+	} else if why := checkResponse(m.Response); why != "" {
+		d.remoteLg.Warn("dropping invalid response: "+why, zap.Int32("from", m.From), zap.Stringer("api", p.key))
 	} else {
 		switch r := m.Response.(type) {
 		case *kmsg.VoteResponse:
@@ -422,7 +448,7 @@ func (d *Driver) handleResponse(now time.Time, m Message) {
 		case *kmsg.FetchSnapshotResponse:
 			success = p.key == apiFetchSnapshot && d.handleFetchSnapshotResponse(now, p, r)
 		default:
-			d.lg.Warn("unexpected response api", zap.Int16("key", m.Response.Key()))
+			d.remoteLg.Warn("unexpected response api", zap.Int16("key", m.Response.Key()))
 		}
 	}
 	if gen == d.reqs.gen && !success {

@@ -129,7 +129,7 @@ func (r *resignedState) poll(d *Driver, now time.Time) {
 			d.send(now, id, apiEndQuorumEpoch, d.buildEndQuorumEpoch(), false)
 		}
 	}
-	if d.shuttingDown || !r.election.expired(now) {
+	if d.shuttingDown || !r.election.expired(now) || d.epochExhausted(now) {
 		return
 	}
 	switch {

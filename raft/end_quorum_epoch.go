@@ -2,8 +2,9 @@ package raft
 
 // EndQuorumEpoch (key 54): v0-v1 (v0 is not flexible).
 //
-// Behavior (receiver): cluster id and topic checks as BeginQuorumEpoch;
-// voter-only check; learn the leader (same guards as BeginQuorumEpoch);
+// Behavior (receiver): cluster id, topic and epoch checks as
+// BeginQuorumEpoch, and a negative preferred successor id -> partition
+// INVALID_REQUEST (validate.go); voter-only check; learn the leader (same guards as BeginQuorumEpoch);
 // then a Follower of exactly that leader shortens its fetch timer to its
 // position-based backoff: first preferred candidate at once, position p of
 // n after min(max, (max >> (n-1)) << (p-1)), unlisted after
@@ -24,45 +25,17 @@ import (
 	"go.uber.org/zap"
 )
 
+// handleEndQuorumEpoch answers a request that passed checkEndQuorumEpoch.
 func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochRequest) kmsg.Response {
-	resp := kmsg.NewPtrEndQuorumEpochResponse()
-	if !d.validClusterID(req.ClusterID) {
-		resp.ErrorCode = errInconsistentCluster
-		return resp
-	}
-	if len(req.Topics) != 1 || req.Topics[0].Topic != d.cfg.TopicName ||
-		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != d.cfg.Partition {
-		resp.ErrorCode = errInvalidRequest
-		return resp
-	}
 	p := &req.Topics[0].Partitions[0]
-	answer := func(code int16) kmsg.Response {
-		t := kmsg.NewEndQuorumEpochResponseTopic()
-		t.Topic = d.cfg.TopicName
-		rp := kmsg.NewEndQuorumEpochResponseTopicPartition()
-		rp.Partition = d.cfg.Partition
-		rp.ErrorCode = code
-		rp.LeaderID = d.reportedLeader(p.LeaderID)
-		rp.LeaderEpoch = d.epoch
-		t.Partitions = append(t.Partitions, rp)
-		resp.Topics = append(resp.Topics, t)
-		if req.Version >= 1 && rp.LeaderID >= 0 {
-			if id, ep, ok := d.leaderEndpoint(); ok {
-				ne := kmsg.NewEndQuorumEpochResponseNodeEndpoint()
-				ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
-				resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
-			}
-		}
-		return resp
-	}
 	if code := d.voterOnlyCheck(p.LeaderEpoch, p.LeaderID); code != errNone {
-		return answer(code)
+		return d.endQuorumEpochAnswer(req, code)
 	}
 	if reason := d.forgedLeaderClaim(p.LeaderEpoch, p.LeaderID); reason != "" {
-		d.lg.Error("refusing EndQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
+		d.remoteLg.Error("refusing EndQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
 			zap.Int32("claimedLeader", p.LeaderID), zap.Int32("localEpoch", d.epoch),
 			zap.Int32("knownLeader", d.leaderID), zap.Stringer("role", d.role))
-		return answer(errInvalidRequest)
+		return d.endQuorumEpochAnswer(req, errInvalidRequest)
 	}
 	d.maybeFollow(now, p.LeaderEpoch, p.LeaderID, "EndQuorumEpoch")
 	if d.fatal != nil {
@@ -80,10 +53,33 @@ func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochReq
 		b := d.endQuorumBackoff(preferred)
 		d.follower.fetch.shorten(now, b)
 		d.follower.hasFetched = false
-		d.lg.Info("leader resigned; election timer shortened", zap.Int32("leader", p.LeaderID),
+		d.remoteLg.Info("leader resigned; election timer shortened", zap.Int32("leader", p.LeaderID),
 			zap.Int32("epoch", p.LeaderEpoch), zap.Duration("backoff", b))
 	}
-	return answer(errNone)
+	return d.endQuorumEpochAnswer(req, errNone)
+}
+
+// endQuorumEpochAnswer is the partition answer to an EndQuorumEpoch request
+// of the raft partition.
+func (d *Driver) endQuorumEpochAnswer(req *kmsg.EndQuorumEpochRequest, code int16) *kmsg.EndQuorumEpochResponse {
+	resp := kmsg.NewPtrEndQuorumEpochResponse()
+	t := kmsg.NewEndQuorumEpochResponseTopic()
+	t.Topic = d.cfg.TopicName
+	rp := kmsg.NewEndQuorumEpochResponseTopicPartition()
+	rp.Partition = d.cfg.Partition
+	rp.ErrorCode = code
+	rp.LeaderID = d.reportedLeader(req.Topics[0].Partitions[0].LeaderID)
+	rp.LeaderEpoch = d.epoch
+	t.Partitions = append(t.Partitions, rp)
+	resp.Topics = append(resp.Topics, t)
+	if req.Version >= 1 && rp.LeaderID >= 0 {
+		if id, ep, ok := d.leaderEndpoint(); ok {
+			ne := kmsg.NewEndQuorumEpochResponseNodeEndpoint()
+			ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+			resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
+		}
+	}
+	return resp
 }
 
 // endQuorumBackoff is the election delay for this node's position among the

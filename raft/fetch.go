@@ -8,7 +8,8 @@ package raft
 //   - cluster id (tag 0) mismatch -> top INCONSISTENT_CLUSTER_ID;
 //   - not exactly one topic (by TopicId) with one partition -> top INVALID_REQUEST;
 //   - MaxWaitMs < 0, FetchOffset < 0, LastFetchedEpoch < 0 or >
-//     CurrentLeaderEpoch -> partition INVALID_REQUEST;
+//     CurrentLeaderEpoch, CurrentLeaderEpoch above MaxEpoch -> partition
+//     INVALID_REQUEST (these checks: validate.go);
 //   - leader-only check on CurrentLeaderEpoch -> FENCED_LEADER_EPOCH,
 //     UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, BROKER_NOT_AVAILABLE
 //     (shutting down);
@@ -61,23 +62,10 @@ func fetchReplicaID(req *kmsg.FetchRequest) int32 {
 	return req.ReplicaID
 }
 
+// handleFetch answers (or parks) a Fetch that passed checkFetch.
 func (d *Driver) handleFetch(now time.Time, req *kmsg.FetchRequest, ref RequestRef) kmsg.Response {
-	resp := kmsg.NewPtrFetchResponse()
-	if !d.validClusterID(req.ClusterID) {
-		resp.ErrorCode = errInconsistentCluster
-		return resp
-	}
-	if req.Version < 13 || len(req.Topics) != 1 || req.Topics[0].TopicID != d.cfg.TopicID ||
-		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != d.cfg.Partition {
-		resp.ErrorCode = errInvalidRequest
-		return resp
-	}
 	p := &req.Topics[0].Partitions[0]
-	replicaID := fetchReplicaID(req)
-	if req.MaxWaitMillis < 0 || p.FetchOffset < 0 || p.LastFetchedEpoch < 0 || p.LastFetchedEpoch > p.CurrentLeaderEpoch {
-		return d.fetchError(req, replicaID, errInvalidRequest)
-	}
-	pf := &parkedFetch{ref: ref, req: req, replicaID: replicaID, replica: p.ReplicaDirectoryID}
+	pf := &parkedFetch{ref: ref, req: req, replicaID: fetchReplicaID(req), replica: p.ReplicaDirectoryID}
 	return d.tryCompleteFetch(now, pf, true)
 }
 
@@ -336,7 +324,7 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 	}
 	if len(resp.Topics) != 1 || resp.Topics[0].TopicID != d.cfg.TopicID ||
 		len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != d.cfg.Partition {
-		d.lg.Warn("fetch response for another partition; dropped", zap.Int32("from", p.to))
+		d.remoteLg.Warn("fetch response for another partition; dropped", zap.Int32("from", p.to))
 		return false
 	}
 	rp := &resp.Topics[0].Partitions[0]
@@ -355,22 +343,16 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 		if !d.truncateToDivergence(OffsetAndEpoch{Offset: rp.DivergingEpoch.EndOffset, Epoch: rp.DivergingEpoch.Epoch}) {
 			return false
 		}
-	case rp.SnapshotID.Epoch >= 0 || rp.SnapshotID.EndOffset >= 0:
-		if rp.SnapshotID.Epoch < 0 || rp.SnapshotID.EndOffset < 0 {
-			d.lg.Error("leader sent an invalid snapshot id", zap.Int64("endOffset", rp.SnapshotID.EndOffset),
-				zap.Int32("epoch", rp.SnapshotID.Epoch))
-			return false
-		}
+	case rp.SnapshotID.Epoch >= 0: // set in full (checkResponse)
 		if !d.startSnapshotDownload(OffsetAndEpoch{Offset: rp.SnapshotID.EndOffset, Epoch: rp.SnapshotID.Epoch}) {
 			return false
 		}
 	default:
 		if len(rp.RecordBatches) > 0 {
 			if err := d.appendAsFollower(rp.RecordBatches); err != nil {
-				if d.fatal != nil {
-					return false
+				if d.fatal == nil {
+					d.reportBadRecords(p.to, err)
 				}
-				d.lg.Error("fetch: records not appended", zap.Int32("from", p.to), zap.Error(err))
 				return false
 			}
 		}
@@ -383,19 +365,33 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 
 var errBadRecords = errors.New("raft: invalid records from leader")
 
+// reportBadRecords logs a refused Fetch answer once per leader and epoch:
+// the leader resends the same batches after every backoff.
+func (d *Driver) reportBadRecords(from int32, err error) {
+	key := LeaderAndEpoch{LeaderID: d.leaderID, Epoch: d.epoch}
+	if d.badRecordsReported == key {
+		return
+	}
+	d.badRecordsReported = key
+	d.remoteLg.Error("fetch: leader sent records this node refuses; nothing of the answer appended, fetching again after a backoff",
+		zap.Int32("from", from), zap.Int32("epoch", d.epoch), zap.Error(err))
+}
+
 // appendAsFollower validates and appends the leader's batches, then fsyncs
-// (voters always) so the next Fetch acknowledges only durable data.
+// (voters always) so the next Fetch acknowledges only durable data. Bad
+// data from the leader, refused by the checks here or by the log, returns
+// errBadRecords with nothing appended; only a local failure is fatal.
 func (d *Driver) appendAsFollower(data []byte) error {
 	end := d.log.EndOffset()
 	leo, lastEpoch := end.Offset, end.Epoch
-	// Skip whole batches we already have; every batch must check out, and
-	// offsets and epochs must continue our log (so a refusal by the log
-	// below can only be a local failure).
+	// Skip whole batches we already have; every batch must pass the log's
+	// own rules (protocol.ValidateBatch), and offsets and epochs must
+	// continue our log.
 	rest := data
 	start, pos := -1, 0
 	next := leo
 	for len(rest) > 0 {
-		h, err := protocol.CheckBatch(rest)
+		h, err := protocol.ValidateBatch(rest, d.cfg.MaxBatchBytes)
 		if err != nil {
 			if errors.Is(err, protocol.ErrShortBatch) && pos > 0 {
 				break // a read may end in a partial batch; keep the whole ones
@@ -422,8 +418,11 @@ func (d *Driver) appendAsFollower(data []byte) error {
 		return nil
 	}
 	if _, err := d.log.Append(data[start:pos]); err != nil {
-		// The log refused without writing (offset/epoch order): input
-		// error. Anything else leaves the log in an unknown state.
+		if errors.Is(err, ErrInvalidBatch) {
+			// Refused without writing (e.g. a limit of this log's): the
+			// leader's data, not the disk, is at fault.
+			return fmt.Errorf("%w: %v", errBadRecords, err)
+		}
 		err = fmt.Errorf("raft: append as follower at offset %d: %w", leo, err)
 		d.fail(err)
 		return err
@@ -468,13 +467,13 @@ func (d *Driver) truncateToDivergence(div OffsetAndEpoch) bool {
 	}
 	target = min(target, end.Offset)
 	if div.Offset < 0 || target < d.log.StartOffset() {
-		d.lg.Error("leader asked to truncate outside the log; refused", zap.Int64("target", target),
+		d.remoteLg.Error("leader asked to truncate outside the log; refused", zap.Int64("target", target),
 			zap.Int64("logStart", d.log.StartOffset()), zap.Int64("divergingEndOffset", div.Offset),
 			zap.Int32("divergingEpoch", div.Epoch))
 		return false
 	}
 	if d.hw >= 0 && target < d.hw {
-		d.lg.Error("leader asked to truncate below the high watermark; refused",
+		d.remoteLg.Error("leader asked to truncate below the high watermark; refused",
 			zap.Int64("target", target), zap.Int64("highWatermark", d.hw),
 			zap.Int64("divergingEndOffset", div.Offset), zap.Int32("divergingEpoch", div.Epoch))
 		return false

@@ -7,7 +7,8 @@ package raft
 //   - topics count != 1 and partitions count != 1 -> top INVALID_REQUEST;
 //     wrong topic name/partition -> partition UNKNOWN_TOPIC_OR_PARTITION;
 //   - leader-only check on CurrentLeaderEpoch -> partition epoch errors;
-//   - unknown snapshot id, or the bootstrap id 0-0 -> SNAPSHOT_NOT_FOUND;
+//   - unknown snapshot id, a negative one (validate.go), or the bootstrap id
+//     0-0 -> SNAPSHOT_NOT_FOUND;
 //   - Position < 0 or >= size -> POSITION_OUT_OF_RANGE;
 //   - else raw snapshot bytes [Position, Position+min(MaxBytes, 8 MiB)),
 //     Size, SnapshotId and CurrentLeader; counts toward check quorum.
@@ -28,66 +29,28 @@ import (
 	"go.uber.org/zap"
 )
 
+// handleFetchSnapshot answers a request that passed checkFetchSnapshot.
 func (d *Driver) handleFetchSnapshot(now time.Time, req *kmsg.FetchSnapshotRequest) kmsg.Response {
-	resp := kmsg.NewPtrFetchSnapshotResponse()
-	if !d.validClusterID(req.ClusterID) {
-		resp.ErrorCode = errInconsistentCluster
-		return resp
-	}
-	if len(req.Topics) != 1 && (len(req.Topics) == 0 || len(req.Topics[0].Partitions) != 1) {
-		resp.ErrorCode = errInvalidRequest
-		return resp
-	}
 	rt := &req.Topics[0]
-	if len(rt.Partitions) == 0 {
-		resp.ErrorCode = errInvalidRequest
-		return resp
-	}
 	p := &rt.Partitions[0]
-	answer := func(code int16, withLeader bool) *kmsg.FetchSnapshotResponseTopicPartition {
-		t := kmsg.NewFetchSnapshotResponseTopic()
-		t.Topic = rt.Topic
-		rp := kmsg.NewFetchSnapshotResponseTopicPartition()
-		rp.Partition = p.Partition
-		rp.ErrorCode = code
-		if withLeader {
-			rp.CurrentLeader.LeaderID = d.reportedLeader(req.ReplicaID)
-			rp.CurrentLeader.LeaderEpoch = d.epoch
-		}
-		t.Partitions = append(t.Partitions, rp)
-		resp.Topics = append(resp.Topics, t)
-		if req.Version >= 1 && rp.CurrentLeader.LeaderID >= 0 && withLeader {
-			if id, ep, ok := d.leaderEndpoint(); ok {
-				ne := kmsg.NewFetchSnapshotResponseNodeEndpoint()
-				ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
-				resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
-			}
-		}
-		return &resp.Topics[0].Partitions[0]
-	}
 	if len(req.Topics) != 1 || len(rt.Partitions) != 1 || rt.Topic != d.cfg.TopicName || p.Partition != d.cfg.Partition {
-		answer(errUnknownTopic, false)
-		return resp
+		return d.fetchSnapshotAnswer(req, errUnknownTopic, false)
 	}
 	if code := d.leaderOnlyCheck(p.CurrentLeaderEpoch); code != errNone {
-		answer(code, true)
-		return resp
+		return d.fetchSnapshotAnswer(req, code, true)
 	}
 	id := OffsetAndEpoch{Offset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
 	if id == (OffsetAndEpoch{}) {
-		answer(errSnapshotNotFound, true)
-		return resp
+		return d.fetchSnapshotAnswer(req, errSnapshotNotFound, true)
 	}
 	r, err := d.log.OpenSnapshot(id)
 	if err != nil {
-		answer(errSnapshotNotFound, true)
-		return resp
+		return d.fetchSnapshotAnswer(req, errSnapshotNotFound, true)
 	}
 	defer r.Close()
 	size := r.Size()
 	if p.Position < 0 || p.Position >= size {
-		answer(errPositionOutOfRange, true)
-		return resp
+		return d.fetchSnapshotAnswer(req, errPositionOutOfRange, true)
 	}
 	n := int64(d.cfg.MaxSnapshotChunk)
 	if req.MaxBytes > 0 && int64(req.MaxBytes) < n {
@@ -98,16 +61,41 @@ func (d *Driver) handleFetchSnapshot(now time.Time, req *kmsg.FetchSnapshotReque
 	if got, err := r.ReadAt(buf, p.Position); err != nil && !(err == io.EOF && int64(got) == n) {
 		d.lg.Error("fetch snapshot: read failed", zap.Int64("endOffset", id.Offset), zap.Int32("epoch", id.Epoch),
 			zap.Int64("position", p.Position), zap.Error(err))
-		answer(errSnapshotNotFound, true)
-		return resp
+		return d.fetchSnapshotAnswer(req, errSnapshotNotFound, true)
 	}
-	rp := answer(errNone, true)
+	resp := d.fetchSnapshotAnswer(req, errNone, true)
+	rp := &resp.Topics[0].Partitions[0]
 	rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch = id.Offset, id.Epoch
 	rp.Size = size
 	rp.Position = p.Position
 	rp.Bytes = buf
 	if req.ReplicaID >= 0 && d.isVoterKey(req.ReplicaID, p.ReplicaDirectoryID) {
 		d.countCheckQuorum(now, req.ReplicaID)
+	}
+	return resp
+}
+
+// fetchSnapshotAnswer answers the request's first partition, echoing its
+// topic and partition; withLeader adds the current leader.
+func (d *Driver) fetchSnapshotAnswer(req *kmsg.FetchSnapshotRequest, code int16, withLeader bool) *kmsg.FetchSnapshotResponse {
+	resp := kmsg.NewPtrFetchSnapshotResponse()
+	t := kmsg.NewFetchSnapshotResponseTopic()
+	t.Topic = req.Topics[0].Topic
+	rp := kmsg.NewFetchSnapshotResponseTopicPartition()
+	rp.Partition = req.Topics[0].Partitions[0].Partition
+	rp.ErrorCode = code
+	if withLeader {
+		rp.CurrentLeader.LeaderID = d.reportedLeader(req.ReplicaID)
+		rp.CurrentLeader.LeaderEpoch = d.epoch
+	}
+	t.Partitions = append(t.Partitions, rp)
+	resp.Topics = append(resp.Topics, t)
+	if req.Version >= 1 && rp.CurrentLeader.LeaderID >= 0 && withLeader {
+		if id, ep, ok := d.leaderEndpoint(); ok {
+			ne := kmsg.NewFetchSnapshotResponseNodeEndpoint()
+			ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+			resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
+		}
 	}
 	return resp
 }
@@ -195,12 +183,12 @@ func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kms
 	w := f.snapshot
 	id := w.ID()
 	if rp.SnapshotID.EndOffset != id.Offset || rp.SnapshotID.Epoch != id.Epoch {
-		d.lg.Error("fetch snapshot response for another snapshot", zap.Int64("endOffset", rp.SnapshotID.EndOffset),
+		d.remoteLg.Error("fetch snapshot response for another snapshot", zap.Int64("endOffset", rp.SnapshotID.EndOffset),
 			zap.Int32("epoch", rp.SnapshotID.Epoch))
 		return false
 	}
 	if rp.Position != w.Size() || rp.Size < 0 || rp.Position+int64(len(rp.Bytes)) > rp.Size {
-		d.lg.Error("fetch snapshot response at an unexpected position", zap.Int64("position", rp.Position),
+		d.remoteLg.Error("fetch snapshot response at an unexpected position", zap.Int64("position", rp.Position),
 			zap.Int64("have", w.Size()), zap.Int64("size", rp.Size))
 		return false
 	}

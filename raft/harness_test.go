@@ -58,6 +58,8 @@ type tctx struct {
 	now   time.Time
 	seed  uint64
 	refs  int
+	lg    *zap.Logger             // nil: a test logger at Warn
+	wrap  func(raft.Log) raft.Log // wraps the log the driver sees
 }
 
 type opt func(*tctx)
@@ -78,6 +80,10 @@ func withState(st raft.ElectionState) opt {
 func withPreVote(on bool) opt { return func(c *tctx) { c.cfg.PreVote = on } }
 
 func withNodeID(id int32) opt { return func(c *tctx) { c.cfg.NodeID = id } }
+
+func withLogger(lg *zap.Logger) opt { return func(c *tctx) { c.lg = lg } }
+
+func withLogWrap(w func(raft.Log) raft.Log) opt { return func(c *tctx) { c.wrap = w } }
 
 func withLinger(d time.Duration) opt { return func(c *tctx) { c.cfg.AppendLinger = d } }
 
@@ -106,13 +112,17 @@ func newCtx(t testing.TB, local int32, opts ...opt) *tctx {
 	for _, o := range opts {
 		o(c)
 	}
-	var lg *zap.Logger
-	if tt, ok := t.(*testing.T); ok {
+	lg := c.lg
+	if tt, ok := t.(*testing.T); ok && lg == nil {
 		lg = zaptest.NewLogger(tt, zaptest.Level(zap.WarnLevel))
-	} else {
+	} else if lg == nil {
 		lg = zap.NewNop()
 	}
-	d, err := raft.NewDriver(c.cfg, c.flog, c.store, c.tr, rand.New(rand.NewPCG(c.seed, 0)), lg, c.now)
+	var log raft.Log = c.flog
+	if c.wrap != nil {
+		log = c.wrap(log)
+	}
+	d, err := raft.NewDriver(c.cfg, log, c.store, c.tr, rand.New(rand.NewPCG(c.seed, 0)), lg, c.now)
 	if err != nil {
 		t.Fatalf("NewDriver: %v", err)
 	}

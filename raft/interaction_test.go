@@ -18,6 +18,7 @@ package raft_test
 //	advance 500ms                       move every clock, poll every node
 //	deliver-msgs [2] [from=1] [type=Vote]  deliver the queued matching messages (not their consequences)
 //	drop-msgs [2] [from=1] [type=Vote]  drop them (the waiting node gets an error answer)
+//	corrupt-msgs 2                      forge the last batch of queued FetchResponses to 2
 //	stabilize                           deliver until nothing is queued
 //	msgs                                list the queued messages
 //	propose 1 a b                       Append records a and b on leader 1
@@ -32,6 +33,7 @@ package raft_test
 //	_breakpoint                         no-op, a place for a debugger breakpoint
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -142,6 +144,8 @@ func (e *ienv) handle(t *testing.T, d *datadriven.TestData) {
 		e.groups = nil
 	case "raw-request":
 		e.handleRawRequest(t, d)
+	case "corrupt-msgs":
+		e.handleCorrupt(t, d)
 	case "snapshot":
 		e.handleSnapshot(t, d)
 	case "status":
@@ -314,6 +318,34 @@ func (e *ienv) handleRawRequest(t *testing.T, d *datadriven.TestData) {
 	}
 	e.printf("> %d->%d %s (raw)", from, n.id, describeMsg(req))
 	n.step(raft.Message{Request: req, Ref: &iref{from: from, raw: true}})
+}
+
+// handleCorrupt forges the last batch of every queued FetchResponse to the
+// given nodes, as a broken or hostile leader would: last offset delta -5
+// under a valid CRC.
+func (e *ienv) handleCorrupt(t *testing.T, d *datadriven.TestData) {
+	to := e.ids(t, d)
+	for _, m := range e.queue {
+		r, ok := m.resp.(*kmsg.FetchResponse)
+		if !ok || !slices.Contains(to, m.to) || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+			continue
+		}
+		p := &r.Topics[0].Partitions[0]
+		data := bytes.Clone(p.RecordBatches)
+		last := -1
+		for pos := 0; pos < len(data); {
+			h, err := protocol.ParseBatchHeader(data[pos:])
+			if err != nil {
+				break
+			}
+			last, pos = pos, pos+h.Size()
+		}
+		if last < 0 {
+			continue
+		}
+		p.RecordBatches = append(data[:last], reseal(data[last:], offLastOffsetDelta, uint32(0xfffffffb))...)
+		e.printf("> corrupted %s", describeEnvelope(m))
+	}
 }
 
 // handleSnapshot writes a snapshot of node n at its high watermark and lets

@@ -50,7 +50,7 @@ func (d *Driver) pollListeners(now time.Time) {
 		return
 	}
 	for _, lc := range d.listeners {
-		if lc.dead {
+		if lc.dead || d.fatal != nil {
 			continue
 		}
 		// Leadership news first: a listener must learn it no longer leads
@@ -131,7 +131,11 @@ func (d *Driver) deliver(lc *listenerCtx) {
 				if len(out) > 0 {
 					break // a trailing partial batch
 				}
-				d.lg.Error("listener: committed batch does not decode", zap.Int64("offset", lc.next), zap.Error(err))
+				// Replication refuses such batches (protocol.ValidateBatch),
+				// so this one was damaged on disk or written by an older
+				// version. Nothing past it can be delivered: stop the node,
+				// as Kafka's listener fails the controller.
+				d.fail(fmt.Errorf("raft: committed batch at offset %d does not decode: %w", lc.next, err))
 				return
 			}
 			data = rest

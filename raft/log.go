@@ -15,8 +15,16 @@ type OffsetAndEpoch struct {
 	Epoch  int32
 }
 
-// ErrSnapshotNotFound is returned by Log.OpenSnapshot for an unknown id.
-var ErrSnapshotNotFound = errors.New("raft: snapshot not found")
+var (
+	// ErrSnapshotNotFound is returned by Log.OpenSnapshot for an unknown id.
+	ErrSnapshotNotFound = errors.New("raft: snapshot not found")
+	// ErrInvalidBatch is wrapped by Log.Append when it refuses its input (a
+	// batch protocol.ValidateBatch refuses, or one that does not continue
+	// the log): nothing was written and the log is still usable. The driver
+	// tells such refusals, which a peer's data can cause, from local
+	// failures, which stop the node.
+	ErrInvalidBatch = errors.New("raft: invalid record batch")
+)
 
 // Log is the replicated log as the core sees it. metadatalog.Log implements it
 // on disk; rafttest.MemLog in memory. It is used from the driver goroutine only.
@@ -34,8 +42,9 @@ type Log interface {
 	EndOffset() OffsetAndEpoch
 	// Append appends one or more whole record batches v2, given as raw bytes.
 	// The first batch's base offset must equal EndOffset().Offset, offsets must
-	// be contiguous and epochs non-decreasing; anything else is an error naming
-	// the offsets and nothing is appended. Data is not durable until Flush.
+	// be contiguous and epochs non-decreasing, and every batch must pass
+	// protocol.ValidateBatch; anything else is an error wrapping
+	// ErrInvalidBatch and nothing is appended. Data is not durable until Flush.
 	// Returns the last offset appended.
 	Append(batches []byte) (lastOffset int64, err error)
 	// Read returns whole batches starting with the one that contains offset

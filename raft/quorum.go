@@ -192,7 +192,7 @@ func (d *Driver) maybeFollow(now time.Time, epoch, leader int32, source string) 
 	}
 	if leader == d.cfg.NodeID {
 		if !(epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned)) {
-			d.lg.Error("refusing message naming this node leader of an epoch it does not lead",
+			d.remoteLg.Error("refusing message naming this node leader of an epoch it does not lead",
 				zap.String("source", source), zap.Int32("epoch", epoch), zap.Stringer("role", d.role), zap.Int32("localEpoch", d.epoch))
 		}
 		return false
@@ -200,11 +200,11 @@ func (d *Driver) maybeFollow(now time.Time, epoch, leader int32, source string) 
 	if epoch == d.epoch {
 		switch {
 		case d.role == RoleLeader || d.role == RoleResigned:
-			d.lg.Error("refusing message naming another leader for this node's own epoch",
+			d.remoteLg.Error("refusing message naming another leader for this node's own epoch",
 				zap.String("source", source), zap.Int32("epoch", epoch), zap.Int32("claimedLeader", leader))
 			return false
 		case d.leaderID >= 0 && d.leaderID != leader:
-			d.lg.Error("refusing message naming a second leader for the epoch",
+			d.remoteLg.Error("refusing message naming a second leader for the epoch",
 				zap.String("source", source), zap.Int32("epoch", epoch), zap.Int32("knownLeader", d.leaderID),
 				zap.Int32("claimedLeader", leader))
 			return false
@@ -256,11 +256,40 @@ func (d *Driver) becomeCandidate(now time.Time) {
 
 // startElection is what an expired election or fetch timer does.
 func (d *Driver) startElection(now time.Time) {
+	if d.epochExhausted(now) {
+		return
+	}
 	if d.cfg.PreVote {
 		d.becomeProspective(now)
 	} else {
 		d.becomeCandidate(now)
 	}
+}
+
+// epochExhausted reports whether the epoch is MaxEpoch, past which no
+// election can go: the node then stays in its role (logged once, a fault
+// of the quorum's history that an operator must see) and re-arms the
+// timer that fired, so it looks again a fetch timeout later rather than in
+// a busy loop.
+func (d *Driver) epochExhausted(now time.Time) bool {
+	if d.epoch < MaxEpoch {
+		return false
+	}
+	if !d.maxEpochReported {
+		d.maxEpochReported = true
+		d.lg.Error("epoch is at its maximum; this node can never start an election", zap.Int32("epoch", d.epoch))
+	}
+	switch {
+	case d.unattached != nil:
+		d.unattached.election.reset(now, d.cfg.FetchTimeout)
+	case d.election != nil:
+		d.election.backoff.reset(now, d.cfg.FetchTimeout)
+	case d.follower != nil:
+		d.follower.fetch.reset(now, d.cfg.FetchTimeout)
+	case d.resigned != nil:
+		d.resigned.election.reset(now, d.cfg.FetchTimeout)
+	}
+	return true
 }
 
 // maybeWinElection checks the count after a grant (or at entry: a single

@@ -29,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -375,6 +376,9 @@ type netMsg struct {
 	err            error // a transport error delivered as the response
 	body           []byte
 	bogus          bool // a forged copy with a foreign cluster id (S12)
+	// maxEpoch: the forged copy keeps the cluster id but names epoch
+	// MaxInt32, which no node can move to (INVALID_REQUEST, S12).
+	maxEpoch bool
 }
 
 // pendingOut is an Outbound awaiting its single answer.
@@ -964,7 +968,11 @@ func (s *sim) arrive(e *event) *simNode {
 // must be answered at once with INCONSISTENT_CLUSTER_ID and change nothing
 // (role, epoch, vote, high watermark, log, quorum-state).
 func (s *sim) bogusStep(n *simNode, req kmsg.Request, ref *simRef) {
-	s.tracef("%d->%d forged %s with a foreign cluster id", s.nodes[ref.msg.from].id, n.id, kmsg.NameForKey(req.Key()))
+	what, want := "a foreign cluster id", int16(104) // INCONSISTENT_CLUSTER_ID
+	if ref.msg.maxEpoch {
+		what, want = "epoch MaxInt32", 42 // INVALID_REQUEST
+	}
+	s.tracef("%d->%d forged %s with %s", s.nodes[ref.msg.from].id, n.id, kmsg.NameForKey(req.Key()), what)
 	// Step also runs the timers that are due: run them first (Poll may ask
 	// to be called again at once, e.g. after one transition) so that only
 	// the request's own effect is compared.
@@ -978,26 +986,28 @@ func (s *sim) bogusStep(n *simNode, req kmsg.Request, ref *simRef) {
 		s.fatal(n, "Step", err)
 		return
 	}
-	const inconsistentClusterID = 104
 	switch {
 	case !ref.replied:
-		s.fail("S12: node %d did not answer a %s with a foreign cluster id at once", n.id, kmsg.NameForKey(req.Key()))
-	case ref.code != inconsistentClusterID:
-		s.fail("S12: node %d answered a %s with a foreign cluster id with error %d, want INCONSISTENT_CLUSTER_ID", n.id, kmsg.NameForKey(req.Key()), ref.code)
+		s.fail("S12: node %d did not answer a %s with %s at once", n.id, kmsg.NameForKey(req.Key()), what)
+	case ref.code != want:
+		s.fail("S12: node %d answered a %s with %s with error %d, want %d", n.id, kmsg.NameForKey(req.Key()), what, ref.code, want)
 	case n.drv.Status() != before || n.store.writes != writes || n.disk.EndOffset() != leo || n.disk.TruncationCount() != truncs:
-		s.fail("S12: node %d changed state on a %s with a foreign cluster id: %+v -> %+v", n.id, kmsg.NameForKey(req.Key()), before, n.drv.Status())
+		s.fail("S12: node %d changed state on a %s with %s: %+v -> %+v", n.id, kmsg.NameForKey(req.Key()), what, before, n.drv.Status())
 	}
 	s.stats.bogus++
 	s.poll(n)
 }
 
-// forge returns a copy of request m with a foreign cluster id, or nil for
-// apis without one.
-func forge(m *netMsg) *netMsg {
+// forge returns a copy of request m with a foreign cluster id, or with its
+// epoch set to MaxInt32 when maxEpoch is set, or nil for apis without them.
+func forge(m *netMsg, maxEpoch bool) *netMsg {
 	req := kmsg.RequestForKey(m.key)
 	req.SetVersion(m.version)
 	if err := req.ReadFrom(m.body); err != nil {
 		return nil
+	}
+	if maxEpoch {
+		return forgeMaxEpoch(m, req)
 	}
 	bogus := "Zm9yZWlnbi1jbHVzdGVyLQ"
 	switch r := req.(type) {
@@ -1019,6 +1029,29 @@ func forge(m *netMsg) *netMsg {
 	}
 	c := *m
 	c.body, c.bogus = req.AppendTo(nil), true
+	return &c
+}
+
+// forgeMaxEpoch returns a copy of request m (decoded as req) naming epoch
+// MaxInt32 where an epoch can be moved to.
+func forgeMaxEpoch(m *netMsg, req kmsg.Request) *netMsg {
+	const top = math.MaxInt32
+	switch r := req.(type) {
+	case *kmsg.VoteRequest:
+		r.Topics[0].Partitions[0].CandidateEpoch = top
+	case *kmsg.BeginQuorumEpochRequest:
+		r.Topics[0].Partitions[0].LeaderEpoch = top
+	case *kmsg.EndQuorumEpochRequest:
+		r.Topics[0].Partitions[0].LeaderEpoch = top
+	case *kmsg.FetchRequest:
+		r.Topics[0].Partitions[0].CurrentLeaderEpoch = top
+	case *kmsg.FetchSnapshotRequest:
+		r.Topics[0].Partitions[0].CurrentLeaderEpoch = top
+	default:
+		return nil
+	}
+	c := *m
+	c.body, c.bogus, c.maxEpoch = req.AppendTo(nil), true, true
 	return &c
 }
 
@@ -1045,7 +1078,7 @@ func (s *sim) transmit(m *netMsg) {
 		s.schedule(s.now+s.delay(), &event{kind: evArrive, node: m.to, msg: m})
 	}
 	if s.lossy && !s.faultsOver && !m.isResp && s.rng.Float64() < 0.02 {
-		if f := forge(m); f != nil {
+		if f := forge(m, s.rng.IntN(2) == 0); f != nil {
 			s.schedule(s.now+s.delay(), &event{kind: evArrive, node: m.to, msg: f})
 		}
 	}
@@ -1119,6 +1152,9 @@ func (t *simTransport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 			r.code = ec.GetErrorCode()
 		} else {
 			r.code = topErrorCode(resp)
+		}
+		if r.code == 0 {
+			r.code = partitionErrorCode(resp)
 		}
 		return // nobody sent it: the answer goes nowhere
 	}
@@ -1556,6 +1592,34 @@ func snapshotDigest(r raft.SnapshotReader) (string, error) {
 		return "", errors.New("no digest record")
 	}
 	return digest, nil
+}
+
+// partitionErrorCode is the error code of a raft response's only partition,
+// -1 when it has none.
+func partitionErrorCode(resp kmsg.Response) int16 {
+	switch r := resp.(type) {
+	case *kmsg.VoteResponse:
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].Partitions[0].ErrorCode
+		}
+	case *kmsg.BeginQuorumEpochResponse:
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].Partitions[0].ErrorCode
+		}
+	case *kmsg.EndQuorumEpochResponse:
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].Partitions[0].ErrorCode
+		}
+	case *kmsg.FetchResponse:
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].Partitions[0].ErrorCode
+		}
+	case *kmsg.FetchSnapshotResponse:
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].Partitions[0].ErrorCode
+		}
+	}
+	return -1
 }
 
 func topErrorCode(resp kmsg.Response) int16 {

@@ -6,8 +6,9 @@ package raft
 //   - cluster id mismatch ("" is not null) -> top INCONSISTENT_CLUSTER_ID;
 //   - not exactly one topic/partition naming the raft partition -> top
 //     INVALID_REQUEST;
-//   - LastOffset < 0, LastOffsetEpoch < 0, or LastOffsetEpoch >=
-//     CandidateEpoch (> for a pre-vote) -> partition INVALID_REQUEST;
+//   - LastOffset < 0, LastOffsetEpoch < 0, LastOffsetEpoch >=
+//     CandidateEpoch (> for a pre-vote), or CandidateEpoch above MaxEpoch
+//     -> partition INVALID_REQUEST (these checks: validate.go);
 //   - voter-only check: epoch < local -> FENCED_LEADER_EPOCH, negative
 //     candidate id -> INVALID_REQUEST;
 //   - a higher epoch moves this node to Unattached at that epoch (durable),
@@ -31,45 +32,12 @@ import (
 	"go.uber.org/zap"
 )
 
+// handleVote answers a Vote request that passed checkVote.
 func (d *Driver) handleVote(now time.Time, req *kmsg.VoteRequest) kmsg.Response {
-	resp := kmsg.NewPtrVoteResponse()
-	if !d.validClusterID(req.ClusterID) {
-		resp.ErrorCode = errInconsistentCluster
-		return resp
-	}
-	if len(req.Topics) != 1 || req.Topics[0].Topic != d.cfg.TopicName ||
-		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != d.cfg.Partition {
-		resp.ErrorCode = errInvalidRequest
-		return resp
-	}
 	p := &req.Topics[0].Partitions[0]
 	preVote := req.Version >= 2 && p.PreVote
-	answer := func(code int16, granted bool) kmsg.Response {
-		t := kmsg.NewVoteResponseTopic()
-		t.Topic = d.cfg.TopicName
-		rp := kmsg.NewVoteResponseTopicPartition()
-		rp.Partition = d.cfg.Partition
-		rp.ErrorCode = code
-		rp.LeaderID = d.reportedLeader(p.CandidateID)
-		rp.LeaderEpoch = d.epoch
-		rp.VoteGranted = granted
-		t.Partitions = append(t.Partitions, rp)
-		resp.Topics = append(resp.Topics, t)
-		if req.Version >= 1 && rp.LeaderID >= 0 {
-			if id, ep, ok := d.leaderEndpoint(); ok {
-				ne := kmsg.NewVoteResponseNodeEndpoint()
-				ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
-				resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
-			}
-		}
-		return resp
-	}
-	if p.LastOffset < 0 || p.LastOffsetEpoch < 0 || p.LastOffsetEpoch > p.CandidateEpoch ||
-		(!preVote && p.LastOffsetEpoch == p.CandidateEpoch) {
-		return answer(errInvalidRequest, false)
-	}
 	if code := d.voterOnlyCheck(p.CandidateEpoch, p.CandidateID); code != errNone {
-		return answer(code, false)
+		return d.voteAnswer(req, code, false)
 	}
 	if p.CandidateEpoch > d.epoch {
 		d.becomeUnattached(now, p.CandidateEpoch)
@@ -79,7 +47,7 @@ func (d *Driver) handleVote(now time.Time, req *kmsg.VoteRequest) kmsg.Response 
 	}
 	if req.Version >= 1 && req.VoterID >= 0 &&
 		(req.VoterID != d.cfg.NodeID || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != d.cfg.DirectoryID)) {
-		return answer(errInvalidVoterKey, false)
+		return d.voteAnswer(req, errInvalidVoterKey, false)
 	}
 	granted := d.decideVote(now, p, preVote)
 	if d.fatal != nil {
@@ -87,7 +55,31 @@ func (d *Driver) handleVote(now time.Time, req *kmsg.VoteRequest) kmsg.Response 
 	}
 	d.lg.Debug("vote request", zap.Bool("preVote", preVote), zap.Int32("candidate", p.CandidateID),
 		zap.Int32("epoch", p.CandidateEpoch), zap.Bool("granted", granted))
-	return answer(errNone, granted)
+	return d.voteAnswer(req, errNone, granted)
+}
+
+// voteAnswer is the partition answer to a Vote request of the raft
+// partition.
+func (d *Driver) voteAnswer(req *kmsg.VoteRequest, code int16, granted bool) *kmsg.VoteResponse {
+	resp := kmsg.NewPtrVoteResponse()
+	t := kmsg.NewVoteResponseTopic()
+	t.Topic = d.cfg.TopicName
+	rp := kmsg.NewVoteResponseTopicPartition()
+	rp.Partition = d.cfg.Partition
+	rp.ErrorCode = code
+	rp.LeaderID = d.reportedLeader(req.Topics[0].Partitions[0].CandidateID)
+	rp.LeaderEpoch = d.epoch
+	rp.VoteGranted = granted
+	t.Partitions = append(t.Partitions, rp)
+	resp.Topics = append(resp.Topics, t)
+	if req.Version >= 1 && rp.LeaderID >= 0 {
+		if id, ep, ok := d.leaderEndpoint(); ok {
+			ne := kmsg.NewVoteResponseNodeEndpoint()
+			ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+			resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
+		}
+	}
+	return resp
 }
 
 // decideVote applies the per-role grant rules; a standard grant is durable.

@@ -2,9 +2,9 @@ package rafttest
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 
@@ -69,25 +69,22 @@ func (l *MemLog) EndOffset() raft.OffsetAndEpoch {
 	return raft.OffsetAndEpoch{Offset: l.startOffset, Epoch: l.startEpoch}
 }
 
-// Append validates every batch (header, CRC, contiguous offsets,
-// non-decreasing epochs) before appending any of them.
+// Append validates every batch (protocol.ValidateBatch, contiguous offsets,
+// non-decreasing epochs) before appending any of them; refusals wrap
+// raft.ErrInvalidBatch.
 func (l *MemLog) Append(batches []byte) (int64, error) {
 	end := l.EndOffset()
 	next, epoch := end.Offset, end.Epoch
 	var parsed []memBatch
 	for rest := batches; len(rest) > 0; {
-		h, err := protocol.CheckBatch(rest)
-		if err != nil {
-			return 0, fmt.Errorf("memlog: append at offset %d: %w", next, err)
-		}
-		if h.BaseOffset != next {
-			return 0, fmt.Errorf("memlog: append: batch base offset %d, want %d (log end offset)", h.BaseOffset, next)
-		}
-		if h.LastOffsetDelta < 0 {
-			return 0, fmt.Errorf("memlog: append: batch at %d has negative last offset delta %d", h.BaseOffset, h.LastOffsetDelta)
-		}
-		if h.PartitionLeaderEpoch < epoch {
-			return 0, fmt.Errorf("memlog: append: batch at %d has epoch %d below the log's epoch %d", h.BaseOffset, h.PartitionLeaderEpoch, epoch)
+		h, err := protocol.ValidateBatch(rest, math.MaxInt32) // memory has no segment size
+		switch {
+		case err != nil:
+			return 0, fmt.Errorf("%w: memlog: append at offset %d: %v", raft.ErrInvalidBatch, next, err)
+		case h.BaseOffset != next:
+			return 0, fmt.Errorf("%w: memlog: append: batch base offset %d, want %d (log end offset)", raft.ErrInvalidBatch, h.BaseOffset, next)
+		case h.PartitionLeaderEpoch < epoch:
+			return 0, fmt.Errorf("%w: memlog: append: batch at %d has epoch %d below the log's epoch %d", raft.ErrInvalidBatch, h.BaseOffset, h.PartitionLeaderEpoch, epoch)
 		}
 		size := h.Size()
 		parsed = append(parsed, memBatch{base: h.BaseOffset, last: h.LastOffset(), epoch: h.PartitionLeaderEpoch, data: bytes.Clone(rest[:size])})
@@ -95,7 +92,7 @@ func (l *MemLog) Append(batches []byte) (int64, error) {
 		rest = rest[size:]
 	}
 	if len(parsed) == 0 {
-		return 0, errors.New("memlog: append: no batches")
+		return 0, fmt.Errorf("%w: memlog: append: no batches", raft.ErrInvalidBatch)
 	}
 	l.batches = append(l.batches, parsed...)
 	l.Appends++
