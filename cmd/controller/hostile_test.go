@@ -227,6 +227,9 @@ func (c *cluster) judgeAttack(a attackCase, d time.Duration) hostileRow {
 	t.Logf("%s at %s: %v; peak RSS %.1f MiB; commits %.0f/s (before %.0f/s)", a.name, row.target, res, float64(peak)/(1<<20), during, before)
 
 	c.checkNoPanic()
+	if !c.allRunning() {
+		t.FailNow() // the reason is logged; the rest needs every node
+	}
 	if peak > hostileRSSBound {
 		t.Errorf("node %d peak RSS %.1f MiB during %s, above the bound of %d MiB", q.target, float64(peak)/(1<<20), a.name, hostileRSSBound>>20)
 	}
@@ -416,6 +419,9 @@ func (c *cluster) judgeFakeLeader(fakeAddr string, kind hostile.Malformation, d 
 		t.Errorf("the fake leader answered nothing: follower %d never fetched from it", victim)
 	}
 	c.checkNoPanic()
+	if !c.allRunning() {
+		t.FailNow() // the reason is logged; the rest needs every node
+	}
 	if peak > hostileRSSBound {
 		t.Errorf("node %d peak RSS %.1f MiB under the fake leader, above the bound of %d MiB", victim, float64(peak)/(1<<20), hostileRSSBound>>20)
 	}
