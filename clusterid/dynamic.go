@@ -145,10 +145,10 @@ func BootstrapSnapshot(voters []InitialController, listener string, now time.Tim
 // dir/__cluster_metadata-0 as a frozen snapshot: staged in a
 // .checkpoint.part file (which the metadata log removes at open should a
 // crash leave it), fsynced, made read-only, renamed, the partition dir
-// fsynced; then dir is fsynced so the partition dir's own entry is durable.
+// fsynced. vfs.MkdirAll made the partition dir's own entry durable.
 func writeBootstrapSnapshot(fsys vfs.FS, dir string, data []byte) error {
 	part := filepath.Join(dir, "__cluster_metadata-0")
-	if err := fsys.MkdirAll(part, 0o755); err != nil {
+	if err := vfs.MkdirAll(fsys, part, 0o755); err != nil {
 		return err
 	}
 	final := filepath.Join(part, BootstrapSnapshotName)
@@ -156,5 +156,5 @@ func writeBootstrapSnapshot(fsys vfs.FS, dir string, data []byte) error {
 	if err := vfs.WriteFileAtomicVia(fsys, temp, final, data, 0o444); err != nil {
 		return fmt.Errorf("write %s: %w", final, err)
 	}
-	return vfs.SyncDir(fsys, dir)
+	return nil
 }

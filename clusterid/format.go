@@ -168,7 +168,7 @@ func Format(o FormatOptions) error {
 			}
 		}
 		fmt.Fprintf(out, "Formatting %s %s with metadata.version %s.\n", kind, dir, mv.Name)
-		if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		if err := vfs.MkdirAll(fsys, dir, 0o755); err != nil {
 			return fmt.Errorf("clusterid: format %s: %w", dir, err)
 		}
 		t := now()

@@ -153,6 +153,7 @@ func TestFormatCrashTestSeesMissingFsyncs(t *testing.T) {
 		"bootstrap.checkpoint.tmp",        // meta.properties without its checkpoint
 		"-bootstrap.checkpoint.part",      // snapshot torn
 		"/data/meta/__cluster_metadata-0", // snapshot rename lost
+		"/data",                           // new log dirs lost
 	} {
 		err := formatCrashImages(t, func(fs vfs.FS) vfs.FS { return skipSyncFS{fs, skip} })
 		if err == nil {

@@ -40,8 +40,14 @@ type Config struct {
 	MaxRecordBytesBetweenSnapshots int64 // metadata.log.max.record.bytes.between.snapshots
 	MaxSnapshotIntervalMs          int64 // metadata.log.max.snapshot.interval.ms
 
-	SocketRequestMaxBytes int32         // socket.request.max.bytes
-	ConnectionsMaxIdle    time.Duration // connections.max.idle.ms
+	SocketRequestMaxBytes        int32            // socket.request.max.bytes
+	ConnectionsMaxIdle           time.Duration    // connections.max.idle.ms; NeverIdle for negative
+	MaxConnections               int32            // max.connections
+	MaxConnectionsPerIP          int32            // max.connections.per.ip
+	MaxConnectionsPerIPOverrides map[string]int32 // max.connections.per.ip.overrides: host -> count
+	MaxConnectionCreationRate    int32            // max.connection.creation.rate, per second
+	QueuedMaxRequests            int32            // queued.max.requests
+	QueuedMaxRequestBytes        int64            // queued.max.request.bytes; <= 0: no bound
 
 	// Warnings lists what was accepted but deserves a log line (unknown keys,
 	// ignored settings), in a stable order.

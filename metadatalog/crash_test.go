@@ -16,7 +16,9 @@ import (
 // then hold the old or the new state, never an error or a mix.
 func TestQuorumStateCrashAtEveryStep(t *testing.T) {
 	mfs := vfs.NewMemFS()
-	mfs.MkdirAll("/d", 0o755)
+	if err := vfs.MkdirAll(mfs, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	s := NewQuorumStateStore(mfs, "/d")
 	old := raft.ElectionState{Epoch: 4, LeaderID: -1, VotedID: 2, VotedDirectoryID: [16]byte{1}}
 	next := raft.ElectionState{Epoch: 5, LeaderID: 3, VotedID: -1, Voters: []int32{1, 2, 3}}
@@ -54,6 +56,42 @@ func TestQuorumStateCrashAtEveryStep(t *testing.T) {
 	}
 	if st, _, _ := NewQuorumStateStore(mfs.CrashClone(nil), "/d").Read(); !reflect.DeepEqual(st, next) {
 		t.Fatal("a completed write must survive a crash")
+	}
+}
+
+// TestFreshNodeVoteSurvivesPowerLoss: a fresh node opens its log, which
+// creates the partition dir and its parent, and casts a vote. A power loss
+// at any step leaves a dir that opens and a quorum-state that reads, and once
+// the vote was written it survives: a new directory's entry is durable only
+// when its parent is fsynced, and the vote would vanish with the directory.
+func TestFreshNodeVoteSurvivesPowerLoss(t *testing.T) {
+	const dir = "/var/kraft/meta/__cluster_metadata-0"
+	mfs := vfs.NewMemFS()
+	var images []*vfs.MemFS
+	mfs.SetAfterOp(func() { images = append(images, mfs.CrashClone(nil)) })
+	l, err := Open(Options{Dir: dir, FS: mfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vote := raft.ElectionState{Epoch: 1, LeaderID: -1, VotedID: 2}
+	if err := NewQuorumStateStore(mfs, dir).Write(vote); err != nil {
+		t.Fatal(err)
+	}
+	mfs.SetAfterOp(nil)
+	l.Close()
+	for i, img := range images {
+		l, err := Open(Options{Dir: dir, FS: img})
+		if err != nil {
+			t.Fatalf("crash after operation %d: open: %v", i+1, err)
+		}
+		l.Close()
+		if _, _, err := NewQuorumStateStore(img, dir).Read(); err != nil {
+			t.Fatalf("crash after operation %d: %v", i+1, err)
+		}
+	}
+	st, ok, err := NewQuorumStateStore(mfs.CrashClone(nil), dir).Read()
+	if err != nil || !ok || !reflect.DeepEqual(st, vote) {
+		t.Fatalf("the vote did not survive a power loss: %+v %v %v", st, ok, err)
 	}
 }
 

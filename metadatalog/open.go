@@ -47,7 +47,7 @@ func Open(opts Options) (*Log, error) {
 func (l *Log) open() error {
 	ro := l.opts.ReadOnly
 	if !ro {
-		if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
+		if err := vfs.MkdirAll(l.fs, l.dir, 0o755); err != nil {
 			return err
 		}
 	}

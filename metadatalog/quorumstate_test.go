@@ -2,6 +2,7 @@ package metadatalog
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -59,7 +60,7 @@ func TestQuorumStateRoundTrip(t *testing.T) {
 	for _, st := range []raft.ElectionState{
 		{Epoch: 7, LeaderID: -1, VotedID: 2, VotedDirectoryID: [16]byte{1, 2, 3, 15: 9}},
 		{Epoch: 8, LeaderID: 1, VotedID: -1, Voters: []int32{1, 2, 3}},
-		{Epoch: 2147483647, LeaderID: 2147483647, VotedID: -1, Voters: []int32{}},
+		{Epoch: 2147483646, LeaderID: 2147483647, VotedID: -1, Voters: []int32{}},
 		{Epoch: 0, LeaderID: -1, VotedID: -1},
 	} {
 		if err := s.Write(st); err != nil {
@@ -104,6 +105,12 @@ func TestQuorumStateCorrupt(t *testing.T) {
 		{"bad voter", `{"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":0,"currentVoters":[{"id":1}],"data_version":0}`, "voterId"},
 		{"second line", "{\"leaderId\":1,\"leaderEpoch\":2,\"votedId\":-1,\"votedDirectoryId\":\"AAAAAAAAAAAAAAAAAAAAAA\",\"data_version\":1}\ngarbage", "after the first line"},
 		{"binary", "\x00\x01\x02", "JSON"},
+		// Well-formed, but no node can start from these values.
+		{"negative epoch", `{"leaderId":1,"leaderEpoch":-1,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}`, `"leaderEpoch" is -1`},
+		{"last epoch", `{"leaderId":1,"leaderEpoch":2147483647,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}`, `"leaderEpoch" is 2147483647`},
+		{"leader id", `{"leaderId":-2,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}`, `"leaderId" is -2`},
+		{"voted id", `{"clusterId":"","leaderId":-1,"leaderEpoch":2,"votedId":-7,"appliedOffset":0,"currentVoters":[],"data_version":0}`, `"votedId" is -7`},
+		{"voter id", `{"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":1},{"voterId":-1}],"data_version":0}`, "voterId of entry 1 is -1"},
 	} {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, QuorumStateFile), []byte(tc.text), 0o644)
@@ -122,6 +129,32 @@ func TestQuorumStateCorrupt(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, QuorumStateFile), []byte(`{"clusterId":"","leaderId":-1,"leaderEpoch":3,"votedId":-1,"appliedOffset":0,"currentVoters":null,"data_version":0}`), 0o644)
 	if st, ok, err := NewQuorumStateStore(nil, dir).Read(); err != nil || !ok || st.Voters == nil || st.Epoch != 3 {
 		t.Fatalf("null voters: %+v %v", st, err)
+	}
+}
+
+// A state that Read would refuse is not written, so the node keeps a file
+// it can start from.
+func TestQuorumStateWriteRefusesUnusableState(t *testing.T) {
+	dir := t.TempDir()
+	s := NewQuorumStateStore(nil, dir)
+	old := raft.ElectionState{Epoch: 4, LeaderID: 1, VotedID: -1}
+	if err := s.Write(old); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []raft.ElectionState{
+		{Epoch: math.MaxInt32, LeaderID: -1, VotedID: 2},
+		{Epoch: -3, LeaderID: -1, VotedID: -1},
+		{Epoch: 5, LeaderID: -5, VotedID: -1},
+		{Epoch: 5, LeaderID: -1, VotedID: -2},
+		{Epoch: 5, LeaderID: -1, VotedID: -1, Voters: []int32{1, -4}},
+	} {
+		err := s.Write(st)
+		if err == nil || !strings.Contains(err.Error(), s.Path()) || !strings.Contains(err.Error(), "field") {
+			t.Fatalf("write %+v: %v", st, err)
+		}
+	}
+	if st, ok, err := s.Read(); err != nil || !ok || !reflect.DeepEqual(st, old) {
+		t.Fatalf("after refused writes: %+v %v", st, err)
 	}
 }
 
@@ -157,4 +190,49 @@ func TestQuorumStateWriteFailures(t *testing.T) {
 	if err := s.Write(raft.ElectionState{Epoch: 6, LeaderID: -1, VotedID: -1}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzDecodeQuorumState: any file content decodes without panicking, and a
+// state that decodes is one a node can start from and survives a write and
+// a read unchanged.
+func FuzzDecodeQuorumState(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "quorum-state", "*.json"))
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no Kafka quorum-state files: %v", err)
+	}
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, s := range []string{
+		"",
+		`{"leaderId":1,"leaderEpoch":2147483647,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}`,
+		`{"leaderId":-2,"leaderEpoch":-1,"votedId":-3,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}`,
+		`{"clusterId":"","leaderId":-1,"leaderEpoch":3,"votedId":2,"appliedOffset":0,"currentVoters":null,"data_version":0}`,
+		`{"clusterId":"x","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":-9,"currentVoters":[{"voterId":-1}],"data_version":0}`,
+		`{"leaderId":1e3,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}` + "\n",
+		`{"data_version":2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := DecodeQuorumState(data)
+		if err != nil {
+			return
+		}
+		if err := checkElectionState(st); err != nil {
+			t.Fatalf("decoded an unusable state %+v: %v", st, err)
+		}
+		enc, err := EncodeQuorumState(st)
+		if err != nil {
+			t.Fatalf("decoded state %+v does not encode: %v", st, err)
+		}
+		back, err := DecodeQuorumState(enc)
+		if err != nil || !reflect.DeepEqual(back, st) {
+			t.Fatalf("round trip of %+v: %+v %v", st, back, err)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -21,16 +22,27 @@ import (
 )
 
 const (
-	readBufferSize = 64 << 10
-	// flushThreshold: the writer writes out once this many response bytes are buffered
-	// even if more responses are queued, so a burst is not held in memory.
-	flushThreshold = 256 << 10
-	// maxQueued bounds responses the reader itself queues (ApiVersions answers) ahead of
-	// the writer, for a client that pipelines without reading.
-	maxQueued = 256
-	// maxScratch: a reused frame buffer larger than this is dropped rather than kept.
+	// readBufferSize is small because every connection, idle or not, holds one: a
+	// request of a raft client is a few hundred bytes, and a larger frame body is read
+	// around the buffer straight into its own slice.
+	readBufferSize = 4 << 10
+	// maxScratch: a reused frame or write buffer larger than this is dropped after use
+	// rather than kept by a connection that may then stay idle.
 	maxScratch = 64 << 10
 )
+
+// reason says why a connection is closed. Remote reasons (the peer's fault) are logged
+// through logging.Remote; why is the fixed part of the log message, so that the rate
+// limit applies per kind of fault, detail the variable part.
+type reason struct {
+	why, detail string
+	local       bool
+}
+
+func remoteReason(why, detail string) reason { return reason{why: why, detail: detail} }
+func localReason(why string) reason          { return reason{why: why, local: true} }
+
+var reasonClientClosed = remoteReason("client closed the connection", "")
 
 // outItem is one entry of a connection's write queue: a response, or the order to close
 // once everything before it has been written.
@@ -38,37 +50,38 @@ type outItem struct {
 	corr   int32
 	resp   kmsg.Response
 	close  bool
-	reason string
+	reason reason
 }
 
 // conn is one inbound connection: a reader goroutine (readLoop) and a writer goroutine
 // (writeLoop).
 //
-// Invariant: at most one request of this connection is with the Handler (busy); the
-// reader waits on unmute before reading the next frame, so responses are queued, and
-// therefore written, in request order.
+// Invariant: at most one request of this connection is in flight (busy), from the end
+// of its frame until its response has been written; the reader waits on unmute before
+// reading the next frame. So responses are written in request order, and a connection
+// holds at most one request frame and one response, whatever its client does.
 type conn struct {
 	s    *Server
 	info ConnInfo
+	ip   netip.Addr // per-IP quota key
 	nc   net.Conn
 	br   *bufio.Reader
-	log  *zap.Logger
+	log  *zap.Logger // local events
+	rlog *zap.Logger // lines the client causes (logging.Remote)
 
 	closed    chan struct{} // closed by close
 	closeOnce sync.Once
-	unmute    chan struct{} // cap 1; respond -> reader
+	unmute    chan struct{} // cap 1; writer -> reader, the response was written
 	wake      chan struct{} // cap 1; enqueue -> writer
-	space     chan struct{} // cap 1; writer -> reader, the queue was drained
 
 	mu       sync.Mutex
-	queue    []outItem // responses waiting for the writer
-	spare    []outItem // the writer's drained slice, reused
-	shutdown bool      // Server.Shutdown began: read no further request
-	stop     bool      // a close was queued: read no further request
-	busy     bool      // a request is with the Handler
-
-	scratch []byte       // frame buffer reused for requests the server answers itself
-	live    atomic.Int32 // goroutines still running
+	queue    []outItem    // items waiting for the writer: a response and/or a close
+	shutdown bool         // Server.Shutdown began: read no further request
+	stop     bool         // a close was queued: read no further request
+	busy     bool         // a request is in flight
+	held     int64        // frame bytes of the admission share held; -1: none
+	scratch  []byte       // frame buffer reused for requests the server answers itself
+	live     atomic.Int32 // goroutines still running
 }
 
 func newConn(s *Server, listener string, nc net.Conn) *conn {
@@ -80,21 +93,26 @@ func newConn(s *Server, listener string, nc net.Conn) *conn {
 		closed: make(chan struct{}),
 		unmute: make(chan struct{}, 1),
 		wake:   make(chan struct{}, 1),
-		space:  make(chan struct{}, 1),
+		held:   -1,
 	}
-	c.log = s.log.With(zap.String("listener", listener), zap.Stringer("remote", nc.RemoteAddr()))
+	fields := []zap.Field{zap.String("listener", listener), zap.Stringer("remote", nc.RemoteAddr())}
+	c.log = s.log.With(fields...)
+	c.rlog = s.rlog.With(fields...)
 	c.live.Store(2)
 	return c
 }
 
 // close closes the socket at once (queued responses are dropped). Safe to call many
 // times and from any goroutine; only the first reason is logged.
-func (c *conn) close(reason string) {
+func (c *conn) close(r reason) {
 	c.closeOnce.Do(func() {
-		if reason == reasonClientClosed {
-			c.log.Debug("connection closed by the client")
-		} else {
-			c.log.Info("closing connection", zap.String("reason", reason))
+		switch {
+		case r == reasonClientClosed:
+			c.rlog.Debug(r.why)
+		case r.local:
+			c.log.Info("closing connection: " + r.why)
+		default:
+			c.rlog.Info("closing connection: "+r.why, zap.String("reason", r.detail))
 		}
 		close(c.closed)
 		c.nc.Close()
@@ -109,7 +127,7 @@ func (c *conn) goroutineDone() {
 }
 
 // beginShutdown makes the reader stop before the next request. A reader blocked waiting
-// for a frame is woken through its read deadline; a request being served is let finish.
+// for a frame is woken through its read deadline; a request in flight is let finish.
 func (c *conn) beginShutdown() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -120,7 +138,7 @@ func (c *conn) beginShutdown() {
 	if len(c.queue) == 0 && !c.busy {
 		// Nothing to finish: queue the close so the writer ends the connection even if
 		// the reader is stuck in a read that ignores the deadline.
-		c.queue = append(c.queue, outItem{close: true, reason: "server shutdown"})
+		c.queue = append(c.queue, outItem{close: true, reason: localReason("server shutdown")})
 		c.stop = true
 		select {
 		case c.wake <- struct{}{}:
@@ -143,20 +161,25 @@ func (c *conn) enqueue(it outItem) {
 	}
 }
 
-// stopReading queues a close after the responses already queued and reports the reason.
-func (c *conn) stopReading(reason string) {
-	c.enqueue(outItem{close: true, reason: reason})
+// stopReading queues a close after the responses already queued.
+func (c *conn) stopReading(r reason) {
+	c.enqueue(outItem{close: true, reason: r})
 }
 
-// setReadDeadline sets the socket's read deadline unless reading must stop, in which
-// case it reports false. Holding mu orders it against beginShutdown's deadline.
+// setReadDeadline sets the socket's read deadline (none for a negative d) unless reading
+// must stop, in which case it reports false. Holding mu orders it against
+// beginShutdown's deadline.
 func (c *conn) setReadDeadline(d time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.shutdown || c.stop {
 		return false
 	}
-	c.nc.SetReadDeadline(time.Now().Add(d))
+	var t time.Time
+	if d >= 0 {
+		t = time.Now().Add(d)
+	}
+	c.nc.SetReadDeadline(t)
 	return true
 }
 
@@ -166,24 +189,73 @@ func (c *conn) mustStop() (stop, shutdown bool) {
 	return c.stop || c.shutdown, c.shutdown
 }
 
-const reasonClientClosed = "client closed the connection"
+// hold records the admission share of the frame being read.
+func (c *conn) hold(size int64) {
+	c.mu.Lock()
+	c.held = size
+	c.mu.Unlock()
+}
+
+// releaseRequest returns the admission share, if one is held.
+func (c *conn) releaseRequest() {
+	c.mu.Lock()
+	held := c.held
+	c.held = -1
+	c.mu.Unlock()
+	if held >= 0 {
+		c.s.admit.release(held)
+	}
+}
+
+// beginRequest marks a request in flight; the reader then waits in awaitWritten.
+func (c *conn) beginRequest() {
+	c.mu.Lock()
+	c.busy = true
+	c.mu.Unlock()
+}
+
+// requestDone is called by the writer once the response is written: it frees the
+// request's admission share and lets the reader read the next frame.
+func (c *conn) requestDone() {
+	c.releaseRequest()
+	c.mu.Lock()
+	c.busy = false
+	c.mu.Unlock()
+	select {
+	case c.unmute <- struct{}{}:
+	default:
+	}
+}
+
+// awaitWritten waits until the response of the request in flight is written; false
+// means the connection closed first.
+func (c *conn) awaitWritten() bool {
+	select {
+	case <-c.unmute:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
 
 // errStopped is returned by readFrame when reading stopped for shutdown or a queued close.
 var errStopped = errors.New("network: connection stopping")
 
 // frameError is a read failure with the reason to log.
 type frameError struct {
-	reason string
-	err    error
+	why string
+	err error
 }
 
-func (e *frameError) Error() string { return e.reason + ": " + e.err.Error() }
+func (e *frameError) Error() string { return e.why + ": " + e.err.Error() }
 func (e *frameError) Unwrap() error { return e.err }
 
 // readFrame reads the next request frame. The wait for its first byte is bounded by the
-// idle timeout, the rest of the frame by the partial-frame timeout. It peeks the api key
-// so that ApiVersions frames can reuse a scratch buffer: every other request gets its own
-// buffer because decoded kmsg byte fields alias the frame and the handler may keep them.
+// idle timeout, the rest of the frame by the partial-frame timeout. Its size is checked
+// against the frame limit, and its admission share taken, before any body byte is read.
+// It peeks the api key so that ApiVersions frames can reuse a scratch buffer: every other
+// request gets its own buffer because decoded kmsg byte fields alias the frame and the
+// handler may keep them.
 func (c *conn) readFrame() ([]byte, error) {
 	cfg := &c.s.cfg
 	if c.br.Buffered() == 0 {
@@ -195,7 +267,7 @@ func (c *conn) readFrame() ([]byte, error) {
 				if _, shutdown := c.mustStop(); shutdown {
 					return nil, errStopped
 				}
-				return nil, &frameError{fmt.Sprintf("idle for %v", cfg.IdleTimeout), err}
+				return nil, &frameError{"idle", fmt.Errorf("idle for %v: %w", cfg.IdleTimeout, err)}
 			}
 			return nil, err
 		}
@@ -216,7 +288,7 @@ func (c *conn) readFrame() ([]byte, error) {
 			if _, shutdown := c.mustStop(); shutdown {
 				return errStopped
 			}
-			return &frameError{fmt.Sprintf("partial frame not completed within %v", cfg.PartialFrameTimeout), err}
+			return &frameError{"partial frame not completed", fmt.Errorf("within %v: %w", cfg.PartialFrameTimeout, err)}
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return &frameError{"client closed the connection inside a frame", err}
@@ -230,10 +302,15 @@ func (c *conn) readFrame() ([]byte, error) {
 	if err != nil {
 		return nil, wrap(err)
 	}
-	size, err := protocol.FrameSize(p, cfg.MaxFrameSize)
+	size, err := protocol.FrameSize(p, c.s.maxFrame)
 	if err != nil {
 		return nil, &frameError{"bad frame size" + sizeHint(p), err}
 	}
+	if !c.s.admit.acquire(int64(size), c.closed, c.s.quit) {
+		return nil, errStopped
+	}
+	c.hold(int64(size))
+	deadlineSet = false // the partial-frame time starts again after waiting for admission
 	var buf []byte
 	if size >= 2 {
 		if !need(6) {
@@ -250,7 +327,7 @@ func (c *conn) readFrame() ([]byte, error) {
 	if !need(4 + int(size)) {
 		return nil, errStopped
 	}
-	frame, err := protocol.ReadFrame(c.br, cfg.MaxFrameSize, buf)
+	frame, err := protocol.ReadFrame(c.br, c.s.maxFrame, buf)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -271,19 +348,21 @@ func sizeHint(p []byte) string {
 	return ""
 }
 
-// readLoop reads, decodes and dispatches requests until the connection stops.
+// readLoop reads, decodes and dispatches requests until the connection stops. After each
+// request it waits until the response is written (Kafka keeps a connection muted until
+// its response is sent), so a client that does not read its responses stops being read.
 func (c *conn) readLoop() {
 	defer c.goroutineDone()
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("panic serving connection", zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
-			c.close("internal error")
+			c.close(localReason("internal error"))
 		}
 	}()
 	for {
 		if stop, shutdown := c.mustStop(); stop {
 			if shutdown {
-				c.stopReading("server shutdown")
+				c.stopReading(localReason("server shutdown"))
 			}
 			return
 		}
@@ -293,33 +372,27 @@ func (c *conn) readLoop() {
 			return
 		}
 		hdr, req, err := protocol.ParseRequest(frame)
-		if err != nil {
-			if hdr.APIKey == protocol.KeyApiVersions && errors.Is(err, protocol.ErrUnsupportedVersion) {
-				// Kafka answers a too-new ApiVersions with its own range so the client
-				// can retry with a version both know (KIP-511).
-				c.answerSelf(hdr, protocol.NewApiVersionsResponse(hdr.APIVersion))
-				continue
-			}
+		switch {
+		case err != nil && hdr.APIKey == protocol.KeyApiVersions && errors.Is(err, protocol.ErrUnsupportedVersion):
+			// Kafka answers a too-new ApiVersions with its own range so the client
+			// can retry with a version both know (KIP-511).
+			c.answerSelf(hdr, protocol.NewApiVersionsResponse(hdr.APIVersion))
+		case err != nil:
 			// A JVM server closes the connection for an api or version it does not
 			// serve and for a body it cannot decode; clients never send those after
 			// ApiVersions, so the close is logged as the peer's fault.
-			c.stopReading(fmt.Sprintf("bad request (api key %d, version %d, correlation id %d): %v",
-				hdr.APIKey, hdr.APIVersion, hdr.CorrelationID, err))
+			c.stopReading(remoteReason("bad request", fmt.Sprintf("api key %d, version %d, correlation id %d: %v",
+				hdr.APIKey, hdr.APIVersion, hdr.CorrelationID, err)))
 			return
-		}
-		if hdr.APIKey == protocol.KeyApiVersions {
+		case hdr.APIKey == protocol.KeyApiVersions:
 			c.answerSelf(hdr, apiVersionsResponse(req.(*kmsg.ApiVersionsRequest)))
-			continue
+		default:
+			c.beginRequest()
+			if !c.dispatch(hdr, req) {
+				return
+			}
 		}
-		c.mu.Lock()
-		c.busy = true
-		c.mu.Unlock()
-		if !c.dispatch(hdr, req) {
-			return
-		}
-		select {
-		case <-c.unmute:
-		case <-c.closed:
+		if !c.awaitWritten() {
 			return
 		}
 	}
@@ -330,37 +403,24 @@ func (c *conn) readFailed(err error) {
 	var fe *frameError
 	switch {
 	case errors.Is(err, errStopped):
-		if _, shutdown := c.mustStop(); shutdown {
-			c.stopReading("server shutdown")
+		if _, shutdown := c.mustStop(); shutdown || c.s.isClosing() {
+			c.stopReading(localReason("server shutdown"))
 		}
 	case errors.As(err, &fe):
-		c.close(fe.Error())
+		c.close(remoteReason(fe.why, fe.err.Error()))
 	case errors.Is(err, protocol.ErrFrameTooLarge) || errors.Is(err, protocol.ErrNegativeFrameSize):
-		c.close(err.Error())
+		c.close(remoteReason("bad frame size", err.Error()))
 	case errors.Is(err, io.EOF):
 		c.stopReading(reasonClientClosed)
 	default:
-		c.close("read: " + err.Error())
+		c.close(remoteReason("read failed", err.Error()))
 	}
 }
 
-// answerSelf queues a response the server produced itself, waiting while the client has
-// maxQueued unwritten responses (a client that pipelines without reading).
+// answerSelf queues a response the server produced itself.
 func (c *conn) answerSelf(hdr protocol.RequestHeader, resp kmsg.Response) {
-	c.mu.Lock()
-	c.queue = append(c.queue, outItem{corr: hdr.CorrelationID, resp: resp})
-	full := len(c.queue) >= maxQueued
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-	if full {
-		select {
-		case <-c.space:
-		case <-c.closed:
-		}
-	}
+	c.beginRequest()
+	c.enqueue(outItem{corr: hdr.CorrelationID, resp: resp})
 }
 
 // apiVersionsResponse answers a supported ApiVersions request, refusing invalid client
@@ -402,7 +462,7 @@ func (c *conn) dispatch(hdr protocol.RequestHeader, req kmsg.Request) (ok bool) 
 			c.log.Error("handler panic", zap.Int16("api_key", hdr.APIKey),
 				zap.Int32("correlation_id", hdr.CorrelationID), zap.Any("panic", r),
 				zap.ByteString("stack", debug.Stack()))
-			c.close("handler panic")
+			c.close(localReason("handler panic"))
 			ok = false
 		}
 	}()
@@ -421,59 +481,28 @@ func (c *conn) responder(hdr protocol.RequestHeader) func(kmsg.Response) {
 		}
 		switch {
 		case resp == nil:
-			c.stopReading(fmt.Sprintf("handler closed the connection (api key %d, correlation id %d)",
-				hdr.APIKey, hdr.CorrelationID))
+			c.log.Debug("handler closes the connection", zap.Int16("api_key", hdr.APIKey),
+				zap.Int32("correlation_id", hdr.CorrelationID))
+			c.stopReading(localReason("handler closed the connection"))
 		case resp.Key() != hdr.APIKey:
 			c.log.Error("handler answered with the wrong api; closing", zap.Int16("api_key", hdr.APIKey),
 				zap.Int16("response_key", resp.Key()))
-			c.stopReading("handler answered with the wrong api")
+			c.stopReading(localReason("handler answered with the wrong api"))
 		default:
 			resp.SetVersion(hdr.APIVersion)
 			c.enqueue(outItem{corr: hdr.CorrelationID, resp: resp})
 		}
-		c.mu.Lock()
-		c.busy = false
-		c.mu.Unlock()
-		select {
-		case c.unmute <- struct{}{}:
-		default:
-		}
 	}
 }
 
-// writeLoop encodes queued responses into one buffer and writes it when the queue is
-// empty (or the buffer is large), so pipelined responses share a write syscall. Large
-// Fetch records and snapshot chunks are not copied: they go out as their own segments
-// of a vectored write (protocol.AppendResponseVectored).
+// writeLoop writes each queued response, then lets the reader read the next request.
+// Large Fetch records and snapshot chunks are not copied into the write buffer: they go
+// out as their own segments of a vectored write (protocol.AppendResponseVectored).
 func (c *conn) writeLoop() {
 	defer c.goroutineDone()
 	// out is the next write: encoded bytes, and the large byte fields between them.
 	// Its first buffer starts on the reused write buffer, its last is appended to.
 	out := net.Buffers{nil}
-	flush := func() bool {
-		if len(out) == 1 && len(out[0]) == 0 {
-			return true
-		}
-		wbuf := out[0]
-		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-		var err error
-		if len(out) == 1 {
-			_, err = c.nc.Write(wbuf)
-		} else {
-			bufs := out
-			_, err = bufs.WriteTo(c.nc) // writev; consumes bufs
-		}
-		clear(out) // drop references to records
-		if cap(wbuf) > 4*flushThreshold {
-			wbuf = nil
-		}
-		out = append(out[:0], wbuf[:0])
-		if err != nil {
-			c.close("write: " + err.Error())
-			return false
-		}
-		return true
-	}
 	for {
 		select {
 		case <-c.wake:
@@ -481,59 +510,68 @@ func (c *conn) writeLoop() {
 			return
 		}
 		for {
-			c.mu.Lock()
-			items := c.queue
-			c.queue = c.spare[:0]
-			c.spare = nil
-			c.mu.Unlock()
-			if len(items) == 0 {
+			it, ok := c.next()
+			if !ok {
 				break
 			}
-			select {
-			case c.space <- struct{}{}:
-			default:
+			if it.close {
+				c.close(it.reason)
+				return
 			}
-			for i := range items {
-				it := items[i]
-				items[i] = outItem{} // drop the reference for the GC
-				if it.close {
-					if flush() {
-						c.close(it.reason)
-					}
-					return
-				}
-				if vectoredWrites {
-					out = protocol.AppendResponseVectored(out, it.corr, it.resp)
-				} else {
-					out[len(out)-1] = protocol.AppendResponse(out[len(out)-1], it.corr, it.resp)
-				}
-				if buffered(out) >= flushThreshold && !flush() {
-					return
-				}
+			if vectoredWrites {
+				out = protocol.AppendResponseVectored(out, it.corr, it.resp)
+			} else {
+				out[0] = protocol.AppendResponse(out[0], it.corr, it.resp)
 			}
-			c.mu.Lock()
-			c.spare = items[:0]
-			more := len(c.queue) > 0
-			c.mu.Unlock()
-			if !more {
-				break
+			if !c.write(&out) {
+				return
 			}
-		}
-		if !flush() {
-			return
+			c.requestDone()
 		}
 	}
+}
+
+// next takes the first queued item.
+func (c *conn) next() (outItem, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		return outItem{}, false
+	}
+	it := c.queue[0]
+	c.queue[0] = outItem{} // drop the reference for the GC
+	c.queue = c.queue[1:]
+	if len(c.queue) == 0 {
+		c.queue = nil
+	}
+	return it, true
+}
+
+// write writes out within WriteTimeout and resets it to the write buffer; on failure it
+// closes the connection and reports false. A client that reads too slowly for one
+// response in WriteTimeout is cut off.
+func (c *conn) write(out *net.Buffers) bool {
+	wbuf := (*out)[0]
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+	var err error
+	if len(*out) == 1 {
+		_, err = c.nc.Write(wbuf)
+	} else {
+		bufs := *out
+		_, err = bufs.WriteTo(c.nc) // writev; consumes bufs
+	}
+	clear(*out) // drop references to records
+	if cap(wbuf) > maxScratch {
+		wbuf = nil
+	}
+	*out = append((*out)[:0], wbuf[:0])
+	if err != nil {
+		c.close(remoteReason("write failed", "write: "+err.Error()))
+		return false
+	}
+	return true
 }
 
 // vectoredWrites lets large byte fields bypass the write buffer (off only in
 // benchmarks, for comparison).
 var vectoredWrites = true
-
-// buffered returns the bytes in bufs.
-func buffered(bufs net.Buffers) int {
-	n := 0
-	for _, b := range bufs {
-		n += len(b)
-	}
-	return n
-}

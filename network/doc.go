@@ -8,33 +8,53 @@
 //
 //   - the reader reads a frame (protocol.ReadFrame, size checked before allocating),
 //     decodes it (protocol.ParseRequest) and hands it to the Handler. It then mutes:
-//     it reads nothing more until the handler calls respond. This is Kafka's
+//     it reads nothing more until the response has been WRITTEN (Kafka keeps a
+//     connection muted until its response is sent). This is Kafka's
 //     one-request-at-a-time processing per connection, so responses go out in request
 //     order without a reorder buffer, also while a long-poll Fetch is parked for up to
-//     its MaxWaitMs. ApiVersions is answered by the reader itself
-//     (protocol.NewApiVersionsResponse) and needs no mute.
-//   - the writer takes queued responses, encodes them into one buffer and writes it when
-//     no further response is queued, so pipelined answers share a syscall. The records
-//     of a large Fetch response (and the chunk of a FetchSnapshot one) are not copied
-//     into that buffer: they go out as their own segment of a vectored write
+//     its MaxWaitMs, and a client that does not read its responses stops being read.
+//     ApiVersions is answered by the reader itself (protocol.NewApiVersionsResponse),
+//     muted the same way.
+//   - the writer writes each queued response, then unmutes the reader. The records of a
+//     large Fetch response (and the chunk of a FetchSnapshot one) are not copied into
+//     the write buffer: they go out as their own segment of a vectored write
 //     (protocol.AppendResponseVectored, writev).
 //
 // Why two goroutines and not one: respond is called from the raft run loop and must
 // never block it, so the response goes to a queue that a goroutine other than the
-// caller drains; the reader cannot be that goroutine because it sits in a blocking read
-// for the next request. Why not a goroutine per request: the mute means there is never
-// more than one request of a connection to serve.
+// caller drains; the reader cannot be that goroutine because it may sit in a blocking
+// read. Why not a goroutine per request: the mute means there is never more than one
+// request of a connection to serve.
 //
-// Bounds, each closing only the offending connection with a logged reason: a frame size
-// that is negative or above MaxFrameSize; a frame whose bytes do not all arrive within
-// PartialFrameTimeout of its first byte (a client that sends half a frame and stalls, or
-// trickles); no request for IdleTimeout while none is being served
-// (connections.max.idle.ms); a response write blocked for WriteTimeout; an api or
-// version kraftd does not serve (a JVM server closes the connection too; clients learn
-// the ranges from ApiVersions first); a body that fails to decode; a handler panic
-// (recovered, as net/http does). Connections beyond MaxConnections are closed on accept.
-// Shutdown stops accepting, lets requests being served finish and their responses be
-// written until its context ends, then closes what is left.
+// # Bounds
+//
+// What a connection holds is one request frame (at most protocol.MaxRequestSize: a
+// larger size prefix is refused before any body byte is read), one response and a
+// 4 KiB read buffer. What the node holds is bounded by configuration, with Kafka's
+// semantics at each limit:
+//
+//   - QueuedMaxRequests / QueuedMaxRequestBytes (queued.max.requests,
+//     queued.max.request.bytes): requests being read or served over all connections;
+//     at the bound, readers stop reading until a response is written.
+//   - MaxConnections (max.connections): at the limit the accept loops wait for a slot.
+//   - MaxConnectionsPerIP and overrides (max.connections.per.ip[.overrides]): a
+//     connection over its address's limit is closed at once.
+//   - MaxConnectionCreationRate (max.connection.creation.rate): accepting is throttled.
+//   - FDReserve: a connection that would leave fewer free descriptors than this below
+//     RLIMIT_NOFILE (inbound and outbound connections counted) is closed at once, so
+//     the log and quorum-state can always be written.
+//
+// Each closing only the offending connection with a logged reason: a frame size that is
+// negative or above the limit; a frame whose bytes do not all arrive within
+// PartialFrameTimeout of its first byte (a client that sends half a frame and stalls,
+// or trickles); no request for IdleTimeout while none is being served
+// (connections.max.idle.ms; negative: never); a response write blocked for
+// WriteTimeout; an api or version kraftd does not serve (a JVM server closes the
+// connection too; clients learn the ranges from ApiVersions first); a body that fails
+// to decode; a handler panic (recovered, as net/http does). Log lines a client causes
+// go through logging.Remote, so no client can flood the log. Shutdown stops accepting,
+// lets requests being served finish and their responses be written until its context
+// ends, then closes what is left.
 //
 // # Peers goroutines
 //

@@ -26,10 +26,12 @@ const (
 	// Kafka's [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?).
 	SoftwareName    = "kraftd"
 	SoftwareVersion = "0.1.0"
-	// apiVersionsMax is the ApiVersions version sent first on a new connection; a peer
-	// that does not know it answers with its own range and the client retries.
-	apiVersionsMax int16 = 4
-	backoffJitter        = 0.2
+	backoffJitter   = 0.2
+	// peerReadBufferSize: responses (Fetch, FetchSnapshot) can be megabytes, and a node
+	// has few peers.
+	peerReadBufferSize = 64 << 10
+	// peerWriteBufferMax: a larger write buffer is dropped after use, not kept.
+	peerWriteBufferMax = 256 << 10
 )
 
 // PeerConfig configures Peers. Zero durations take the defaults above; MaxFrameSize 0
@@ -161,6 +163,10 @@ func (p *Peers) Send(id int32, req kmsg.Request, cb func(kmsg.Response, error)) 
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
+	if pr.stopped != nil { // forgotten (or closed) since it was looked up
+		go c.finish(nil, pr.stopped)
+		return
+	}
 	if pr.conn == nil && time.Now().Before(pr.nextDial) && pr.lastErr != nil {
 		err := fmt.Errorf("network: send %s to node %d: in reconnect backoff after: %w",
 			kmsg.NameForKey(req.Key()), id, pr.lastErr)
@@ -190,22 +196,21 @@ func (p *Peers) Close() {
 	}
 	p.mu.Unlock()
 	for _, pr := range peers {
-		pr.mu.Lock()
-		queue := pr.queue
-		pr.queue = nil
-		pc := pr.conn
-		pr.conn = nil
-		pr.mu.Unlock()
-		if len(queue) > 0 {
-			go func() {
-				for _, c := range queue {
-					c.finish(nil, ErrPeersClosed)
-				}
-			}()
-		}
-		if pc != nil {
-			go pc.fail(ErrPeersClosed)
-		}
+		pr.stop(ErrPeersClosed)
+	}
+}
+
+// Forget removes node id as if SetAddress had never named it: its pending requests fail
+// with ErrUnknownNode and its connection closes. A node learns leaders' addresses from
+// the wire; forgetting those it no longer needs keeps this client's memory bounded
+// whatever node ids peers advertise.
+func (p *Peers) Forget(id int32) {
+	p.mu.Lock()
+	pr := p.peers[id]
+	delete(p.peers, id)
+	p.mu.Unlock()
+	if pr != nil {
+		pr.stop(fmt.Errorf("network: node %d was forgotten: %w", id, ErrUnknownNode))
 	}
 }
 
@@ -266,6 +271,26 @@ type peer struct {
 	failures int       // consecutive failed dials
 	nextDial time.Time // no dial before this (reconnect backoff)
 	lastErr  error     // why the last dial failed or connection closed; nil after a dial succeeds
+	stopped  error     // set by stop: the peer was closed or forgotten; nothing more is sent
+}
+
+// stop fails the peer's queued and in-flight requests with err and closes its
+// connection; a dial that completes later is closed at once (callbacks never run on the
+// caller's goroutine).
+func (pr *peer) stop(err error) {
+	pr.mu.Lock()
+	pr.stopped = err
+	queue := pr.queue
+	pr.queue = nil
+	pc := pr.conn
+	pr.conn = nil
+	pr.mu.Unlock()
+	if len(queue) > 0 {
+		go failAll(queue, err)
+	}
+	if pc != nil {
+		go pc.fail(err)
+	}
 }
 
 // backoff returns the reconnect backoff after n consecutive failures: exponential from
@@ -336,8 +361,8 @@ func (pr *peer) dial() (*peerConn, error) {
 		err = fmt.Errorf("network: node %d: address changed to %s while connecting", pr.id, pr.addr)
 		pc.nc.Close()
 	}
-	if err == nil && pr.p.closed.Load() {
-		err = ErrPeersClosed
+	if err == nil && pr.stopped != nil {
+		err = pr.stopped
 		pc.nc.Close()
 	}
 	if err != nil {
@@ -377,7 +402,8 @@ func (pr *peer) connect(addr string) (*peerConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("network: connect to node %d at %s: %w (%w)", pr.id, addr, err, kerr.BrokerNotAvailable)
 	}
-	pc := &peerConn{pr: pr, nc: nc, br: bufio.NewReaderSize(nc, readBufferSize)}
+	nc = newCountedConn(nc) // for the server's file descriptor reserve
+	pc := &peerConn{pr: pr, nc: nc, br: bufio.NewReaderSize(nc, peerReadBufferSize)}
 	if err := pc.negotiate(); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("network: ApiVersions with node %d at %s: %w", pr.id, addr, err)
@@ -410,14 +436,14 @@ func (pc *peerConn) nextCorr() int32 {
 	return c
 }
 
-// negotiate sends ApiVersions (v4, or the highest the peer names in an
+// negotiate sends ApiVersions (protocol.ClientApiVersionsVersion, or the highest the peer names in an
 // UNSUPPORTED_VERSION answer) and records the peer's version ranges.
 func (pc *peerConn) negotiate() error {
 	cfg := &pc.pr.p.cfg
 	pc.nc.SetDeadline(time.Now().Add(cfg.RequestTimeout))
 	defer pc.nc.SetDeadline(time.Time{})
 	own, _ := protocol.Supported(protocol.KeyApiVersions)
-	v := min(apiVersionsMax, own.Max)
+	v := min(protocol.ClientApiVersionsVersion, own.Max)
 	for attempt := 0; attempt < 3; attempt++ {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.Version = v
@@ -534,7 +560,7 @@ func (pc *peerConn) send(calls []*call) {
 			pc.fail(fmt.Errorf("network: write to node %d: %w (%w)", pc.pr.id, err, kerr.BrokerNotAvailable))
 		}
 	}
-	if cap(buf) <= flushThreshold {
+	if cap(buf) <= peerWriteBufferMax {
 		pc.wbuf = buf[:0]
 	} else {
 		pc.wbuf = nil

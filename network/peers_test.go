@@ -626,6 +626,52 @@ func TestPeersClose(t *testing.T) {
 	p.wg.Wait()
 }
 
+// Forget fails the node's pending request, closes its connection, and later sends to it
+// fail as to a node never set; the other nodes are untouched.
+func TestPeersForget(t *testing.T) {
+	silent := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(protocol.KeyVote, 0, 2)},
+		func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {}) // never answers
+	answering := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(protocol.KeyVote, 0, 2)},
+		func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {
+			resp := voteResponseFor(req.(*kmsg.VoteRequest))
+			resp.Version = hdr.APIVersion
+			fc.reply(hdr.CorrelationID, resp)
+		})
+	p := newTestPeers(t, PeerConfig{RequestTimeout: testTimeout})
+	p.SetAddress(1, silent.addr())
+	p.SetAddress(2, answering.addr())
+	errs := make(chan error, 1)
+	p.Send(1, voteRequest(1), func(_ kmsg.Response, err error) { errs <- err })
+	deadline := time.Now().Add(testTimeout)
+	for silent.connCount() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.Forget(1)
+	if err := <-errs; !errors.Is(err, ErrUnknownNode) {
+		t.Fatalf("pending request of a forgotten node: %v", err)
+	}
+	silent.mu.Lock()
+	fc := silent.conns[0]
+	silent.mu.Unlock()
+	select {
+	case <-fc.closed:
+	case <-time.After(testTimeout):
+		t.Fatal("connection of the forgotten node not closed")
+	}
+	if _, err := sendSync(t, p, 1, voteRequest(2)); !errors.Is(err, ErrUnknownNode) {
+		t.Fatalf("send to a forgotten node: %v", err)
+	}
+	if _, err := sendSync(t, p, 2, voteRequest(3)); err != nil {
+		t.Fatalf("send to another node: %v", err)
+	}
+	p.mu.Lock()
+	n := len(p.peers)
+	p.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d peers kept, want 1", n)
+	}
+}
+
 func TestPeersBackoff(t *testing.T) {
 	p := NewPeers(PeerConfig{})
 	pr := &peer{p: p}

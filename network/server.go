@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/logging"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -55,16 +57,43 @@ const (
 	DefaultIdleTimeout         = 10 * time.Minute // connections.max.idle.ms
 	DefaultPartialFrameTimeout = 30 * time.Second
 	DefaultWriteTimeout        = 30 * time.Second
+	DefaultQueuedMaxRequests   = 500 // queued.max.requests
+	// DefaultFDReserve file descriptors are kept free below RLIMIT_NOFILE for log
+	// segments, snapshots and quorum-state writes, whose failure would stop the node.
+	DefaultFDReserve = 256
 )
 
-// ServerConfig configures a Server. Zero values take the defaults above;
-// MaxConnections 0 means unlimited (Kafka's max.connections default).
+// NoConnections as MaxConnectionsPerIP allows no connection from an address without an
+// override (Kafka's max.connections.per.ip=0).
+const NoConnections = -1
+
+// ServerConfig configures a Server. Zero values take the defaults above; the zero value
+// of every connection limit means unlimited (Kafka's defaults).
 type ServerConfig struct {
-	Listeners      []ListenerConfig
-	MaxFrameSize   int32 // bytes; socket.request.max.bytes, default protocol.DefaultMaxFrameSize
-	MaxConnections int   // open inbound connections over all listeners; 0 = unlimited
+	Listeners    []ListenerConfig
+	MaxFrameSize int32 // bytes; socket.request.max.bytes, default protocol.DefaultMaxFrameSize
+	// MaxConnections bounds open inbound connections over all listeners
+	// (max.connections). At the limit the server accepts nothing until one closes.
+	MaxConnections int
+	// MaxConnectionsPerIP bounds the connections from one address
+	// (max.connections.per.ip; NoConnections: none), except for the addresses of
+	// MaxConnectionsPerIPOverrides (host or IP -> limit; max.connections.per.ip.overrides).
+	// A connection over its limit is closed at once.
+	MaxConnectionsPerIP          int
+	MaxConnectionsPerIPOverrides map[string]int
+	// MaxConnectionCreationRate bounds new connections per second over all listeners
+	// (max.connection.creation.rate): the accept loop waits to stay under it.
+	MaxConnectionCreationRate float64
+	// QueuedMaxRequests bounds the requests being read or served over all connections
+	// (queued.max.requests); QueuedMaxRequestBytes, when positive, their frame bytes
+	// (queued.max.request.bytes). At either bound connections stop reading.
+	QueuedMaxRequests     int
+	QueuedMaxRequestBytes int64
+	// FDReserve file descriptors below RLIMIT_NOFILE are never used by connections:
+	// an inbound connection that would eat into them is closed at once.
+	FDReserve int
 	// IdleTimeout closes a connection that sends nothing for this long while no request
-	// of it is being served (connections.max.idle.ms).
+	// of it is being served (connections.max.idle.ms); negative: never.
 	IdleTimeout time.Duration
 	// PartialFrameTimeout bounds the time from the first byte of a frame to its last, so
 	// a client that sends half a frame and stalls does not pin a connection.
@@ -80,9 +109,15 @@ var ErrServerClosed = errors.New("network: server closed")
 // Server accepts Kafka protocol connections on its listeners and hands requests to a
 // Handler.
 type Server struct {
-	cfg ServerConfig
-	h   Handler
-	log *zap.Logger
+	cfg  ServerConfig
+	h    Handler
+	log  *zap.Logger
+	rlog *zap.Logger // logging.Remote(log), for lines a peer's input causes
+
+	maxFrame int32 // the frame size limit applied before reading a body
+	quotas   *connQuotas
+	admit    *admission
+	quit     chan struct{} // closed when Shutdown begins
 
 	mu        sync.Mutex
 	started   bool
@@ -120,10 +155,15 @@ func NewServer(cfg ServerConfig, h Handler) (*Server, error) {
 	if cfg.MaxFrameSize < 0 {
 		return nil, fmt.Errorf("network: new server: negative max frame size %d", cfg.MaxFrameSize)
 	}
-	if cfg.MaxConnections < 0 {
-		return nil, fmt.Errorf("network: new server: negative max connections %d", cfg.MaxConnections)
+	if cfg.MaxConnections < 0 || cfg.MaxConnectionsPerIP < NoConnections || cfg.MaxConnectionCreationRate < 0 ||
+		cfg.QueuedMaxRequests < 0 || cfg.FDReserve < 0 {
+		return nil, fmt.Errorf("network: new server: negative connection or request limit")
 	}
-	if cfg.IdleTimeout <= 0 {
+	override, err := resolveOverrides(cfg.MaxConnectionsPerIPOverrides)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.PartialFrameTimeout <= 0 {
@@ -132,11 +172,51 @@ func NewServer(cfg ServerConfig, h Handler) (*Server, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
+	if cfg.QueuedMaxRequests == 0 {
+		cfg.QueuedMaxRequests = DefaultQueuedMaxRequests
+	}
+	if cfg.FDReserve == 0 {
+		cfg.FDReserve = DefaultFDReserve
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Server{cfg: cfg, h: h, log: log, conns: make(map[*conn]struct{})}, nil
+	return &Server{
+		cfg: cfg, h: h, log: log, rlog: logging.Remote(log),
+		// No served request is larger than protocol.MaxRequestSize, so a larger frame is
+		// refused from its size prefix instead of being read first.
+		maxFrame: min(cfg.MaxFrameSize, protocol.MaxRequestSize),
+		quotas:   newConnQuotas(&cfg, override, fileLimit()),
+		admit:    newAdmission(cfg.QueuedMaxRequests, cfg.QueuedMaxRequestBytes),
+		quit:     make(chan struct{}),
+		conns:    make(map[*conn]struct{}),
+	}, nil
+}
+
+// resolveOverrides turns max.connections.per.ip.overrides hosts into addresses (a host
+// name counts for every address it resolves to, once, at start as Kafka does).
+func resolveOverrides(hosts map[string]int) (map[netip.Addr]int, error) {
+	out := make(map[netip.Addr]int)
+	for host, n := range hosts {
+		if n < 0 {
+			return nil, fmt.Errorf("network: new server: negative connection limit %d for %q", n, host)
+		}
+		if a, err := netip.ParseAddr(host); err == nil {
+			out[a.Unmap()] = n
+			continue
+		}
+		ips, err := net.LookupIP(host)
+		if err != nil {
+			return nil, fmt.Errorf("network: new server: connection limit override for %q: %w", host, err)
+		}
+		for _, ip := range ips {
+			if a, ok := netip.AddrFromSlice(ip); ok {
+				out[a.Unmap()] = n
+			}
+		}
+	}
+	return out, nil
 }
 
 // Start listens on every listener and starts accepting. Either every listener is bound
@@ -210,7 +290,9 @@ func (s *Server) acceptLoop(name string, ln net.Listener) {
 			continue
 		}
 		delay = 0
-		s.serve(name, nc)
+		if !s.serve(name, newCountedConn(nc)) {
+			return
+		}
 	}
 }
 
@@ -220,32 +302,54 @@ func (s *Server) isClosing() bool {
 	return s.closing
 }
 
-// serve registers and starts a connection, or refuses it when the server is at
-// MaxConnections or shutting down.
-func (s *Server) serve(listener string, nc net.Conn) {
+// serve waits out the connection creation rate and max.connections, then registers and
+// starts the connection, or closes it when a limit refuses it. It reports false when the
+// server is shutting down.
+func (s *Server) serve(listener string, nc net.Conn) bool {
+	if d := s.quotas.creationDelay(time.Now()); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-s.quit:
+			t.Stop()
+			nc.Close()
+			return false
+		}
+	}
+	ip := remoteIP(nc.RemoteAddr())
+	refusal, ok := s.quotas.admit(ip, s.quit, func() {
+		s.rlog.Warn("too many connections: accepting none until one closes",
+			zap.String("listener", listener), zap.Int("max_connections", s.cfg.MaxConnections))
+	})
+	if !ok {
+		if refusal != "" {
+			s.rlog.Warn("refusing connection: "+refusal, zap.String("listener", listener),
+				zap.Stringer("remote", nc.RemoteAddr()), zap.Int64("open_sockets", openSockets.Load()))
+		}
+		nc.Close()
+		return refusal != ""
+	}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
+		s.quotas.release(ip)
 		nc.Close()
-		return
-	}
-	if s.cfg.MaxConnections > 0 && len(s.conns) >= s.cfg.MaxConnections {
-		s.mu.Unlock()
-		s.log.Warn("refusing connection: too many connections", zap.String("listener", listener),
-			zap.Stringer("remote", nc.RemoteAddr()), zap.Int("max_connections", s.cfg.MaxConnections))
-		nc.Close()
-		return
+		return false
 	}
 	c := newConn(s, listener, nc)
+	c.ip = ip
 	s.conns[c] = struct{}{}
 	s.connWG.Add(2)
 	s.mu.Unlock()
 	go c.readLoop()
 	go c.writeLoop()
+	return true
 }
 
 // removeConn is called once per connection after both of its goroutines are done with it.
 func (s *Server) removeConn(c *conn) {
+	c.releaseRequest()
+	s.quotas.release(c.ip)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.conns, c)
@@ -260,6 +364,9 @@ func (s *Server) removeConn(c *conn) {
 // It returns ctx.Err() if connections had to be cut, nil otherwise.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.closing {
+		close(s.quit)
+	}
 	s.closing = true
 	for _, ln := range s.listeners {
 		ln.Close()
@@ -291,7 +398,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 			s.mu.Unlock()
 			for _, c := range conns {
-				c.close("server shutdown deadline reached")
+				c.close(localReason("server shutdown deadline reached"))
 			}
 		}
 	}

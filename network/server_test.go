@@ -7,6 +7,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -287,28 +289,103 @@ func TestBadClientsAreCutOff(t *testing.T) {
 	}
 }
 
-// A client that stops reading responses is cut off after WriteTimeout once the socket
-// buffers fill up, and is not allowed to queue unbounded responses.
+// A client that pipelines Fetch requests and never reads is not served ahead of its
+// reading: the server holds one response of it at a time (Kafka keeps a connection muted
+// until its response is sent), and cuts it off after WriteTimeout once the socket buffers
+// are full.
 func TestNonReadingClientIsCutOff(t *testing.T) {
+	const (
+		requests    = 3000
+		recordBytes = 64 << 10
+	)
+	var handled atomic.Int64
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		handled.Add(1)
+		respond(fetchResponse(hdr.APIVersion, make([]byte, recordBytes))) // a leader reads records afresh
+	})
 	log, logs := observedLogger()
-	_, addr := startServer(t, ServerConfig{WriteTimeout: 200 * time.Millisecond, Logger: log}, echoHandler)
+	_, addr := startServer(t, ServerConfig{WriteTimeout: 2 * time.Second, Logger: log}, h)
 	c := dialRaw(t, addr)
-	req := kmsg.NewPtrApiVersionsRequest()
-	req.Version = 3
-	req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
 	id := "x"
-	frame := protocol.AppendRequest(nil, 1, &id, req)
-	batch := slices.Repeat(frame, 1000)
-	deadline := time.Now().Add(testTimeout)
-	for time.Now().Before(deadline) {
-		c.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-		if _, err := c.nc.Write(batch); err != nil {
-			break
-		}
+	var batch []byte
+	for i := range int32(requests) {
+		batch = protocol.AppendRequest(batch, i, &id, fetchRequest())
+	}
+	before := liveHeap()
+	c.write(batch)
+	// Let the server do what it will with the requests, well within WriteTimeout.
+	time.Sleep(500 * time.Millisecond)
+	grown := int64(liveHeap()) - int64(before)
+	t.Logf("%d pipelined Fetch requests of %d bytes each, answers of %d KiB unread: live heap grew %.1f MiB, %d handled",
+		requests, len(batch)/requests, recordBytes>>10, float64(grown)/(1<<20), handled.Load())
+	if grown > 32<<20 {
+		t.Errorf("live heap grew by %d MiB for one non-reading client", grown>>20)
 	}
 	waitLog(t, logs, "write:")
+	c.expectClosed(testTimeout)
 }
 
+// liveHeap returns the bytes of live heap objects after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// fetchRequest is a follower's Fetch v17 of the metadata partition.
+func fetchRequest() *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 17
+	req.ReplicaState.ID = 2
+	req.MaxWaitMillis = 500
+	topic := kmsg.NewFetchRequestTopic()
+	topic.TopicID = [16]byte{15: 1}
+	p := kmsg.NewFetchRequestTopicPartition()
+	p.FetchOffset = 10
+	topic.Partitions = append(topic.Partitions, p)
+	req.Topics = append(req.Topics, topic)
+	return req
+}
+
+// A frame above the request limit is refused from its size prefix: none of its body is
+// read or allocated, whatever socket.request.max.bytes allows.
+func TestOversizedFrameRefusedFromItsPrefix(t *testing.T) {
+	log, logs := observedLogger()
+	_, addr := startServer(t, ServerConfig{Logger: log}, echoHandler)
+	c := dialRaw(t, addr)
+	const size = protocol.DefaultMaxFrameSize - 1 // allowed by socket.request.max.bytes
+	chunk := make([]byte, 1<<20)
+	before := totalAlloc()
+	c.nc.SetWriteDeadline(time.Now().Add(testTimeout))
+	sent := 0
+	if _, err := c.nc.Write(binary.BigEndian.AppendUint32(nil, uint32(size))); err == nil {
+		for sent < int(size) {
+			n, err := c.nc.Write(chunk[:min(len(chunk), int(size)-sent)])
+			sent += n
+			if err != nil {
+				break
+			}
+		}
+	}
+	c.expectClosed(testTimeout)
+	allocated := totalAlloc() - before
+	t.Logf("frame announcing %d MiB: client sent %.1f MiB before the close, the process allocated %.1f MiB",
+		size>>20, float64(sent)/(1<<20), float64(allocated)/(1<<20))
+	waitLog(t, logs, "frame too large")
+	if allocated > 8<<20 {
+		t.Errorf("refusing a %d MiB frame allocated %d MiB", size>>20, allocated>>20)
+	}
+}
+
+func totalAlloc() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc
+}
+
+// At MaxConnections the server accepts nothing more (as Kafka's acceptor, it waits for a
+// slot rather than refusing); a waiting connection is served once another closes.
 func TestMaxConnections(t *testing.T) {
 	log, logs := observedLogger()
 	_, addr := startServer(t, ServerConfig{MaxConnections: 2, Logger: log}, echoHandler)
@@ -317,25 +394,19 @@ func TestMaxConnections(t *testing.T) {
 	a.apiVersionsRoundTrip(1)
 	b.apiVersionsRoundTrip(1)
 	extra := dialRaw(t, addr)
-	extra.expectClosed(testTimeout)
+	req := kmsg.NewPtrApiVersionsRequest()
+	extra.send(7, req)
 	waitLog(t, logs, "too many connections")
+	extra.nc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := extra.br.Peek(1); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("connection over the limit was served or closed: %v", err)
+	}
 	a.apiVersionsRoundTrip(2) // the others are unaffected
 
-	// Once a slot frees up, a new connection is served.
+	// Once a slot frees up, the waiting connection is served.
 	b.nc.Close()
-	deadline := time.Now().Add(testTimeout)
-	for {
-		c := dialRaw(t, addr)
-		req := kmsg.NewPtrApiVersionsRequest()
-		c.send(1, req)
-		if _, err := protocol.ReadFrame(c.br, 1<<20, nil); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no connection accepted after a slot freed up")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	extra.nc.SetReadDeadline(time.Now().Add(testTimeout))
+	extra.recv(7, protocol.KeyApiVersions, 0)
 }
 
 // An idle connection is closed after IdleTimeout; a connection whose request is being
@@ -436,8 +507,9 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func TestShutdownDeadline(t *testing.T) {
+	handed := make(chan struct{})
 	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
-		// never responds
+		close(handed) // and never responds
 	})
 	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, h)
 	if err != nil {
@@ -449,7 +521,7 @@ func TestShutdownDeadline(t *testing.T) {
 	c := dialRaw(t, s.Addrs()["C"].String())
 	c.apiVersionsRoundTrip(0)
 	c.send(1, voteRequest(1))
-	time.Sleep(50 * time.Millisecond)
+	<-handed
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {

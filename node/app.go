@@ -35,6 +35,8 @@ type Writer interface {
 type writer struct{ n *Node }
 
 func (w writer) Append(now time.Time, epoch int32, records [][]byte) (int64, error) {
+	w.n.doing.op = "append"
+	defer func() { w.n.doing.op = "tick" }()
 	return w.n.driver.Append(now, epoch, records)
 }
 

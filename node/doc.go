@@ -16,16 +16,24 @@
 //
 // Concurrency: the network server's connection goroutines and the peer
 // client's goroutines talk to the driver only through the loop's bounded
-// inbound channel (handler.go, transport.go): when the loop falls behind,
-// they wait rather than queue without bound. DescribeCluster is answered on
-// the connection goroutine from a status the loop publishes atomically, as
-// is Status. The loop is the one goroutine that calls the driver, the log
-// and the application; it selects over inbound messages, a timer set to the
-// earliest of the driver's next deadline, the application's next tick and
-// log maintenance, and the end of Run's context, which starts a graceful
-// shutdown bounded by Options.ShutdownTimeout.
+// inbound channel (handler.go, transport.go). When it is full, a peer's
+// response waits for room (there are at most as many as the driver sent),
+// while an inbound request closes its connection: nothing a remote host
+// does can hold a connection goroutine or grow a queue. DescribeCluster is
+// answered on the connection goroutine from a status the loop publishes
+// atomically, as is Status, and from the advertised endpoints, which Run
+// publishes once the listeners are bound (a request that arrives earlier
+// waits for them). The loop is the one goroutine that calls the driver, the
+// log and the application; it selects over inbound messages, a timer set to
+// the earliest of the driver's next deadline, the application's next tick
+// and log maintenance, and the end of Run's context, which starts a
+// graceful shutdown bounded by Options.ShutdownTimeout.
 //
 // The node routes DescribeQuorum for __cluster_metadata to its own topic, so
 // kafka-metadata-quorum also describes a node on the performance-test
-// partition, and rate-limits its warnings about INCONSISTENT_CLUSTER_ID.
+// partition.
+//
+// Every log line a peer's input causes (a wrong cluster id, a refused
+// request) goes through logging.Remote, so no peer can flood the log;
+// local events use the plain logger.
 package node

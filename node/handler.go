@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -21,6 +20,7 @@ type reqRef struct {
 	respond     func(kmsg.Response)
 	topicRename string
 	remote      string // for logs
+	corr        int32  // the request's correlation id, for logs
 	clusterID   string // the request's cluster id, for logs ("<null>" when absent)
 }
 
@@ -69,30 +69,29 @@ func requestClusterID(req kmsg.Request) string {
 	return *p
 }
 
-// warnClusterID logs a cluster id refusal at most once per 10 s per key, so
-// a misconfigured peer retrying every few ms does not flood the log.
-func (n *Node) warnClusterID(key, msg string, fields ...zap.Field) {
-	now := time.Now()
-	n.warnMu.Lock()
-	last, ok := n.warned[key]
-	if !ok || now.Sub(last) >= 10*time.Second {
-		n.warned[key] = now
-	} else {
-		n.warnMu.Unlock()
-		return
-	}
-	n.warnMu.Unlock()
-	n.lg.Warn(msg, fields...)
-}
-
-// post hands a message to the loop; it waits while the inbox is full and
-// gives up once the loop has stopped.
-func (n *Node) post(m raft.Message) bool {
+// postRequest hands a request to the loop without waiting: when the inbox
+// is full it returns false and the caller closes the connection, so neither
+// a flood of connections nor a stalled loop pins connection goroutines.
+func (n *Node) postRequest(c *network.ConnInfo, hdr protocol.RequestHeader, m raft.Message) bool {
 	select {
 	case n.inbox <- m:
 		return true
 	case <-n.stopped:
 		return false
+	default:
+		n.remote.Warn("run loop inbox full: closing the connection of a request it has no room for",
+			zap.Stringer("remote", c.Remote), zap.Int16("api_key", hdr.APIKey), zap.Int("inbox", cap(n.inbox)))
+		return false
+	}
+}
+
+// postResponse hands the response to one of the driver's requests to the
+// loop; it waits while the inbox is full (there are at most as many as the
+// driver sent) and gives up once the loop has stopped.
+func (n *Node) postResponse(m raft.Message) {
+	select {
+	case n.inbox <- m:
+	case <-n.stopped:
 	}
 }
 
@@ -101,32 +100,39 @@ func (n *Node) post(m raft.Message) bool {
 func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 	switch r := req.(type) {
 	case *kmsg.DescribeClusterRequest:
-		respond(n.describeCluster(c, r))
+		// A request can arrive the moment the listeners are bound, a
+		// moment before the answer's endpoints are known.
+		select {
+		case <-n.ready:
+			respond(n.describeCluster(c, r))
+		case <-n.stopped:
+			respond(nil)
+		}
 		return
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
 		*kmsg.FetchRequest, *kmsg.FetchSnapshotRequest,
 		*kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
-		ref := &reqRef{respond: respond, remote: c.Remote.String(), clusterID: requestClusterID(req)}
-		if !n.post(raft.Message{Request: req, Ref: ref}) {
-			respond(nil) // shutting down: close the connection
+		ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: requestClusterID(req)}
+		if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
+			respond(nil) // close the connection
 		}
 		return
 	case *kmsg.DescribeQuorumRequest:
-		ref := &reqRef{respond: respond}
+		ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID}
 		// kafka-metadata-quorum always asks for __cluster_metadata; a
 		// node running the performance-test partition describes that one.
 		if n.rcfg.TopicName != raft.MetadataTopicName && len(r.Topics) == 1 && r.Topics[0].Topic == raft.MetadataTopicName {
 			r.Topics[0].Topic = n.rcfg.TopicName
 			ref.topicRename = raft.MetadataTopicName
 		}
-		if !n.post(raft.Message{Request: req, Ref: ref}) {
+		if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
 			respond(nil)
 		}
 		return
 	}
 	// protocol.ParseRequest only yields the apis kraftd serves, all handled
 	// above; anything else means the tables disagree: close the connection.
-	n.lg.Warn("request for an api the node does not route; closing the connection",
+	n.remote.Warn("request for an api the node does not route; closing the connection",
 		zap.Int16("api_key", hdr.APIKey), zap.Int16("api_version", hdr.APIVersion),
 		zap.Stringer("remote", c.Remote))
 	respond(nil)

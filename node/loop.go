@@ -34,15 +34,20 @@ func (n *Node) loop(ctx context.Context) error {
 		done          = ctx.Done() // nil once the shutdown began
 		shutdownUntil time.Time    // zero until then
 	)
+	if done == nil { // a context that is never done: run until a fatal error
+		done = make(chan struct{})
+	}
 	nextMaintain := time.Now().Add(n.o.MaintainEvery)
 	for {
 		now := time.Now()
 		if !now.Before(nextMaintain) {
+			n.doing = activity{op: "maintain"}
 			if err := n.maintain(now); err != nil {
 				return n.fatal("log maintenance", err)
 			}
 			nextMaintain = now.Add(n.o.MaintainEvery)
 		}
+		n.doing = activity{op: "poll"}
 		next, err := n.driver.Poll(now)
 		if err != nil {
 			return n.fatal("poll", err)
@@ -57,6 +62,7 @@ func (n *Node) loop(ctx context.Context) error {
 			prev = st
 		}
 		if n.o.App != nil && done != nil {
+			n.doing = activity{op: "tick"}
 			an := n.o.App.Tick(now, st, writer{n})
 			// Appends may have moved the driver's deadline (linger).
 			next = earliest(n.driver.Next(), an)
@@ -83,6 +89,7 @@ func (n *Node) loop(ctx context.Context) error {
 			done = nil
 			shutdownUntil = time.Now().Add(n.o.ShutdownTimeout + shutdownGrace)
 			n.lg.Info("shutting down gracefully", zap.Int32("epoch", st.Epoch), zap.Stringer("role", st.Role))
+			n.doing = activity{op: "shutdown"}
 			n.driver.Shutdown(time.Now())
 		}
 		// Stop the timer without racing a fired value into the next round.
@@ -98,18 +105,26 @@ func (n *Node) loop(ctx context.Context) error {
 // stepQueued steps m and whatever else is queued, up to maxDrain messages,
 // before the loop polls again.
 func (n *Node) stepQueued(m raft.Message) error {
-	if err := n.driver.Step(time.Now(), m); err != nil {
-		return n.fatal("step", err)
+	if err := n.step(m); err != nil {
+		return err
 	}
 	for i := 0; i < maxDrain; i++ {
 		select {
 		case m := <-n.inbox:
-			if err := n.driver.Step(time.Now(), m); err != nil {
-				return n.fatal("step", err)
+			if err := n.step(m); err != nil {
+				return err
 			}
 		default:
 			return nil
 		}
+	}
+	return nil
+}
+
+func (n *Node) step(m raft.Message) error {
+	n.doing = activity{op: "step", msg: m}
+	if err := n.driver.Step(time.Now(), m); err != nil {
+		return n.fatal("step", err)
 	}
 	return nil
 }

@@ -10,13 +10,13 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/logging"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/raft"
@@ -24,8 +24,10 @@ import (
 
 // inboxSize bounds the run loop's inbound channel. Each inbound connection
 // has at most one request in flight and each peer a handful of responses, so
-// the channel only fills when the loop falls behind; then connection and
-// peer goroutines wait (backpressure) instead of queueing without bound.
+// the channel only fills when the loop falls behind or a flood of
+// connections outruns it. Then a request closes its connection rather than
+// wait (any host can open connections), while a response to one of our own
+// requests, bounded by what the driver sent, waits for room.
 const inboxSize = 4096
 
 // DefaultMaintainEvery is how often the loop applies log retention (Kafka's
@@ -54,10 +56,12 @@ type Options struct {
 // Node is a running quorum member: the network server, the peer client, the
 // raft driver over the metadata log, and the run loop that owns the driver.
 type Node struct {
-	cfg  *config.Config
-	o    Options
-	lg   *zap.Logger
-	rcfg raft.Config // endpoints filled in by Run once the listeners are bound
+	cfg *config.Config
+	o   Options
+	lg  *zap.Logger
+	// remote logs what a peer's input causes, rate-limited (package logging).
+	remote *zap.Logger
+	rcfg   raft.Config // endpoints filled in by Run once the listeners are bound
 
 	driver  *raft.Driver
 	log     *metadatalog.Log
@@ -68,11 +72,15 @@ type Node struct {
 	// status is what connection goroutines may read without the loop:
 	// published by the loop after each round that changed it.
 	status atomic.Pointer[raft.Status]
-	// advertised endpoints by listener name (bound ports resolved).
+	// doing is what the loop goroutine is doing, for the fatal line of a
+	// panic; only that goroutine touches it.
+	doing activity
+	// advertised holds the endpoints by listener name (bound ports
+	// resolved). The listeners accept as soon as they are bound, before
+	// it is known: Run sets it once and then closes ready, and connection
+	// goroutines read it only after ready is closed.
 	advertised map[string]raft.Endpoint
-
-	warnMu sync.Mutex
-	warned map[string]time.Time // rate limit of cluster id warnings
+	ready      chan struct{}
 }
 
 // New checks the options and prepares a node; it touches no file or socket.
@@ -94,11 +102,10 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	rc.TopicName, rc.TopicID = o.TopicName, o.TopicID
 	rc.ShutdownTimeout = o.ShutdownTimeout
 	return &Node{
-		cfg: cfg, o: o, lg: o.Logger, rcfg: rc,
-		inbox:      make(chan raft.Message, inboxSize),
-		stopped:    make(chan struct{}),
-		advertised: map[string]raft.Endpoint{},
-		warned:     map[string]time.Time{},
+		cfg: cfg, o: o, lg: o.Logger, remote: logging.Remote(o.Logger), rcfg: rc,
+		inbox:   make(chan raft.Message, inboxSize),
+		stopped: make(chan struct{}),
+		ready:   make(chan struct{}),
 	}, nil
 }
 
@@ -114,7 +121,8 @@ func (n *Node) Status() (raft.Status, bool) {
 // Run locks and opens the metadata log, binds the listeners and runs the
 // loop. When ctx is done the node shuts down gracefully (a leader resigns
 // and hands over), bounded by ShutdownTimeout; Run returns then, or at once
-// on a fatal log or raft error. Run is called once.
+// on a fatal log or raft error or a panic on the loop (see panicked). Run
+// is called once.
 func (n *Node) Run(ctx context.Context) (err error) {
 	partDir := filepath.Join(n.cfg.MetadataLogDir, n.rcfg.TopicName+"-0")
 	unlock, err := lockDir(n.cfg.MetadataLogDir)
@@ -142,6 +150,14 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer n.stopNetwork()
+	// Registered last, so it runs first: the network and the log then
+	// close as after any fatal error.
+	defer func() {
+		if r := recover(); r != nil {
+			err = n.panicked(r)
+		}
+	}()
+	n.doing = activity{op: "start"}
 	n.driver, err = raft.NewDriver(n.rcfg, l, store, transport{n}, newRNG(), n.lg.Named("raft"), time.Now())
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
@@ -155,19 +171,16 @@ func (n *Node) Run(ctx context.Context) (err error) {
 }
 
 // startNetwork binds the listeners, learns the advertised endpoints from the
-// bound ports, and points the peer client at the voters and bootstrap
+// bound ports and publishes them to the handler, and points the peer client at the voters and bootstrap
 // servers.
 func (n *Node) startNetwork() (err error) {
 	var listeners []network.ListenerConfig
 	for _, l := range n.cfg.Listeners {
 		listeners = append(listeners, network.ListenerConfig{Name: l.Name, Addr: l.HostPort()})
 	}
-	n.server, err = network.NewServer(network.ServerConfig{
-		Listeners:    listeners,
-		MaxFrameSize: n.cfg.SocketRequestMaxBytes,
-		IdleTimeout:  n.cfg.ConnectionsMaxIdle,
-		Logger:       n.lg.Named("network"),
-	}, n)
+	sc := serverConfig(n.cfg, listeners)
+	sc.Logger = n.lg.Named("network")
+	n.server, err = network.NewServer(sc, n)
 	if err != nil {
 		return err
 	}
@@ -175,9 +188,12 @@ func (n *Node) startNetwork() (err error) {
 		return fmt.Errorf("start listeners: %w", err)
 	}
 	n.rcfg.Endpoints = advertisedEndpoints(n.cfg, n.server.Addrs())
+	advertised := make(map[string]raft.Endpoint, len(n.rcfg.Endpoints))
 	for _, ep := range n.rcfg.Endpoints {
-		n.advertised[ep.Name] = ep
+		advertised[ep.Name] = ep
 	}
+	n.advertised = advertised
+	close(n.ready)
 	n.peers = network.NewPeers(network.PeerConfig{
 		ClientID:            "raft-client-" + strconv.Itoa(int(n.cfg.NodeID)),
 		RequestTimeout:      n.cfg.RequestTimeout,

@@ -27,6 +27,12 @@ log.dirs=/tmp/a,/tmp/b
 
 func testNode(t *testing.T) *Node {
 	t.Helper()
+	return testNodeWith(t, nil)
+}
+
+// testNodeWith is testNode logging to lg.
+func testNodeWith(t *testing.T, lg *zap.Logger) *Node {
+	t.Helper()
 	p, err := config.ParseProperties(baseConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -35,11 +41,12 @@ func testNode(t *testing.T) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
+	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, Logger: lg, ShutdownTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.advertised["CONTROLLER"] = raft.Endpoint{Name: "CONTROLLER", Host: "node1.example", Port: 9093}
+	n.advertised = map[string]raft.Endpoint{"CONTROLLER": {Name: "CONTROLLER", Host: "node1.example", Port: 9093}}
+	close(n.ready)
 	return n
 }
 

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"fmt"
 	"net"
 	"strconv"
 
@@ -20,10 +19,10 @@ type transport struct{ n *Node }
 func (t transport) Send(o raft.Outbound) {
 	t.n.peers.Send(o.To, o.Request, func(resp kmsg.Response, err error) {
 		if err == nil && responseErrorCode(resp) == kerr.InconsistentClusterID.Code {
-			t.n.warnClusterID(fmt.Sprintf("out:%d", o.To), "peer refused our request: INCONSISTENT_CLUSTER_ID (our cluster id differs from the quorum's; was this dir formatted for another cluster?)",
+			t.n.remote.Warn("peer refused our request: INCONSISTENT_CLUSTER_ID (our cluster id differs from the quorum's; was this dir formatted for another cluster?)",
 				zap.Int32("peer", o.To), zap.String("api", kmsg.NameForKey(o.Request.Key())), zap.String("our_cluster_id", t.n.rcfg.ClusterID))
 		}
-		t.n.post(raft.Message{From: o.To, Corr: o.Corr, Response: resp, Err: err})
+		t.n.postResponse(raft.Message{From: o.To, Corr: o.Corr, Response: resp, Err: err})
 	})
 }
 
@@ -36,12 +35,18 @@ func (t transport) LearnEndpoint(id int32, host string, port int32) {
 	if id < 0 || host == "" || port <= 0 || port > 65535 {
 		return
 	}
-	for _, v := range t.n.rcfg.Voters {
-		if v.ID == id && len(v.Endpoints) > 0 {
-			return
-		}
+	if t.configured(id) {
+		return
 	}
 	t.n.peers.SetAddress(id, net.JoinHostPort(host, strconv.Itoa(int(port))))
+}
+
+// ForgetEndpoint implements raft.EndpointLearner: the driver dropped a learned
+// address, so the peer client drops it too (a configured voter is kept).
+func (t transport) ForgetEndpoint(id int32) {
+	if !t.configured(id) {
+		t.n.peers.Forget(id)
+	}
 }
 
 func (t transport) Reply(ref raft.RequestRef, resp kmsg.Response) {
@@ -51,7 +56,7 @@ func (t transport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 		return
 	}
 	if responseErrorCode(resp) == kerr.InconsistentClusterID.Code {
-		t.n.warnClusterID("in:"+r.remote, "refused a request: INCONSISTENT_CLUSTER_ID (the sender's cluster id differs from ours)",
+		t.n.remote.Warn("refused a request: INCONSISTENT_CLUSTER_ID (the sender's cluster id differs from ours)",
 			zap.String("remote", r.remote), zap.String("api", kmsg.NameForKey(resp.Key())),
 			zap.String("their_cluster_id", r.clusterID), zap.String("our_cluster_id", t.n.rcfg.ClusterID))
 	}
@@ -63,4 +68,15 @@ func (t transport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 		}
 	}
 	r.respond(resp)
+}
+
+// configured: id is a voter with a configured address, which wins over what
+// peers advertise.
+func (t transport) configured(id int32) bool {
+	for _, v := range t.n.rcfg.Voters {
+		if v.ID == id && len(v.Endpoints) > 0 {
+			return true
+		}
+	}
+	return false
 }

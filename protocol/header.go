@@ -35,6 +35,12 @@ var (
 // gigabytes under Kafka's 100 MB frame limit.
 const MaxRequestBodySize = 1 << 20
 
+// MaxRequestSize bounds a whole request frame kraftd reads: the largest body plus a header
+// with the longest client id (int16 length) and room for header tags, which no served
+// api defines. A server checks a frame's size prefix against it before reading any body
+// byte, so a frame that could only be refused costs nothing to refuse.
+const MaxRequestSize = MaxRequestBodySize + 10 + 32767 + 1024
+
 // RawRequestHeader is a request header decoded without allocating: ClientID aliases the
 // frame (nil means a null client id).
 type RawRequestHeader struct {

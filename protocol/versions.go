@@ -119,6 +119,11 @@ const KRaftVersionFeature = "kraft.version"
 // MaxKRaftVersion is the highest kraft.version kraftd supports (1: KIP-853 dynamic quorum).
 const MaxKRaftVersion int16 = 1
 
+// ClientApiVersionsVersion is the ApiVersions version a client sends first on a new
+// connection (what a Kafka 4.4 client sends); a server that does not know it answers with
+// its own range and the client retries at the highest version both know.
+const ClientApiVersionsVersion int16 = 4
+
 // NewApiVersionsResponse answers an ApiVersions request of the given version: the full list
 // (and the kraft.version feature at v4+), or for a version outside kraftd's range the
 // UNSUPPORTED_VERSION answer in v0 body layout listing only ApiVersions' range, so that

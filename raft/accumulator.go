@@ -15,7 +15,7 @@ type accumulator struct {
 	nextOffset int64 // offset the next appended record gets
 	open       *pendingBatch
 	completed  []*pendingBatch // full batches waiting for the drain
-	lingerEnd  time.Time       // zero when empty
+	linger     timer           // stopped while empty
 }
 
 type pendingBatch struct {
@@ -55,8 +55,8 @@ func (a *accumulator) add(now time.Time, records [][]byte, cfg Config) (int64, e
 		a.open = nil
 	}
 	if a.open == nil {
-		if a.lingerEnd.IsZero() {
-			a.lingerEnd = now.Add(cfg.AppendLinger)
+		if !a.linger.armed() {
+			a.linger.reset(now, cfg.AppendLinger)
 		}
 		a.open = &pendingBatch{base: a.nextOffset, bytes: batchOverhead}
 	}
@@ -73,7 +73,7 @@ func (a *accumulator) shouldDrain(now time.Time) bool {
 	if a.empty() {
 		return false
 	}
-	return len(a.completed) > 0 || !now.Before(a.lingerEnd)
+	return len(a.completed) > 0 || a.linger.expired(now)
 }
 
 func (a *accumulator) drainDeadline() (time.Time, bool) {
@@ -83,7 +83,7 @@ func (a *accumulator) drainDeadline() (time.Time, bool) {
 	if len(a.completed) > 0 {
 		return time.Time{}.Add(1), true // immediately
 	}
-	return a.lingerEnd, true
+	return a.linger.deadline, true
 }
 
 // drain returns every batch, the open one included, and empties the
@@ -93,6 +93,6 @@ func (a *accumulator) drain() []*pendingBatch {
 	if a.open != nil {
 		out = append(out, a.open)
 	}
-	a.completed, a.open, a.lingerEnd = nil, nil, time.Time{}
+	a.completed, a.open, a.linger = nil, nil, timer{}
 	return out
 }

@@ -110,6 +110,11 @@ var (
 // responses, LeaderEndpoints in BeginQuorumEpoch), on the default listener,
 // so an observer configured only with bootstrap servers can reach the
 // leader. Called on the driver goroutine, only when the address changes.
+//
+// The driver keeps at most maxObservers learned addresses; when it drops
+// them it calls ForgetEndpoint for each, so a transport that mirrors them
+// stays bounded too, whatever node ids peers advertise.
 type EndpointLearner interface {
 	LearnEndpoint(id int32, host string, port int32)
+	ForgetEndpoint(id int32)
 }

@@ -55,6 +55,28 @@
 //   - a failed log or quorum-state write is fatal: Step/Poll return it and
 //     nothing further is sent or acknowledged.
 //
+// # Timers
+//
+// Each role's state owns its timers (timer.go), as in Kafka's per-role
+// state classes, and is created with them armed on entry to the role:
+//
+//	Unattached/Voted  election, [T, 2T) (voters only; kept when the epoch
+//	                  is bumped before it fires) -> election
+//	Prospective       election, [T, 2T) -> pre-vote failed
+//	Candidate         election, [T, 2T) -> lost; then backoff -> new election
+//	Follower          fetch, fetch.timeout, reset by every successful answer
+//	                  and shortened by EndQuorumEpoch -> election (voters) or
+//	                  leader discovery (observers)
+//	Leader            check quorum, 1.5 x fetch.timeout -> resign;
+//	                  BeginQuorumEpoch resend, fetch.timeout/2; append linger
+//	Resigned          election, [T, 2T) -> new epoch
+//
+// T is election.timeout. Besides the role's timers, a round's deadline
+// (Poll's result) covers parked fetches' MaxWaitMs, per-destination retry
+// backoffs and the shutdown timeout. A role reports only the timers it acts
+// on in its current state, so an expired timer it ignores (an election
+// timer while shutting down, say) never makes the caller poll in a loop.
+//
 // # Where kraftd departs from Kafka, and why
 //
 //   - Election backoff: Kafka's min(100ms * rand[0, 2^retries), max) is used

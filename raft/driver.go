@@ -3,6 +3,7 @@ package raft
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -47,15 +48,15 @@ type Driver struct {
 	// decreases while known; on a follower hw <= log end offset.
 	hw int64
 
-	// Timers; a zero time means "not armed".
-	electionDeadline time.Time // Unattached (voter), Voted, Prospective, Candidate, Resigned
-	fetchDeadline    time.Time // Follower
-
-	retries  int            // elections since a leader was last known (Candidate backoff)
-	election *electionState // Prospective and Candidate
-	leader   *leaderState   // Leader
-	follower *followerState // Follower
-	resigned *resignedState // Resigned
+	// state is the current role's state, timers included. The typed
+	// pointer of the current role shares its data; the others are nil.
+	state      roleState
+	unattached *unattachedState // Unattached and Voted
+	election   *electionState   // Prospective and Candidate
+	leader     *leaderState     // Leader
+	follower   *followerState   // Follower
+	resigned   *resignedState   // Resigned
+	retries    int              // elections since a leader was last known (Candidate backoff)
 
 	reqs    requestManager
 	corrSeq uint64
@@ -78,28 +79,6 @@ type Driver struct {
 
 	next  time.Time // deadline computed by the last round
 	fatal error     // first log/store failure; every later call returns it
-}
-
-// electionState is a Prospective's pre-vote or a Candidate's vote count.
-type electionState struct {
-	granted  map[int32]bool
-	rejected map[int32]bool
-	// backoffDeadline is set when a Candidate lost or timed out.
-	backoffDeadline time.Time
-	// Prospective only: state to fall back to when the pre-vote fails.
-	prevLeader int32
-}
-
-type followerState struct {
-	hasFetched bool // a successful Fetch/FetchSnapshot response arrived in this epoch
-	// snapshot is non-nil while a snapshot is being downloaded; regular
-	// fetches pause meanwhile.
-	snapshot SnapshotWriter
-}
-
-type resignedState struct {
-	preferred []int32        // other voters, most caught up first
-	unacked   map[int32]bool // voters that have not acknowledged EndQuorumEpoch
 }
 
 // NewDriver builds a driver from the persisted quorum state and the log, and
@@ -359,7 +338,13 @@ func (d *Driver) learnEndpoint(id int32, host string, port int32) {
 		return
 	}
 	if len(d.learned) >= maxObservers {
-		clear(d.learned) // bounded; re-learned on the next answer
+		// Bounded; the addresses still in use are re-learned on the next
+		// answer. Forgotten in id order so a run replays the same calls.
+		ids := slices.Sorted(maps.Keys(d.learned))
+		clear(d.learned)
+		for _, forgotten := range ids {
+			el.ForgetEndpoint(forgotten)
+		}
 	}
 	d.learned[id] = e
 	el.LearnEndpoint(id, host, port)
@@ -476,20 +461,7 @@ func (d *Driver) pollState(now time.Time) {
 	// Leader for a single voter); loop until stable, bounded.
 	for i := 0; i < 8 && d.fatal == nil; i++ {
 		role, epoch := d.role, d.epoch
-		switch d.role {
-		case RoleLeader:
-			d.pollLeader(now)
-		case RoleCandidate:
-			d.pollCandidate(now)
-		case RoleProspective:
-			d.pollProspective(now)
-		case RoleFollower:
-			d.pollFollower(now)
-		case RoleUnattached, RoleVoted:
-			d.pollUnattached(now)
-		case RoleResigned:
-			d.pollResigned(now)
-		}
+		d.state.poll(d, now)
 		if d.role == role && d.epoch == epoch {
 			break
 		}
@@ -526,58 +498,16 @@ func (d *Driver) endRound(now time.Time) {
 	d.next = d.computeNext(now)
 }
 
+// computeNext is when the caller must poll again: the soonest of the
+// role's deadline, parked fetch expiry, the end of a request backoff and
+// the shutdown timeout, never before now and at most an hour away.
 func (d *Driver) computeNext(now time.Time) time.Time {
-	next := now.Add(time.Hour)
-	consider := func(t time.Time) {
-		if !t.IsZero() && t.Before(next) {
-			next = t
-		}
-	}
-	// Only deadlines the current role acts on: an ignored, expired one
-	// would make the caller poll in a busy loop.
-	switch d.role {
-	case RoleUnattached, RoleVoted:
-		if d.isVoter && !d.shuttingDown {
-			consider(d.electionDeadline)
-		}
-	case RoleProspective:
-		consider(d.electionDeadline)
-	case RoleCandidate:
-		if !d.shuttingDown {
-			if !d.election.backoffDeadline.IsZero() {
-				consider(d.election.backoffDeadline)
-			} else {
-				consider(d.electionDeadline)
-			}
-		}
-	case RoleFollower:
-		if !d.shuttingDown && (d.isVoter || d.fetchDeadline.After(now)) {
-			consider(d.fetchDeadline)
-		}
-	case RoleResigned:
-		if !d.shuttingDown {
-			consider(d.electionDeadline)
-		}
-	case RoleLeader:
-		l := d.leader
-		if l.resignRequested || d.shuttingDown {
-			consider(now) // asked from a listener callback: resign next round
-		}
-		consider(l.beginQuorumDue)
-		if len(d.voters) > 1 {
-			consider(l.checkQuorumDeadline)
-		}
-		if t, ok := l.acc.drainDeadline(); ok {
-			consider(t)
-		}
-	}
-	if t, ok := d.parked.NextDeadline(); ok {
-		consider(t)
-	}
-	consider(d.reqs.nextBackoffEnd(now))
+	var shutdown time.Time
 	if d.shuttingDown && !d.done {
-		consider(d.shutdownDeadline)
+		shutdown = d.shutdownDeadline
 	}
+	parked, _ := d.parked.NextDeadline()
+	next := earliest(now.Add(time.Hour), d.state.deadline(d, now), parked, d.reqs.nextBackoffEnd(now), shutdown)
 	if next.Before(now) {
 		next = now
 	}
@@ -611,7 +541,8 @@ func (d *Driver) electionBackoff() time.Duration {
 	return 100 * time.Millisecond * time.Duration(d.rng.Int64N(int64(1)<<r))
 }
 
-// voterKeyMatches: static voters have no directory id and match any.
+// voterDir is a voter's directory id, zero for a static voter (or an
+// unknown id).
 func (d *Driver) voterDir(id int32) [16]byte {
 	if i, ok := d.voterIdx[id]; ok {
 		return d.voters[i].DirectoryID
@@ -619,6 +550,8 @@ func (d *Driver) voterDir(id int32) [16]byte {
 	return [16]byte{}
 }
 
+// isVoterKey reports whether (id, dir) names a voter; static voters have no
+// directory id and match any.
 func (d *Driver) isVoterKey(id int32, dir [16]byte) bool {
 	i, ok := d.voterIdx[id]
 	if !ok {

@@ -6,22 +6,55 @@ import (
 	"go.uber.org/zap"
 )
 
-// pollUnattached: a voter starts an election when its timer expires (not
-// while shutting down). Until then it looks for the leader with a Fetch to
-// a random voter (bootstrap server), as Kafka 4.x voters and all observers
+// unattachedState is an Unattached or Voted replica's.
+type unattachedState struct {
+	// election fires the next election; armed for voters only.
+	election timer
+}
+
+// poll: a voter starts an election when its timer expires (not while
+// shutting down). Until then it looks for the leader with a Fetch to a
+// random voter (bootstrap server), as Kafka 4.x voters and all observers
 // do, so a restarted voter finds an existing leader without an election.
-func (d *Driver) pollUnattached(now time.Time) {
-	if d.isVoter && !d.shuttingDown && !d.electionDeadline.IsZero() && !now.Before(d.electionDeadline) {
+func (u *unattachedState) poll(d *Driver, now time.Time) {
+	if u.election.expired(now) && !d.shuttingDown {
 		d.startElection(now)
 		return
 	}
 	d.maybeSendAnyVoterFetch(now)
 }
 
-// pollProspective sends pre-votes; the timer expiring means the pre-vote
-// failed.
-func (d *Driver) pollProspective(now time.Time) {
-	if !now.Before(d.electionDeadline) {
+// deadline: no election starts while shutting down.
+func (u *unattachedState) deadline(d *Driver, _ time.Time) time.Time {
+	if d.shuttingDown {
+		return time.Time{}
+	}
+	return u.election.deadline
+}
+
+// electionState is a Prospective's pre-vote or a Candidate's vote count.
+type electionState struct {
+	granted  map[int32]bool
+	rejected map[int32]bool
+	// timeout ends the (pre-)vote: a Prospective falls back, a Candidate
+	// backs off.
+	timeout timer
+	// backoff (Candidate only) is armed once the election is lost or timed
+	// out; when it fires the next election starts.
+	backoff timer
+	// Prospective only: state to fall back to when the pre-vote fails.
+	prevLeader int32
+}
+
+// prospective and candidate are the two roles an electionState serves.
+type (
+	prospective struct{ *electionState }
+	candidate   struct{ *electionState }
+)
+
+// poll sends pre-votes; the timer expiring means the pre-vote failed.
+func (p prospective) poll(d *Driver, now time.Time) {
+	if p.timeout.expired(now) {
 		d.lg.Info("pre-vote timed out", zap.Int32("epoch", d.epoch))
 		d.loseElection(now)
 		return
@@ -29,25 +62,40 @@ func (d *Driver) pollProspective(now time.Time) {
 	d.sendVotes(now, true)
 }
 
-// pollCandidate sends votes, and after a loss or timeout backs off, then
-// tries again (through a pre-vote when enabled).
-func (d *Driver) pollCandidate(now time.Time) {
-	e := d.election
+// deadline: a pre-vote ends on its timer even while shutting down (the
+// node then waits Unattached or follows).
+func (p prospective) deadline(*Driver, time.Time) time.Time { return p.timeout.deadline }
+
+// poll sends votes, and after a loss or timeout backs off, then tries
+// again (through a pre-vote when enabled).
+func (c candidate) poll(d *Driver, now time.Time) {
 	switch {
 	case d.shuttingDown:
 		// Keep the current election going: winning lets it resign
 		// cleanly, another leader ends the shutdown.
 		d.sendVotes(now, false)
-	case !e.backoffDeadline.IsZero():
-		if !now.Before(e.backoffDeadline) {
+	case c.backoff.armed():
+		if c.backoff.expired(now) {
 			d.lg.Info("election backoff complete", zap.Int32("epoch", d.epoch))
 			d.startElection(now)
 		}
-	case !now.Before(d.electionDeadline):
+	case c.timeout.expired(now):
 		d.loseElection(now)
 	default:
 		d.sendVotes(now, false)
 	}
+}
+
+// deadline: while shutting down the election only runs to its end; once
+// lost, only the backoff counts.
+func (c candidate) deadline(d *Driver, _ time.Time) time.Time {
+	switch {
+	case d.shuttingDown:
+		return time.Time{}
+	case c.backoff.armed():
+		return c.backoff.deadline
+	}
+	return c.timeout.deadline
 }
 
 // sendVotes sends (pre-)Vote requests to voters whose answer is not yet
@@ -65,16 +113,23 @@ func (d *Driver) sendVotes(now time.Time, preVote bool) {
 	}
 }
 
-// pollResigned sends EndQuorumEpoch until acknowledged; when the election
-// timer expires the node moves on to a new epoch.
-func (d *Driver) pollResigned(now time.Time) {
-	r := d.resigned
+// resignedState is a former leader's, in the epoch it led.
+type resignedState struct {
+	preferred []int32        // other voters, most caught up first
+	unacked   map[int32]bool // voters that have not acknowledged EndQuorumEpoch
+	// election moves the node on to a new epoch.
+	election timer
+}
+
+// poll sends EndQuorumEpoch until acknowledged; when the election timer
+// expires the node moves on to a new epoch.
+func (r *resignedState) poll(d *Driver, now time.Time) {
 	for _, v := range d.voters {
 		if id := v.ID; r.unacked[id] && d.reqs.ready(id, now) {
 			d.send(now, id, apiEndQuorumEpoch, d.buildEndQuorumEpoch(), false)
 		}
 	}
-	if d.shuttingDown || now.Before(d.electionDeadline) {
+	if d.shuttingDown || !r.election.expired(now) {
 		return
 	}
 	switch {
@@ -85,6 +140,15 @@ func (d *Driver) pollResigned(now time.Time) {
 		// leader; with pre-vote the next election starts from there.
 		d.becomeUnattached(now, d.epoch+1)
 	}
+}
+
+// deadline: a node shutting down stays Resigned until another leader
+// appears or the shutdown times out.
+func (r *resignedState) deadline(d *Driver, _ time.Time) time.Time {
+	if d.shuttingDown {
+		return time.Time{}
+	}
+	return r.election.deadline
 }
 
 // maybeSendAnyVoterFetch sends a Fetch to a random ready bootstrap server

@@ -78,9 +78,7 @@ func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochReq
 			preferred = p.PreferredSuccessors
 		}
 		b := d.endQuorumBackoff(preferred)
-		if t := now.Add(b); t.Before(d.fetchDeadline) {
-			d.fetchDeadline = t
-		}
+		d.follower.fetch.shorten(now, b)
 		d.follower.hasFetched = false
 		d.lg.Info("leader resigned; election timer shortened", zap.Int32("leader", p.LeaderID),
 			zap.Int32("epoch", p.LeaderEpoch), zap.Duration("backoff", b))

@@ -1,7 +1,8 @@
 package raft
 
-// Fetch (key 1): v13-v17 as a raft fetch (topic ids); older versions get
-// top-level INVALID_REQUEST because they carry no topic id.
+// Fetch (key 1): kraftd advertises v4-v18 (protocol/versions.go); v13-v18
+// are served as a raft fetch (topic ids), v4-v12 get top-level
+// INVALID_REQUEST because they carry no topic id.
 //
 // Behavior (leader), in Kafka's order:
 //   - cluster id (tag 0) mismatch -> top INCONSISTENT_CLUSTER_ID;
@@ -17,9 +18,10 @@ package raft
 //   - valid: the replica's end offset is recorded (voters move the HW,
 //     observers are only tracked), records from FetchOffset up to 8 MiB
 //     (uncommitted included, PartitionMaxBytes ignored);
-//   - nothing to return and MaxWaitMs > 0: parked until the log end offset
-//     passes FetchOffset or MaxWaitMs elapses, then rebuilt; answered with
-//     NOT_LEADER_OR_FOLLOWER if leadership ends meanwhile.
+//   - nothing to return, MaxWaitMs > 0 and (v18) the fetcher's HW current:
+//     parked until the log end offset passes FetchOffset, the HW moves or
+//     MaxWaitMs (at most 4 x MaxFetchWait) elapses, then rebuilt; answered
+//     with NOT_LEADER_OR_FOLLOWER if leadership ends meanwhile.
 //   - HighWatermark is -1 until an entry of the leader's epoch is committed
 //     and on every error; CurrentLeader is always filled.
 //
@@ -30,7 +32,8 @@ package raft
 // and sets HW = min(leader HW, log end offset).
 //
 // Version notes: v15 moves ReplicaId into ReplicaState; v16 adds the
-// response NodeEndpoints; v17 adds ReplicaDirectoryId.
+// response NodeEndpoints; v17 adds ReplicaDirectoryId; v18 (KIP-1166) adds
+// the fetcher's HighWatermark.
 
 import (
 	"errors"
@@ -270,13 +273,24 @@ func (d *Driver) buildFetch() *kmsg.FetchRequest {
 	return req
 }
 
-// pollFollower: a voter whose fetch timer expired starts an election
-// (never while shutting down); otherwise fetch (or download the snapshot)
-// from the leader. Observers fall back to the bootstrap servers when the
-// leader cannot be reached.
-func (d *Driver) pollFollower(now time.Time) {
-	f := d.follower
-	expired := !now.Before(d.fetchDeadline)
+// followerState is a Follower's, for the epoch of the leader it follows.
+type followerState struct {
+	// fetch is reset by every successful Fetch/FetchSnapshot answer; when
+	// it expires a voter starts an election and an observer looks for the
+	// leader through the bootstrap servers.
+	fetch      timer
+	hasFetched bool // a successful Fetch/FetchSnapshot response arrived in this epoch
+	// snapshot is non-nil while a snapshot is being downloaded; regular
+	// fetches pause meanwhile.
+	snapshot SnapshotWriter
+}
+
+// poll: a voter whose fetch timer expired starts an election (never while
+// shutting down); otherwise fetch (or download the snapshot) from the
+// leader. Observers fall back to the bootstrap servers when the leader
+// cannot be reached.
+func (f *followerState) poll(d *Driver, now time.Time) {
+	expired := f.fetch.expired(now)
 	if d.isVoter {
 		switch {
 		case d.shuttingDown:
@@ -294,6 +308,15 @@ func (d *Driver) pollFollower(now time.Time) {
 	case !d.reqs.anyInFlight():
 		d.maybeSendFetch(now, f)
 	}
+}
+
+// deadline: an observer's expired fetch timer only redirects its fetches,
+// which wait on the request backoff instead, so it counts until it expires.
+func (f *followerState) deadline(d *Driver, now time.Time) time.Time {
+	if d.shuttingDown || (!d.isVoter && !f.fetch.deadline.After(now)) {
+		return time.Time{}
+	}
+	return f.fetch.deadline
 }
 
 func (d *Driver) maybeSendFetch(now time.Time, f *followerState) {
@@ -354,7 +377,7 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 		d.updateFollowerHW(rp.HighWatermark)
 	}
 	f.hasFetched = true
-	d.fetchDeadline = now.Add(d.cfg.FetchTimeout)
+	f.fetch.reset(now, d.cfg.FetchTimeout)
 	return true
 }
 

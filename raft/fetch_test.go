@@ -417,12 +417,15 @@ func TestLeaderAnswersStaleHighWatermarkAtOnce(t *testing.T) {
 
 type learningTransport struct {
 	fakeTransport
-	learned []string
+	learned   []string
+	forgotten []int32
 }
 
 func (l *learningTransport) LearnEndpoint(id int32, host string, port int32) {
 	l.learned = append(l.learned, fmt.Sprintf("%d=%s:%d", id, host, port))
 }
+
+func (l *learningTransport) ForgetEndpoint(id int32) { l.forgotten = append(l.forgotten, id) }
 
 func TestObserverLearnsLeaderEndpoint(t *testing.T) {
 	lt := &learningTransport{}
@@ -465,6 +468,54 @@ func TestObserverLearnsLeaderEndpoint(t *testing.T) {
 	}
 	if o.To != 5 {
 		t.Fatalf("next fetch to %d, want the leader 5", o.To)
+	}
+}
+
+// A peer that advertises ever new node ids cannot grow what the transport
+// keeps: past the driver's bound every learned address is forgotten again.
+func TestLearnedEndpointsStayBounded(t *testing.T) {
+	lt := &learningTransport{}
+	cfg := raft.DefaultConfig()
+	cfg.NodeID = -1
+	cfg.ClusterID = testCluster
+	cfg.ListenerName = "CONTROLLER"
+	cfg.Bootstrap = []raft.Endpoint{{Host: "b", Port: 1}}
+	now := time.Unix(0, 0)
+	d, err := raft.NewDriver(cfg, rafttest.NewMemLog(), rafttest.NewMemStateStore(), lt, rand.New(rand.NewPCG(1, 0)), zap.NewNop(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Poll(now); err != nil {
+		t.Fatal(err)
+	}
+	const advertised = 10000
+	next := int32(100)
+	for next < 100+advertised {
+		o := lt.sent[len(lt.sent)-1]
+		r := fetchResp(5, 3, -1, nil)
+		r.Topics[0].Partitions[0].ErrorCode = kerr.NotLeaderForPartition.Code
+		for i := 0; i < 1000; i++ {
+			b := kmsg.NewFetchResponseBroker()
+			b.NodeID, b.Host, b.Port = next, "h", 9093
+			r.Brokers = append(r.Brokers, b)
+			next++
+		}
+		r.SetVersion(17)
+		if err := d.Step(now, raft.Message{From: o.To, Corr: o.Corr, Response: r}); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+		if _, err := d.Poll(now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := len(lt.learned) - len(lt.forgotten)
+	if len(lt.learned) != advertised || kept <= 0 || kept > 4096 {
+		t.Fatalf("learned %d, forgotten %d: the transport keeps %d addresses, want 1..4096",
+			len(lt.learned), len(lt.forgotten), kept)
+	}
+	if lt.forgotten[0] != 100 {
+		t.Fatalf("first forgotten id %d, want 100 (the oldest)", lt.forgotten[0])
 	}
 }
 

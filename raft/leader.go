@@ -35,10 +35,14 @@ type leaderState struct {
 	observers      map[int32]*replicaState // keyed by replica id
 	grantingVoters []int32
 
-	checkQuorumDeadline time.Time
-	fetchedVoters       map[int32]bool // voters with a valid fetch in the current window
-	beginQuorumDue      time.Time
-	resignRequested     bool
+	// checkQuorum makes the leader resign when it expires: reset each time
+	// a majority of voters (the leader included) fetched in its window.
+	checkQuorum   timer
+	fetchedVoters map[int32]bool // voters with a valid fetch in the current window
+	// beginQuorum resends BeginQuorumEpoch to every voter: due at once,
+	// then every fetch.timeout/2 for the whole epoch.
+	beginQuorum     timer
+	resignRequested bool
 
 	scratch    []int64           // reused by maybeAdvanceHighWatermark
 	recScratch []protocol.Record // reused by drainAppends
@@ -53,6 +57,25 @@ type leaderState struct {
 	appendTimes map[int64]int64 // batch base offset -> append time (unix ns), for listeners
 }
 
+// newLeaderState is the state of a leader that starts its epoch now with
+// the log ending at leo.
+func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
+	l := &leaderState{
+		epochStartOffset: leo,
+		highWatermark:    -1,
+		voters:           make(map[int32]*replicaState, len(d.voters)),
+		observers:        map[int32]*replicaState{},
+		fetchedVoters:    map[int32]bool{},
+		appendTimes:      map[int64]int64{},
+	}
+	l.checkQuorum.reset(now, d.checkQuorumTimeout())
+	l.beginQuorum.reset(now, 0)
+	for _, v := range d.voters {
+		l.voters[v.ID] = &replicaState{id: v.ID, dir: v.DirectoryID, endOffset: -1, prevLeaderEnd: -1}
+	}
+	return l
+}
+
 // becomeLeader: a Candidate won. The LeaderChange control batch is the
 // first entry of the epoch; the HW stays unknown until it commits.
 func (d *Driver) becomeLeader(now time.Time) {
@@ -65,22 +88,9 @@ func (d *Driver) becomeLeader(now time.Time) {
 	if d.fatal != nil {
 		return
 	}
-	leo := d.log.EndOffset().Offset
-	l := &leaderState{
-		epochStartOffset:    leo,
-		highWatermark:       -1,
-		voters:              make(map[int32]*replicaState, len(d.voters)),
-		observers:           map[int32]*replicaState{},
-		grantingVoters:      granted,
-		checkQuorumDeadline: now.Add(d.checkQuorumTimeout()),
-		fetchedVoters:       map[int32]bool{},
-		beginQuorumDue:      now,
-		appendTimes:         map[int64]int64{},
-	}
-	for _, v := range d.voters {
-		l.voters[v.ID] = &replicaState{id: v.ID, dir: v.DirectoryID, endOffset: -1, prevLeaderEnd: -1}
-	}
-	d.leader = l
+	l := d.leader
+	l.grantingVoters = granted
+	leo := l.epochStartOffset
 	// LeaderChangeMessage v0: voters, and the voters that granted (self
 	// included). Appended at once so the epoch has an entry at its start.
 	msg := kmsg.NewLeaderChangeMessage()
@@ -126,11 +136,10 @@ func controlKey(typ int16) []byte {
 
 func (d *Driver) checkQuorumTimeout() time.Duration { return d.cfg.FetchTimeout * 3 / 2 }
 
-// pollLeader: resign if asked or check quorum expired, drain appends, send
+// poll: resign if asked or check quorum expired, drain appends, send
 // BeginQuorumEpoch when due.
-func (d *Driver) pollLeader(now time.Time) {
-	l := d.leader
-	if d.shuttingDown || l.resignRequested || (len(d.voters) > 1 && !now.Before(l.checkQuorumDeadline)) {
+func (l *leaderState) poll(d *Driver, now time.Time) {
+	if d.shuttingDown || l.resignRequested || (len(d.voters) > 1 && l.checkQuorum.expired(now)) {
 		if !d.shuttingDown && !l.resignRequested {
 			d.lg.Warn("resigning: fewer than a majority of voters fetched within the check-quorum timeout",
 				zap.Int32("epoch", d.epoch), zap.Duration("timeout", d.checkQuorumTimeout()))
@@ -139,7 +148,7 @@ func (d *Driver) pollLeader(now time.Time) {
 		return
 	}
 	if len(d.voters) == 1 {
-		l.checkQuorumDeadline = now.Add(d.checkQuorumTimeout())
+		l.checkQuorum.reset(now, d.checkQuorumTimeout())
 	}
 	if l.acc.shouldDrain(now) {
 		d.drainAppends(now)
@@ -147,15 +156,29 @@ func (d *Driver) pollLeader(now time.Time) {
 			return
 		}
 	}
-	if !now.Before(l.beginQuorumDue) {
+	if l.beginQuorum.expired(now) {
 		for _, v := range d.voters {
 			if v.ID == d.cfg.NodeID || !d.reqs.ready(v.ID, now) {
 				continue
 			}
 			d.send(now, v.ID, apiBeginQuorumEpoch, d.buildBeginQuorumEpoch(v), false)
 		}
-		l.beginQuorumDue = now.Add(d.cfg.FetchTimeout / 2)
+		l.beginQuorum.reset(now, d.cfg.FetchTimeout/2)
 	}
+}
+
+// deadline: a resignation asked for from a listener callback happens in
+// the next round, at once; a single voter has no quorum to check.
+func (l *leaderState) deadline(d *Driver, now time.Time) time.Time {
+	var resign, checkQuorum time.Time
+	if l.resignRequested || d.shuttingDown {
+		resign = now
+	}
+	if len(d.voters) > 1 {
+		checkQuorum = l.checkQuorum.deadline
+	}
+	linger, _ := l.acc.drainDeadline()
+	return earliest(resign, l.beginQuorum.deadline, checkQuorum, linger)
 }
 
 // drainAppends writes every accumulated batch to the log (offsets were
@@ -362,7 +385,7 @@ func (d *Driver) countCheckQuorum(now time.Time, id int32) {
 		need--
 	}
 	if len(l.fetchedVoters) >= need {
-		l.checkQuorumDeadline = now.Add(d.checkQuorumTimeout())
+		l.checkQuorum.reset(now, d.checkQuorumTimeout())
 		clear(l.fetchedVoters)
 	}
 }

@@ -108,59 +108,69 @@ func (d *Driver) exitRole(now time.Time, from Role, fromEpoch int32) {
 	if d.follower != nil && d.follower.snapshot != nil {
 		_ = d.follower.snapshot.Close()
 	}
-	d.follower = nil
-	d.election = nil
-	d.resigned = nil
-	d.electionDeadline = time.Time{}
-	d.fetchDeadline = time.Time{}
+	d.unattached, d.election, d.leader, d.follower, d.resigned = nil, nil, nil, nil, nil
+	d.state = nil
 }
 
-// enterRole arms the new role's timers and state.
+// enterRole creates the new role's state and arms its timers.
 func (d *Driver) enterRole(now time.Time, from Role) {
 	switch d.role {
 	case RoleUnattached, RoleVoted:
+		d.unattached = &unattachedState{}
 		if d.isVoter {
-			d.electionDeadline = now.Add(d.randomElectionTimeout())
+			d.unattached.election.reset(now, d.randomElectionTimeout())
 		}
 		if d.leaderID >= 0 {
 			d.retries = 0
 		}
+		d.state = d.unattached
 	case RoleProspective:
 		d.election = &electionState{granted: map[int32]bool{}, rejected: map[int32]bool{}, prevLeader: d.leaderID}
 		if d.isVoter {
 			d.election.granted[d.cfg.NodeID] = true
 		}
-		d.electionDeadline = now.Add(d.randomElectionTimeout())
+		d.election.timeout.reset(now, d.randomElectionTimeout())
+		d.state = prospective{d.election}
 	case RoleCandidate:
 		d.retries++
 		d.election = &electionState{granted: map[int32]bool{d.cfg.NodeID: true}, rejected: map[int32]bool{}, prevLeader: -1}
-		d.electionDeadline = now.Add(d.randomElectionTimeout())
+		d.election.timeout.reset(now, d.randomElectionTimeout())
+		d.state = candidate{d.election}
 	case RoleLeader:
 		d.retries = 0
+		d.leader = d.newLeaderState(now, d.log.EndOffset().Offset)
+		d.state = d.leader
 	case RoleFollower:
 		d.retries = 0
 		d.follower = &followerState{}
-		d.fetchDeadline = now.Add(d.cfg.FetchTimeout)
+		d.follower.fetch.reset(now, d.cfg.FetchTimeout)
+		d.state = d.follower
 	case RoleResigned:
-		d.electionDeadline = now.Add(d.randomElectionTimeout())
 		// Restarted as Resigned: no successor order is known.
 		d.resigned = &resignedState{unacked: map[int32]bool{}}
+		d.resigned.election.reset(now, d.randomElectionTimeout())
 		for _, v := range d.voters {
 			if v.ID != d.cfg.NodeID {
 				d.resigned.unacked[v.ID] = true
 			}
 		}
+		d.state = d.resigned
 	}
 }
 
 // becomeUnattached moves to Unattached at a higher epoch (no leader, no vote).
 func (d *Driver) becomeUnattached(now time.Time, epoch int32) {
-	carried := d.electionDeadline
-	keep := d.role == RoleUnattached || d.role == RoleVoted || d.role == RoleCandidate || d.role == RoleProspective
+	// The remaining time of a running election timer carries over.
+	var carried timer
+	switch {
+	case d.unattached != nil:
+		carried = d.unattached.election
+	case d.election != nil:
+		carried = d.election.timeout
+	}
 	d.transition(now, RoleUnattached, epoch, -1, -1, [16]byte{}, true)
-	if keep && d.role == RoleUnattached && d.isVoter && !carried.IsZero() {
-		// The remaining time of the previous election timer carries over.
-		d.electionDeadline = carried
+	if d.role == RoleUnattached && d.isVoter && carried.armed() {
+		d.unattached.election = carried
 	}
 }
 
@@ -257,7 +267,7 @@ func (d *Driver) startElection(now time.Time) {
 // voter wins at once).
 func (d *Driver) maybeWinElection(now time.Time) {
 	e := d.election
-	if e == nil || !e.backoffDeadline.IsZero() {
+	if e == nil || e.backoff.armed() {
 		return
 	}
 	if len(e.granted) >= d.majority {
@@ -279,7 +289,7 @@ func (d *Driver) loseElection(now time.Time) {
 	switch d.role {
 	case RoleCandidate:
 		b := d.electionBackoff()
-		d.election.backoffDeadline = now.Add(b)
+		d.election.backoff.reset(now, b)
 		d.lg.Info("election lost or timed out; backing off", zap.Int32("epoch", d.epoch), zap.Duration("backoff", b))
 	case RoleProspective:
 		prev := d.election.prevLeader

@@ -57,12 +57,8 @@ func controllerBinary(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
 		binPath = filepath.Join(buildDir, "controller")
-		cmd := exec.Command(goTool, "build", "-o", binPath, ".")
+		cmd := exec.Command(goTool(), "build", "-o", binPath, ".")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -72,6 +68,14 @@ func controllerBinary(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// goTool is the go command that runs the tests.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // freePorts reserves n distinct free ports (closed again before use; the

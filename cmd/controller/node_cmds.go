@@ -18,6 +18,7 @@ import (
 
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/workload"
@@ -149,9 +150,13 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	return runNode(f, cfg, node.Options{
 		ClusterID: clusterID, DirectoryID: dirID,
 		TopicName: raft.PerformanceTestTopicName, TopicID: raft.PerformanceTestTopicID,
-		App: w,
+		App: wrapApp(w),
 	}, lg, func() { w.PrintSummary(time.Now()) })
 }
+
+// wrapApp is the identity, except in a binary built with the
+// kraftd_panic_hook tag for tests (panic_hook.go).
+var wrapApp = func(a node.Application) node.Application { return a }
 
 // ensureTestFormatted formats the metadata dir the way TestRaftServer needs
 // (cluster id AAAAAAAAAAAAAAAAAAAAAA) when it has no meta.properties, and
@@ -162,7 +167,7 @@ func ensureTestFormatted(cfg *config.Config, dirID clusterid.UUID, lg *zap.Logge
 	mp, err := clusterid.ReadMetaProperties(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := vfs.MkdirAll(vfs.OS, dir, 0o755); err != nil {
 			return "", fmt.Errorf("create metadata log dir: %w", err)
 		}
 		mp = clusterid.MetaProperties{Version: 1, ClusterID: testRaftClusterID, NodeID: cfg.NodeID, DirectoryID: dirID}

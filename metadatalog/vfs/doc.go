@@ -12,7 +12,9 @@
 // WriteFileAtomicVia to choose the temp name and mode): write a temp file,
 // fsync it, rename it over the target, fsync the directory. Streaming
 // writers (segments, snapshots) use FS directly and SyncDir for the
-// directory entries they create, rename or remove.
+// directory entries they create, rename or remove. Directories are created
+// with MkdirAll, which fsyncs the parent of each one it creates (FS has only
+// a one-level Mkdir, so there is no way to create them without).
 //
 // # Testing
 //

@@ -241,11 +241,11 @@ func (f *FaultFS) Remove(name string) error {
 	return f.fs.Remove(name)
 }
 
-func (f *FaultFS) MkdirAll(dir string, perm os.FileMode) error {
-	if err := f.check(Op{Kind: OpMkdir, Path: dir}); err != nil {
+func (f *FaultFS) Mkdir(name string, perm os.FileMode) error {
+	if err := f.check(Op{Kind: OpMkdir, Path: name}); err != nil {
 		return err
 	}
-	return f.fs.MkdirAll(dir, perm)
+	return f.fs.Mkdir(name, perm)
 }
 
 func (f *FaultFS) List(dir string) ([]string, error)     { return f.fs.List(dir) }

@@ -181,23 +181,25 @@ func (m *MemFS) Remove(name string) error {
 	return nil
 }
 
-// MkdirAll creates directories durably at once (a simplification: the
-// tests care about the files inside).
-func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
+// Mkdir creates one directory. Like a new file, its entry in the parent is
+// durable only once the parent is synced.
+func (m *MemFS) Mkdir(name string, perm os.FileMode) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := m.root
-	for _, part := range splitPath(dir) {
-		next, ok := n.children[part]
-		if !ok {
-			next = newDirNode()
-			n.children[part] = next
-			n.syncedChildren[part] = next
-		} else if !next.isDir {
-			return &os.PathError{Op: "mkdir", Path: dir, Err: fmt.Errorf("not a directory")}
-		}
-		n = next
+	parent, base, n, err := m.lookup(name)
+	switch {
+	case err != nil:
+	case parent == nil || n != nil:
+		err = &os.PathError{Op: "mkdir", Path: name, Err: fs.ErrExist}
+	default:
+		d := newDirNode()
+		d.mode = perm.Perm() | os.ModeDir
+		parent.children[base] = d
 	}
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	m.changed()
 	return nil
 }
 
@@ -261,6 +263,7 @@ func (m *MemFS) CrashClone(rng *rand.Rand) *MemFS {
 		}
 		if n.isDir {
 			c := newDirNode()
+			c.mode = n.mode
 			seen[n] = c
 			for k, child := range n.syncedChildren {
 				cc := clone(child)

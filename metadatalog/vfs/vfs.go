@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 )
 
 // FS is the file system kraftd's storage uses. It is small on purpose (as
@@ -18,7 +19,9 @@ type FS interface {
 	OpenDir(name string) (File, error)
 	Rename(oldname, newname string) error
 	Remove(name string) error
-	MkdirAll(dir string, perm os.FileMode) error
+	// Mkdir creates one directory as os.Mkdir does. Use MkdirAll, which
+	// also makes the new entry durable.
+	Mkdir(name string, perm os.FileMode) error
 	// List returns the names in dir, sorted.
 	List(dir string) ([]string, error)
 	Stat(name string) (os.FileInfo, error)
@@ -46,11 +49,11 @@ type osFS struct{}
 func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	return os.OpenFile(name, flag, perm)
 }
-func (osFS) OpenDir(name string) (File, error)           { return os.Open(name) }
-func (osFS) Rename(o, n string) error                    { return os.Rename(o, n) }
-func (osFS) Remove(name string) error                    { return os.Remove(name) }
-func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
-func (osFS) Stat(name string) (os.FileInfo, error)       { return os.Stat(name) }
+func (osFS) OpenDir(name string) (File, error)         { return os.Open(name) }
+func (osFS) Rename(o, n string) error                  { return os.Rename(o, n) }
+func (osFS) Remove(name string) error                  { return os.Remove(name) }
+func (osFS) Mkdir(name string, perm os.FileMode) error { return os.Mkdir(name, perm) }
+func (osFS) Stat(name string) (os.FileInfo, error)     { return os.Stat(name) }
 func (osFS) List(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -84,6 +87,36 @@ func SyncDir(fs FS, dir string) error {
 		return fmt.Errorf("fsync dir %s: %w", dir, err)
 	}
 	return d.Close()
+}
+
+// MkdirAll creates dir and any missing parents as os.MkdirAll does, and
+// fsyncs the parent of each directory it creates: a new directory's entry,
+// like a new file's, survives a power loss only once its parent is synced,
+// and losing a partition dir would lose the quorum-state (a vote already
+// cast) inside it. A directory that already exists is left as it is.
+func MkdirAll(fs FS, dir string, perm os.FileMode) error {
+	dir = filepath.Clean(dir)
+	if st, err := fs.Stat(dir); err == nil {
+		if st.IsDir() {
+			return nil
+		}
+		return &os.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := MkdirAll(fs, parent, perm); err != nil {
+			return err
+		}
+	}
+	if err := fs.Mkdir(dir, perm); err != nil {
+		// Created meanwhile by someone else, who owns its durability (as
+		// os.MkdirAll, a directory there is success).
+		if st, serr := fs.Stat(dir); serr == nil && st.IsDir() {
+			return nil
+		}
+		return err
+	}
+	return SyncDir(fs, parent)
 }
 
 // WriteFileAtomic replaces path with data durably, staging it in path.tmp.

@@ -15,7 +15,9 @@ import (
 // once WriteFileAtomic returned.
 func TestWriteFileAtomicCrashAtEveryStep(t *testing.T) {
 	mem := NewMemFS()
-	mem.MkdirAll("/d", 0o755)
+	if err := MkdirAll(mem, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	old, next := []byte("old content"), bytes.Repeat([]byte("new content "), 100)
 	if err := WriteFileAtomic(mem, "/d/f", old); err != nil {
 		t.Fatal(err)
@@ -41,9 +43,47 @@ func TestWriteFileAtomicCrashAtEveryStep(t *testing.T) {
 	}
 }
 
+// TestMkdirAll: the directories it creates survive a power loss, one made
+// by Mkdir alone does not, and every failure is reported.
+func TestMkdirAll(t *testing.T) {
+	mem := NewMemFS()
+	if err := MkdirAll(mem, "/a/b/c", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Mkdir("/a/lost", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := MkdirAll(mem, "/a/b", 0o755); err != nil {
+		t.Fatalf("existing dir: %v", err)
+	}
+	crashed := mem.CrashClone(nil)
+	if _, err := crashed.Stat("/a/lost"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a dir whose parent was never synced survived a power loss: %v", err)
+	}
+	st, err := crashed.Stat("/a/b/c")
+	if err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
+		t.Fatalf("created dir after a power loss: %v %v", st, err)
+	}
+
+	if err := WriteFileAtomic(mem, "/a/f", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := MkdirAll(mem, "/a/f/g", 0o755); !errors.Is(err, syscall.ENOTDIR) {
+		t.Fatalf("under a file: %v", err)
+	}
+	for _, kind := range []OpKind{OpMkdir, OpOpen, OpSync} {
+		ffs := NewFaultFS(mem, Fail(syscall.EIO, kind))
+		if err := MkdirAll(ffs, "/a/x/y", 0o755); !errors.Is(err, syscall.EIO) {
+			t.Fatalf("failing %v: %v", kind, err)
+		}
+	}
+}
+
 func TestWriteFileAtomicViaMode(t *testing.T) {
 	mem := NewMemFS()
-	mem.MkdirAll("/d", 0o755)
+	if err := MkdirAll(mem, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := WriteFileAtomicVia(mem, "/d/x.part", "/d/x", []byte("data"), 0o444); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +101,9 @@ func TestWriteFileAtomicViaMode(t *testing.T) {
 func TestWriteFileAtomicFailures(t *testing.T) {
 	for i := 0; ; i++ {
 		mem := NewMemFS()
-		mem.MkdirAll("/d", 0o755)
+		if err := MkdirAll(mem, "/d", 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := WriteFileAtomic(mem, "/d/f", []byte("old")); err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +129,9 @@ func TestWriteFileAtomicFailures(t *testing.T) {
 
 func TestInjectors(t *testing.T) {
 	mem := NewMemFS()
-	mem.MkdirAll("/d", 0o755)
+	if err := MkdirAll(mem, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ffs := NewFaultFS(mem, DiskFull(5))
 	f, err := ffs.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
