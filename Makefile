@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test run bench bench-quorum bench-interop fuzz interop-deps sim vet
+.PHONY: build test run bench bench-quorum bench-interop fuzz interop-deps sim vet soak-hostile soak-hostile-kafka
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
@@ -60,3 +60,15 @@ sim:
 # BENCH_INTEROP_SCENARIOS=rate,max ... (see interop/bench_interop_test.go).
 bench-interop: interop-deps
 	$(GO) test -tags interopbench -count=1 -timeout 60m -run '^TestBenchInterop$$' -v ./interop/
+
+# The hostile-client suite (cmd/controller/hostile_test.go), each attack for
+# HOSTILE_DURATION against a running 3-node quorum; prints a table of each
+# attack's peak RSS and commit rate next to the rate without it.
+HOSTILE_DURATION ?= 2m
+soak-hostile:
+	KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -count=1 -timeout 0 -run 'Hostile' -v ./cmd/controller/
+
+# The same attacks against Apache Kafka 4.4.0's TestRaftServer quorum (needs make
+# interop-deps): the reference table to read beside soak-hostile's.
+soak-hostile-kafka: interop-deps
+	KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -count=1 -timeout 0 -run '^TestHostileAgainstKafka$$' -v ./interop/

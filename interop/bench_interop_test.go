@@ -72,11 +72,6 @@ func TestBenchInterop(t *testing.T) {
 	fmt.Print(formatBench(rows, size, seconds, warmup))
 }
 
-// benchJVMFlags are kafka-run-class.sh's defaults with TestRaftServer's script heap
-// (-Xmx1G -Xms1G), so the JVM runs as Kafka ships it (C2 on, G1).
-var benchJVMFlags = []string{"-Xmx1G", "-Xms1G", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-	"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true"}
-
 type benchNode struct {
 	ID     int32
 	CPU    time.Duration
@@ -102,7 +97,7 @@ func runBench(t *testing.T, env *kafkatest.Env, side kafkatest.Side, scenario st
 	t.Helper()
 	sides := []kafkatest.Side{side, side, side}
 	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: sides, Throughput: rate, RecordSize: size,
-		KraftdArgs: append([]string{"--stats-interval", "5s"}, kraftdArgs...), KafkaJVMFlags: benchJVMFlags})
+		KraftdArgs: append([]string{"--stats-interval", "5s"}, kraftdArgs...), KafkaJVMFlags: kafkatest.ShippedJVMFlags})
 	for _, n := range q.Nodes {
 		q.Start(n.ID)
 	}
@@ -226,7 +221,7 @@ func envInt(t *testing.T, key string, def int) int {
 func formatBench(rows []benchRow, size, seconds, warmup int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nbench-interop: 3-voter quorums on 127.0.0.1, %d-byte records, %d s measured after a %d s warm-up, fsync'd logs\n", size, seconds, warmup)
-	fmt.Fprintf(&b, "Kafka %s TestRaftServer (JVM %s) vs kraftd test-kraft-server-start; latency = leader append to commit.\n", kafkatest.KafkaVersion, strings.Join(benchJVMFlags[:2], " "))
+	fmt.Fprintf(&b, "Kafka %s TestRaftServer (JVM %s) vs kraftd test-kraft-server-start; latency = leader append to commit.\n", kafkatest.KafkaVersion, strings.Join(kafkatest.ShippedJVMFlags[:2], " "))
 	fmt.Fprintf(&b, "records/s: committed, mean over the leader's 5 s reports; p50/p75: median report; p99/p99.9: worst report.\n")
 	fmt.Fprintf(&b, "Kafka's TestRaftServer reports no p50 and clamps latencies at 250 ms. L marks the leader.\n\n")
 	fmt.Fprintf(&b, "%-8s %-34s %11s %8s %8s %8s %8s   %-44s %s\n", "system", "scenario", "records/s", "p50 ms", "p75 ms", "p99 ms", "p99.9 ms", "CPU s in window / peak RSS MB per node", "note")

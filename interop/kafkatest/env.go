@@ -215,7 +215,12 @@ func (e *Env) serverLog4jFile(dir string, levels map[string]string) (string, err
 }
 
 // JVM flags. Small heap and the serial collector keep several JVMs affordable on two cores.
+// ShippedJVMFlags are kafka-run-class.sh's defaults with the heap of Kafka's
+// kafka-test-raft-server-start.sh (-Xmx1G -Xms1G): a TestRaftServer as Kafka ships it (C2
+// on, G1), for measurements of Kafka rather than of the harness's small heap.
 var (
+	ShippedJVMFlags = []string{"-Xmx1G", "-Xms1G", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+		"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true"}
 	serverJVMFlags = []string{"-Xmx256m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"}
 	toolJVMFlags   = []string{"-Xmx128m", "-Xms16m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-Djava.awt.headless=true"}
 )

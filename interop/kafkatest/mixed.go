@@ -464,6 +464,47 @@ func (q *MixedRaft) MaxKraftdHighWatermark() int64 {
 	return hw
 }
 
+// LeaderStateLogger is the JVM logger that logs a leader's every high watermark update at
+// DEBUG (at INFO only each epoch's first): set it to DEBUG in KafkaLog4j for
+// MaxKafkaHighWatermark to follow commits as they happen.
+const LeaderStateLogger = "org.apache.kafka.raft.LeaderState"
+
+// jvmHWMark precedes the offset in every high watermark update a JVM leader logs.
+const jvmHWMark = "High watermark set to LogOffsetMetadata(offset="
+
+// MaxKafkaHighWatermark is the largest high watermark any Kafka node of the quorum has
+// logged as leader so far, in its current process (-1: none yet). Each leader's updates only
+// grow, so its last one is its largest.
+func (q *MixedRaft) MaxKafkaHighWatermark() int64 {
+	hw := int64(-1)
+	for _, n := range q.Nodes {
+		if n.Side != SideKafka || n.Proc == nil {
+			continue
+		}
+		hw = max(hw, lastJVMHighWatermark(n.Proc.Log()))
+	}
+	return hw
+}
+
+// lastJVMHighWatermark is the offset of the last complete high watermark update in a JVM's
+// output (-1: none).
+func lastJVMHighWatermark(out string) int64 {
+	for {
+		i := strings.LastIndex(out, jvmHWMark)
+		if i < 0 {
+			return -1
+		}
+		digits := out[i+len(jvmHWMark):]
+		// An update still being written has no end to its offset yet: take the one before.
+		if end := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); end > 0 {
+			if off, err := strconv.ParseInt(digits[:end], 10, 64); err == nil {
+				return off
+			}
+		}
+		out = out[:i]
+	}
+}
+
 func (q *MixedRaft) topic() string {
 	if q.cfg.Controllers {
 		return "__cluster_metadata"

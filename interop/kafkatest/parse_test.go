@@ -167,3 +167,18 @@ func TestFreePorts(t *testing.T) {
 		seen[p] = true
 	}
 }
+
+func TestLastJVMHighWatermark(t *testing.T) {
+	out := "[x] INFO [RaftManager id=1] High watermark set to LogOffsetMetadata(offset=1, metadata=Optional.empty) for the first time for epoch 1\n" +
+		"[x] DEBUG [RaftManager id=1] High watermark set to LogOffsetMetadata(offset=4211, metadata=Optional[(segmentBaseOffset=0,relativePositionInSegment=91)]) from LogOffsetMetadata(offset=4100, metadata=Optional.empty)\n"
+	if got := lastJVMHighWatermark(out); got != 4211 {
+		t.Errorf("last high watermark %d, want 4211", got)
+	}
+	// An update cut mid-offset (still being written) yields the one before it.
+	if got := lastJVMHighWatermark(out + "[x] DEBUG [RaftManager id=1] High watermark set to LogOffsetMetadata(offset=43"); got != 4211 {
+		t.Errorf("with a partial line: %d, want 4211", got)
+	}
+	if got := lastJVMHighWatermark("[x] INFO starting\n"); got != -1 {
+		t.Errorf("no update: %d, want -1", got)
+	}
+}

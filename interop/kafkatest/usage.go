@@ -30,6 +30,18 @@ func (p *Process) Usage() (Usage, error) {
 	return procUsage(p.Pid())
 }
 
+// ResetPeakRSS sets the process's VmHWM back to its current RSS (clear_refs 5, Linux 4.0+),
+// so that a later Usage reports the peak since the reset.
+func (p *Process) ResetPeakRSS() error {
+	if exited, _ := p.Exited(); exited {
+		return fmt.Errorf("kafkatest: %s has exited: no peak RSS to reset", p.Name)
+	}
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.Pid()), []byte("5"), 0); err != nil {
+		return fmt.Errorf("kafkatest: reset peak RSS of %s: %w", p.Name, err)
+	}
+	return nil
+}
+
 func procUsage(pid int) (Usage, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
