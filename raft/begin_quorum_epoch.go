@@ -48,10 +48,7 @@ func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpoc
 		rp := kmsg.NewBeginQuorumEpochResponseTopicPartition()
 		rp.Partition = d.cfg.Partition
 		rp.ErrorCode = code
-		rp.LeaderID = d.reportedLeader(p.LeaderID)
-		if code == errNone && d.leaderID == p.LeaderID && d.role == RoleFollower {
-			rp.LeaderID = d.leaderID // acknowledging the sender as our leader
-		}
+		rp.LeaderID = d.leaderID
 		rp.LeaderEpoch = d.epoch
 		t.Partitions = append(t.Partitions, rp)
 		resp.Topics = append(resp.Topics, t)

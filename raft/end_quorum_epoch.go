@@ -42,7 +42,7 @@ func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochReq
 		rp := kmsg.NewEndQuorumEpochResponseTopicPartition()
 		rp.Partition = d.cfg.Partition
 		rp.ErrorCode = code
-		rp.LeaderID = d.reportedLeader(p.LeaderID)
+		rp.LeaderID = d.leaderID
 		rp.LeaderEpoch = d.epoch
 		t.Partitions = append(t.Partitions, rp)
 		resp.Topics = append(resp.Topics, t)

@@ -51,7 +51,7 @@ func (d *Driver) handleFetchSnapshot(now time.Time, req *kmsg.FetchSnapshotReque
 		rp.Partition = p.Partition
 		rp.ErrorCode = code
 		if withLeader {
-			rp.CurrentLeader.LeaderID = d.reportedLeader(req.ReplicaID)
+			rp.CurrentLeader.LeaderID = d.leaderID
 			rp.CurrentLeader.LeaderEpoch = d.epoch
 		}
 		t.Partitions = append(t.Partitions, rp)

@@ -50,7 +50,7 @@ func (d *Driver) handleVote(now time.Time, req *kmsg.VoteRequest) kmsg.Response 
 		rp := kmsg.NewVoteResponseTopicPartition()
 		rp.Partition = d.cfg.Partition
 		rp.ErrorCode = code
-		rp.LeaderID = d.reportedLeader(p.CandidateID)
+		rp.LeaderID = d.leaderID
 		rp.LeaderEpoch = d.epoch
 		rp.VoteGranted = granted
 		t.Partitions = append(t.Partitions, rp)
