@@ -17,8 +17,9 @@ package raft
 //   - voter key not this node -> INVALID_VOTER_KEY (after the transition);
 //   - else NONE.
 //
-// Behavior (sender): the leader sends it to every other voter at once and
-// every fetch.timeout/2 for the whole epoch.
+// Behavior (sender): the leader sends it to every other voter at once, then
+// every fetch.timeout/2 to the voters that have not fetched within
+// fetch.timeout/2.
 //
 // Version notes: v1 adds VoterId, VoterDirectoryId, LeaderEndpoints and the
 // response NodeEndpoints.
