@@ -21,7 +21,7 @@ import (
 // FuzzNode plays hostile or broken peers against one whole node: a real
 // Driver (node 1 of voters 1, 2, 3, pre-vote on) over a MemLog and a
 // MemStateStore, on a virtual clock. The input is a script of operations
-// (see fuzzOp): raw request frames from anyone, raw response frames or
+// (the fuzz* constants): raw request frames from anyone, raw response frames or
 // transport failures from voters 2 and 3 to one of the node's requests
 // pending to them, time advances and leader appends. Frames go through
 // protocol.ParseRequest / ParseResponse, as the network would take them off
@@ -54,8 +54,8 @@ const (
 	fuzzRequest  = iota // u16 length, request frame (header and body, no size prefix)
 	fuzzResponse        // u16 length, response frame to a pending request
 	fuzzFailure         // a pending request fails (timeout, closed connection)
-	fuzzAdvance         // u16 milliseconds to move the clock, polling at every deadline
-	fuzzAppend          // u8: the leader appends (n%4)+1 records
+	fuzzAdvance         // u16 milliseconds to move the clock (requests time out meanwhile)
+	fuzzAppend          // u8 n: a leader appends n%4+1 records
 	fuzzOps
 )
 
