@@ -19,8 +19,9 @@ package raft
 //   - voter key not this node -> INVALID_VOTER_KEY (after the transition);
 //   - else NONE.
 //
-// Behavior (sender): the leader sends it to every other voter at once and
-// every fetch.timeout/2 for the whole epoch.
+// Behavior (sender): the leader sends it to every other voter at once, then
+// every fetch.timeout/2 to the voters that have not fetched within
+// fetch.timeout/2.
 //
 // Version notes: v1 adds VoterId, VoterDirectoryId, LeaderEndpoints and the
 // response NodeEndpoints.
@@ -64,17 +65,13 @@ func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpoc
 // beginQuorumEpochAnswer is the partition answer to a BeginQuorumEpoch
 // request of the raft partition.
 func (d *Driver) beginQuorumEpochAnswer(req *kmsg.BeginQuorumEpochRequest, code int16) *kmsg.BeginQuorumEpochResponse {
-	p := &req.Topics[0].Partitions[0]
 	resp := kmsg.NewPtrBeginQuorumEpochResponse()
 	t := kmsg.NewBeginQuorumEpochResponseTopic()
 	t.Topic = d.cfg.TopicName
 	rp := kmsg.NewBeginQuorumEpochResponseTopicPartition()
 	rp.Partition = d.cfg.Partition
 	rp.ErrorCode = code
-	rp.LeaderID = d.reportedLeader(p.LeaderID)
-	if code == errNone && d.leaderID == p.LeaderID && d.role == RoleFollower {
-		rp.LeaderID = d.leaderID // acknowledging the sender as our leader
-	}
+	rp.LeaderID = d.leaderID
 	rp.LeaderEpoch = d.epoch
 	t.Partitions = append(t.Partitions, rp)
 	resp.Topics = append(resp.Topics, t)

@@ -59,18 +59,15 @@ func (d *Driver) leaderOnlyCheck(epoch int32) int16 {
 	return errNone
 }
 
-// reportedLeader is the leader id put in a response to requester. Never
-// the requester itself: a JVM node halts when told it leads an epoch while
-// it does not (e.g. a resigned leader), and a real leader loses nothing by
-// reading -1.
-func (d *Driver) reportedLeader(requester int32) int32 {
-	if d.leaderID >= 0 && d.leaderID == requester && requester != d.cfg.NodeID {
-		return -1
-	}
-	return d.leaderID
-}
-
 // leaderEndpoint is the current leader's address on the default listener.
+//
+// Every response names the leader this node knows at its epoch (d.leaderID)
+// with this endpoint, even to the requester itself, as Kafka does
+// (QuorumState.leaderIdOrSentinel). A JVM node halts on an answer naming it
+// leader while it does not lead, but checks that only for an answer with a
+// higher epoch or FENCED_LEADER_EPOCH / NOT_LEADER_OR_FOLLOWER
+// (KafkaRaftClient.hasConsistentLeader), an answer a Kafka peer would give it
+// as well; a resigned leader moves to the next epoch before it asks again.
 func (d *Driver) leaderEndpoint() (int32, Endpoint, bool) {
 	if d.leaderID < 0 {
 		return -1, Endpoint{}, false

@@ -72,7 +72,8 @@
 //	                  and shortened by EndQuorumEpoch -> election (voters) or
 //	                  leader discovery (observers)
 //	Leader            check quorum, 1.5 x fetch.timeout -> resign;
-//	                  BeginQuorumEpoch resend, fetch.timeout/2; append linger
+//	                  BeginQuorumEpoch, fetch.timeout/2 -> resend to voters
+//	                  that have not fetched within it; append linger
 //	Resigned          election, [T, 2T) -> new epoch
 //
 // T is election.timeout. Besides the role's timers, a round's deadline

@@ -68,7 +68,7 @@ func (d *Driver) endQuorumEpochAnswer(req *kmsg.EndQuorumEpochRequest, code int1
 	rp := kmsg.NewEndQuorumEpochResponseTopicPartition()
 	rp.Partition = d.cfg.Partition
 	rp.ErrorCode = code
-	rp.LeaderID = d.reportedLeader(req.Topics[0].Partitions[0].LeaderID)
+	rp.LeaderID = d.leaderID
 	rp.LeaderEpoch = d.epoch
 	t.Partitions = append(t.Partitions, rp)
 	resp.Topics = append(resp.Topics, t)

@@ -214,7 +214,7 @@ func (d *Driver) fetchAnswer(req *kmsg.FetchRequest, replicaID int32, code int16
 	}
 	p.LogStartOffset = d.log.StartOffset()
 	p.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-	p.CurrentLeader.LeaderID = d.reportedLeader(replicaID)
+	p.CurrentLeader.LeaderID = d.leaderID
 	p.CurrentLeader.LeaderEpoch = d.epoch
 	if diverging != nil {
 		p.DivergingEpoch.Epoch = diverging.Epoch

@@ -85,7 +85,7 @@ func (d *Driver) fetchSnapshotAnswer(req *kmsg.FetchSnapshotRequest, code int16,
 	rp.Partition = req.Topics[0].Partitions[0].Partition
 	rp.ErrorCode = code
 	if withLeader {
-		rp.CurrentLeader.LeaderID = d.reportedLeader(req.ReplicaID)
+		rp.CurrentLeader.LeaderID = d.leaderID
 		rp.CurrentLeader.LeaderEpoch = d.epoch
 	}
 	t.Partitions = append(t.Partitions, rp)

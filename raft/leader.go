@@ -39,8 +39,10 @@ type leaderState struct {
 	// a majority of voters (the leader included) fetched in its window.
 	checkQuorum   timer
 	fetchedVoters map[int32]bool // voters with a valid fetch in the current window
-	// beginQuorum resends BeginQuorumEpoch to every voter: due at once,
-	// then every fetch.timeout/2 for the whole epoch.
+	// beginQuorum fires at once, then every fetch.timeout/2 for the whole
+	// epoch; each time BeginQuorumEpoch goes to the voters that have not
+	// fetched within fetch.timeout/2 (as Kafka 4.4's
+	// needToSendBeginQuorumRequests).
 	beginQuorum     timer
 	resignRequested bool
 
@@ -157,14 +159,22 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 		}
 	}
 	if l.beginQuorum.expired(now) {
+		interval := d.cfg.FetchTimeout / 2
 		for _, v := range d.voters {
-			if v.ID == d.cfg.NodeID || !d.reqs.ready(v.ID, now) {
+			if v.ID == d.cfg.NodeID || l.fetchedWithin(v.ID, now, interval) || !d.reqs.ready(v.ID, now) {
 				continue
 			}
 			d.send(now, v.ID, apiBeginQuorumEpoch, d.buildBeginQuorumEpoch(v), false)
 		}
-		l.beginQuorum.reset(now, d.cfg.FetchTimeout/2)
+		l.beginQuorum.reset(now, interval)
 	}
+}
+
+// fetchedWithin reports whether voter id made a valid Fetch less than
+// window ago: it follows this leader and needs no BeginQuorumEpoch.
+func (l *leaderState) fetchedWithin(id int32, now time.Time, window time.Duration) bool {
+	r := l.voters[id]
+	return r != nil && !r.lastFetch.IsZero() && now.Sub(r.lastFetch) < window
 }
 
 // deadline: a resignation asked for from a listener callback happens in

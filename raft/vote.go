@@ -67,7 +67,7 @@ func (d *Driver) voteAnswer(req *kmsg.VoteRequest, code int16, granted bool) *km
 	rp := kmsg.NewVoteResponseTopicPartition()
 	rp.Partition = d.cfg.Partition
 	rp.ErrorCode = code
-	rp.LeaderID = d.reportedLeader(req.Topics[0].Partitions[0].CandidateID)
+	rp.LeaderID = d.leaderID
 	rp.LeaderEpoch = d.epoch
 	rp.VoteGranted = granted
 	t.Partitions = append(t.Partitions, rp)

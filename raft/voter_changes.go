@@ -64,7 +64,7 @@ func (d *Driver) handleRemoveRaftVoter(req *kmsg.RemoveRaftVoterRequest) kmsg.Re
 func (d *Driver) handleUpdateRaftVoter(req *kmsg.UpdateRaftVoterRequest) kmsg.Response {
 	resp := kmsg.NewPtrUpdateRaftVoterResponse()
 	resp.ErrorCode, _ = d.voterChangeCheck(req.ClusterID, req.CurrentLeaderEpoch, req.VoterID, req.VoterDirectoryID)
-	resp.CurrentLeader.LeaderID = d.reportedLeader(req.VoterID)
+	resp.CurrentLeader.LeaderID = d.leaderID
 	resp.CurrentLeader.LeaderEpoch = d.epoch
 	if id, ep, ok := d.leaderEndpoint(); ok && id == resp.CurrentLeader.LeaderID {
 		resp.CurrentLeader.Host, resp.CurrentLeader.Port = ep.Host, ep.Port
