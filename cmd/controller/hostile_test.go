@@ -132,18 +132,21 @@ func TestHostile(t *testing.T) {
 	var rows []hostileRow
 	var c *cluster
 	for _, a := range hostileAttacks {
-		t.Run(a.name, func(t *testing.T) {
-			if c == nil || !c.allRunning() {
-				c = startHostileCluster(t, 3, nil, nil)
+		// The cluster belongs to the parent test, so it outlives each case
+		// (a subtest's cleanup would stop it after every attack).
+		if c == nil || !c.allRunning() {
+			if c != nil {
+				c.stopAll()
 			}
+			c = startHostileCluster(t, 3, nil, nil)
+		}
+		t.Run(a.name, func(t *testing.T) {
 			c.t = t
 			if l, _ := c.leader(); l < 0 {
 				c.waitLeader(10*time.Second, 0)
 			}
 			rows = append(rows, c.judgeAttack(a, d))
 		})
-	}
-	if c != nil {
 		c.t = t
 	}
 	logHostileTable(t, rows)
