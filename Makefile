@@ -11,6 +11,7 @@ build:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags interopbench,interophostile ./interop/
 
 test: vet
 	$(GO) test -race -count=1 -timeout 9m ./...
@@ -71,4 +72,4 @@ soak-hostile:
 # The same attacks against Apache Kafka 4.4.0's TestRaftServer quorum (needs make
 # interop-deps): the reference table to read beside soak-hostile's.
 soak-hostile-kafka: interop-deps
-	KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -count=1 -timeout 0 -run '^TestHostileAgainstKafka$$' -v ./interop/
+	KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -tags interophostile -count=1 -timeout 0 -run '^TestHostileAgainstKafka$$' -v ./interop/

@@ -1,3 +1,5 @@
+//go:build interophostile
+
 package interop
 
 // The hostile-client suite pointed at Apache Kafka 4.4.0: the attacks of package hostile
@@ -5,7 +7,9 @@ package interop
 // workload), measured as cmd/controller's TestHostile measures kraftd, so that the two
 // tables can be read side by side. Kafka is the reference here, not the subject: the test
 // asserts only that each attack ran and was measured, and its table names any attack under
-// which Kafka itself bloats, stalls, loses its leader or dies.
+// which Kafka itself bloats, stalls, loses its leader or dies. Only built with -tags
+// interophostile (make soak-hostile-kafka): a reference measurement of about 90 s that
+// make test need not repeat.
 
 import (
 	"context"
