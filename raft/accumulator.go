@@ -11,7 +11,7 @@ import (
 // first record into an empty accumulator) expires or when it is full.
 // One Append call never spans batches.
 type accumulator struct {
-	epoch      int32
+	epoch      Epoch
 	nextOffset int64 // offset the next appended record gets
 	open       *pendingBatch
 	completed  []*pendingBatch // full batches waiting for the drain
@@ -32,7 +32,7 @@ const (
 	recordOverhead = 5 + 1 + 10 + 5 + 1 + 5 + 1
 )
 
-func (a *accumulator) reset(next int64, epoch int32) {
+func (a *accumulator) reset(next int64, epoch Epoch) {
 	*a = accumulator{nextOffset: next, epoch: epoch}
 }
 

@@ -37,26 +37,26 @@ import (
 // checkBeginQuorumEpoch.
 func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpochRequest) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
-	if code := d.voterOnlyCheck(p.LeaderEpoch, p.LeaderID); code != errNone {
+	if code := d.voterOnlyCheck(Epoch(p.LeaderEpoch), NodeID(p.LeaderID)); code != errNone {
 		return d.beginQuorumEpochAnswer(req, code)
 	}
-	if reason := d.forgedLeaderClaim(p.LeaderEpoch, p.LeaderID); reason != "" {
+	if reason := d.forgedLeaderClaim(Epoch(p.LeaderEpoch), NodeID(p.LeaderID)); reason != "" {
 		d.remoteLg.Error("refusing BeginQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
-			zap.Int32("claimedLeader", p.LeaderID), zap.Int32("localEpoch", d.epoch),
-			zap.Int32("knownLeader", d.leaderID), zap.Stringer("role", d.role))
+			zap.Int32("claimedLeader", p.LeaderID), zapEpoch("localEpoch", d.epoch),
+			zapNode("knownLeader", d.leaderID), zap.Stringer("role", d.role))
 		return d.beginQuorumEpochAnswer(req, errInvalidRequest)
 	}
 	for _, e := range req.LeaderEndpoints {
 		if e.Name == d.cfg.ListenerName {
-			d.learnEndpoint(p.LeaderID, e.Host, int32(e.Port))
+			d.learnEndpoint(NodeID(p.LeaderID), e.Host, int32(e.Port))
 		}
 	}
-	d.maybeFollow(now, p.LeaderEpoch, p.LeaderID, "BeginQuorumEpoch")
+	d.maybeFollow(now, Epoch(p.LeaderEpoch), NodeID(p.LeaderID), "BeginQuorumEpoch")
 	if d.fatal != nil {
 		return nil
 	}
 	if req.Version >= 1 && req.VoterID >= 0 &&
-		(req.VoterID != d.cfg.NodeID || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != d.cfg.DirectoryID)) {
+		(NodeID(req.VoterID) != d.self() || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != d.cfg.DirectoryID)) {
 		return d.beginQuorumEpochAnswer(req, errInvalidVoterKey)
 	}
 	return d.beginQuorumEpochAnswer(req, errNone)
@@ -71,14 +71,14 @@ func (d *Driver) beginQuorumEpochAnswer(req *kmsg.BeginQuorumEpochRequest, code 
 	rp := kmsg.NewBeginQuorumEpochResponseTopicPartition()
 	rp.Partition = d.cfg.Partition
 	rp.ErrorCode = code
-	rp.LeaderID = d.leaderID
-	rp.LeaderEpoch = d.epoch
+	rp.LeaderID = int32(d.leaderID)
+	rp.LeaderEpoch = int32(d.epoch)
 	t.Partitions = append(t.Partitions, rp)
 	resp.Topics = append(resp.Topics, t)
 	if req.Version >= 1 && rp.LeaderID >= 0 {
 		if id, ep, ok := d.leaderEndpoint(); ok {
 			ne := kmsg.NewBeginQuorumEpochResponseNodeEndpoint()
-			ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+			ne.NodeID, ne.Host, ne.Port = int32(id), ep.Host, uint16(ep.Port)
 			resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
 		}
 	}
@@ -87,11 +87,11 @@ func (d *Driver) beginQuorumEpochAnswer(req *kmsg.BeginQuorumEpochRequest, code 
 
 // forgedLeaderClaim explains why a leader claim (from BeginQuorumEpoch or
 // EndQuorumEpoch) cannot be true, or returns "".
-func (d *Driver) forgedLeaderClaim(epoch, leader int32) string {
+func (d *Driver) forgedLeaderClaim(epoch Epoch, leader NodeID) string {
 	switch {
-	case leader == d.cfg.NodeID && !(epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned)):
+	case leader == d.self() && !(epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned)):
 		return "it names this node leader of an epoch it does not lead"
-	case epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned) && leader != d.cfg.NodeID:
+	case epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned) && leader != d.self():
 		return "another node claims this node's own epoch"
 	case epoch == d.epoch && d.leaderID >= 0 && d.leaderID != leader:
 		return "a second leader for the epoch"

@@ -34,7 +34,7 @@ func (d *Driver) validClusterID(id *string) bool {
 
 // voterOnlyCheck validates the epoch and sender of Vote, BeginQuorumEpoch
 // and EndQuorumEpoch.
-func (d *Driver) voterOnlyCheck(epoch, sender int32) int16 {
+func (d *Driver) voterOnlyCheck(epoch Epoch, sender NodeID) int16 {
 	switch {
 	case epoch < d.epoch:
 		return errFencedLeaderEpoch
@@ -45,7 +45,7 @@ func (d *Driver) voterOnlyCheck(epoch, sender int32) int16 {
 }
 
 // leaderOnlyCheck validates the epoch of Fetch and FetchSnapshot.
-func (d *Driver) leaderOnlyCheck(epoch int32) int16 {
+func (d *Driver) leaderOnlyCheck(epoch Epoch) int16 {
 	switch {
 	case epoch < d.epoch:
 		return errFencedLeaderEpoch
@@ -68,12 +68,12 @@ func (d *Driver) leaderOnlyCheck(epoch int32) int16 {
 // higher epoch or FENCED_LEADER_EPOCH / NOT_LEADER_OR_FOLLOWER
 // (KafkaRaftClient.hasConsistentLeader), an answer a Kafka peer would give it
 // as well; a resigned leader moves to the next epoch before it asks again.
-func (d *Driver) leaderEndpoint() (int32, Endpoint, bool) {
+func (d *Driver) leaderEndpoint() (NodeID, Endpoint, bool) {
 	if d.leaderID < 0 {
 		return -1, Endpoint{}, false
 	}
 	var eps []Endpoint
-	if d.leaderID == d.cfg.NodeID {
+	if d.leaderID == d.self() {
 		eps = d.cfg.Endpoints
 	} else if i, ok := d.voterIdx[d.leaderID]; ok {
 		eps = d.voters[i].Endpoints
@@ -93,7 +93,7 @@ func (d *Driver) leaderEndpoint() (int32, Endpoint, bool) {
 // response shares (kraft-protocol.md section 13). It returns handled=true
 // when the response is fully dealt with, and then success tells whether
 // the destination should back off (false) or is ready again (true).
-func (d *Driver) handleCommonResponse(now time.Time, code int16, leader, epoch int32, from int32, api apiKey) (handled, success bool) {
+func (d *Driver) handleCommonResponse(now time.Time, code int16, leader NodeID, epoch Epoch, from NodeID, api apiKey) (handled, success bool) {
 	switch {
 	case epoch < d.epoch || code == errUnknownLeaderEpoch:
 		// Stale peer: ignore (Kafka retries at once; we back off so a
@@ -120,18 +120,18 @@ func (d *Driver) handleCommonResponse(now time.Time, code int16, leader, epoch i
 		return false, false
 	case leader >= 0 && d.leaderID >= 0 && leader != d.leaderID:
 		d.remoteLg.Error("response names a second leader for the epoch; ignored", zap.Stringer("api", api),
-			zap.Int32("from", from), zap.Int32("epoch", epoch), zap.Int32("claimed", leader), zap.Int32("known", d.leaderID))
+			zapNode("from", from), zapEpoch("epoch", epoch), zapNode("claimed", leader), zapNode("known", d.leaderID))
 		return true, false
 	case code == errBrokerNotAvailable:
 		return true, false
 	case code == errInvalidVoterKey:
-		d.remoteLg.Warn("peer reports an invalid voter key", zap.Stringer("api", api), zap.Int32("from", from))
+		d.remoteLg.Warn("peer reports an invalid voter key", zap.Stringer("api", api), zapNode("from", from))
 		return true, true
 	case code == errInvalidRequest:
-		d.remoteLg.Error("peer rejected request as invalid", zap.Stringer("api", api), zap.Int32("from", from))
+		d.remoteLg.Error("peer rejected request as invalid", zap.Stringer("api", api), zapNode("from", from))
 		return true, false
 	case code != errNone:
-		d.remoteLg.Warn("unexpected error in response", zap.Stringer("api", api), zap.Int32("from", from),
+		d.remoteLg.Warn("unexpected error in response", zap.Stringer("api", api), zapNode("from", from),
 			zap.Int16("error", code))
 		return true, false
 	}
@@ -140,11 +140,11 @@ func (d *Driver) handleCommonResponse(now time.Time, code int16, leader, epoch i
 
 // handleTopLevelError: everything backs off and retries (cluster
 // authorization failures included: a local decision, logged loudly).
-func (d *Driver) handleTopLevelError(code int16, api apiKey, from int32) bool {
+func (d *Driver) handleTopLevelError(code int16, api apiKey, from NodeID) bool {
 	if code == errClusterAuthorization {
-		d.remoteLg.Error("cluster authorization failed", zap.Stringer("api", api), zap.Int32("from", from))
+		d.remoteLg.Error("cluster authorization failed", zap.Stringer("api", api), zapNode("from", from))
 	} else {
-		d.remoteLg.Warn("top-level error in response", zap.Stringer("api", api), zap.Int32("from", from), zap.Int16("error", code))
+		d.remoteLg.Warn("top-level error in response", zap.Stringer("api", api), zapNode("from", from), zap.Int16("error", code))
 	}
 	return false
 }

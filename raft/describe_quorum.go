@@ -52,8 +52,8 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 		return resp
 	}
 	l := d.leader
-	p.LeaderID = d.cfg.NodeID
-	p.LeaderEpoch = d.epoch
+	p.LeaderID = int32(d.self())
+	p.LeaderEpoch = int32(d.epoch)
 	p.HighWatermark = l.highWatermark
 	ms := func(t time.Time) int64 {
 		if t.IsZero() {
@@ -63,30 +63,30 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 	}
 	state := func(r *replicaState) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 		s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-		s.ReplicaID = r.id
+		s.ReplicaID = int32(r.id)
 		s.ReplicaDirectoryID = r.dir
 		s.LogEndOffset = r.endOffset
 		s.LastFetchTimestamp = ms(r.lastFetch)
 		s.LastCaughtUpTimestamp = ms(r.lastCaughtUp)
-		if r.id == d.cfg.NodeID {
+		if r.id == d.self() {
 			s.LogEndOffset = d.log.EndOffset().Offset
 			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = now.UnixMilli(), now.UnixMilli()
 		}
 		return s
 	}
 	for _, v := range d.voters {
-		if r := l.voters[v.ID]; r != nil {
+		if r := l.voters[NodeID(v.ID)]; r != nil {
 			p.CurrentVoters = append(p.CurrentVoters, state(r))
 		}
 	}
 	l.expireObservers(now, d.cfg.ObserverSession)
 	ids := make([]int32, 0, len(l.observers))
 	for id := range l.observers {
-		ids = append(ids, id)
+		ids = append(ids, int32(id))
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		p.Observers = append(p.Observers, state(l.observers[id]))
+		p.Observers = append(p.Observers, state(l.observers[NodeID(id)]))
 	}
 	if p.CurrentVoters == nil {
 		p.CurrentVoters = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}
@@ -100,7 +100,7 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 		n := kmsg.NewDescribeQuorumResponseNode()
 		n.NodeID = v.ID
 		eps := v.Endpoints
-		if v.ID == d.cfg.NodeID && len(d.cfg.Endpoints) > 0 {
+		if NodeID(v.ID) == d.self() && len(d.cfg.Endpoints) > 0 {
 			eps = d.cfg.Endpoints
 		}
 		for _, e := range eps {

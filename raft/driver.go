@@ -37,17 +37,17 @@ type Driver struct {
 	// unsampled for local events.
 	remoteLg *zap.Logger
 
-	voters   []Voter       // static voter set, sorted by id
-	voterIdx map[int32]int // id -> index in voters
-	isVoter  bool          // local id is in the voter set
-	majority int           // floor(len(voters)/2) + 1
+	voters   []Voter        // static voter set, sorted by id
+	voterIdx map[NodeID]int // id -> index in voters
+	isVoter  bool           // local id is in the voter set
+	majority int            // floor(len(voters)/2) + 1
 
 	// Quorum state. Invariant: what the store holds matches these fields
 	// for every role except Prospective and Resigned (memory only).
 	role     Role
-	epoch    int32
-	leaderID int32 // -1 when unknown
-	votedID  int32 // -1 when no vote in this epoch
+	epoch    Epoch
+	leaderID NodeID // -1 when unknown
+	votedID  NodeID // -1 when no vote in this epoch
 	votedDir [16]byte
 	// hw is the high watermark, -1 while unknown. Invariant: never
 	// decreases while known; on a follower hw <= log end offset.
@@ -86,7 +86,7 @@ type Driver struct {
 	// queues its work; the running round or the next one acts on it.
 	inRound bool
 
-	learned map[int32]Endpoint // addresses passed to an EndpointLearner
+	learned map[NodeID]Endpoint // addresses passed to an EndpointLearner
 
 	next  time.Time // deadline computed by the last round
 	fatal error     // first log/store failure; every later call returns it
@@ -111,17 +111,17 @@ func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 		lg:       logger.With(zap.Int32("node", cfg.NodeID)),
 		leaderID: -1, votedID: -1, hw: -1,
 		badRecordsReported: LeaderAndEpoch{LeaderID: -1, Epoch: -1},
-		voterIdx:           make(map[int32]int, len(cfg.Voters)),
+		voterIdx:           make(map[NodeID]int, len(cfg.Voters)),
 		parked:             purgatory.New[*parkedFetch](),
 	}
 	d.remoteLg = logging.Remote(d.lg)
 	d.voters = slices.Clone(cfg.Voters)
 	slices.SortFunc(d.voters, func(a, b Voter) int { return int(a.ID) - int(b.ID) })
 	for i, v := range d.voters {
-		d.voterIdx[v.ID] = i
+		d.voterIdx[NodeID(v.ID)] = i
 	}
 	d.majority = len(d.voters)/2 + 1
-	if v, ok := d.voterIdx[cfg.NodeID]; ok && cfg.NodeID >= 0 {
+	if v, ok := d.voterIdx[NodeID(cfg.NodeID)]; ok && cfg.NodeID >= 0 {
 		dir := d.voters[v].DirectoryID
 		d.isVoter = dir == ([16]byte{}) || dir == cfg.DirectoryID
 	}
@@ -145,7 +145,7 @@ func (d *Driver) initialize(now time.Time) error {
 	if !ok {
 		st = ElectionState{Epoch: 0, LeaderID: -1, VotedID: -1}
 	}
-	local := d.cfg.NodeID
+	local := d.self()
 	logEpoch := d.log.EndOffset().Epoch
 	d.hw = -1
 	switch {
@@ -154,30 +154,30 @@ func (d *Driver) initialize(now time.Time) error {
 	case st.Epoch < logEpoch:
 		d.lg.Warn("quorum state epoch is older than the log's last epoch; starting unattached",
 			zap.Int32("stateEpoch", st.Epoch), zap.Int32("logEpoch", logEpoch))
-		d.setState(RoleUnattached, logEpoch, -1, -1, [16]byte{})
-	case st.LeaderID >= 0 && st.LeaderID == local:
+		d.setState(RoleUnattached, Epoch(logEpoch), -1, -1, [16]byte{})
+	case st.LeaderID >= 0 && NodeID(st.LeaderID) == local:
 		// Never lead twice in one epoch: unflushed data of the old term
 		// may be lost, so (offset, epoch) pairs could repeat.
-		d.setState(RoleResigned, st.Epoch, local, st.VotedID, st.VotedDirectoryID)
-	case st.VotedID >= 0 && st.VotedID == local && d.isVoter &&
+		d.setState(RoleResigned, Epoch(st.Epoch), local, NodeID(st.VotedID), st.VotedDirectoryID)
+	case st.VotedID >= 0 && NodeID(st.VotedID) == local && d.isVoter &&
 		(st.VotedDirectoryID == [16]byte{} || st.VotedDirectoryID == d.cfg.DirectoryID):
-		d.setState(RoleCandidate, st.Epoch, -1, local, st.VotedDirectoryID)
+		d.setState(RoleCandidate, Epoch(st.Epoch), -1, local, st.VotedDirectoryID)
 	case st.VotedID >= 0:
-		d.setState(RoleVoted, st.Epoch, st.LeaderID, st.VotedID, st.VotedDirectoryID)
-		if st.LeaderID >= 0 && st.LeaderID != local {
-			d.setState(RoleFollower, st.Epoch, st.LeaderID, st.VotedID, st.VotedDirectoryID)
+		d.setState(RoleVoted, Epoch(st.Epoch), NodeID(st.LeaderID), NodeID(st.VotedID), st.VotedDirectoryID)
+		if st.LeaderID >= 0 && NodeID(st.LeaderID) != local {
+			d.setState(RoleFollower, Epoch(st.Epoch), NodeID(st.LeaderID), NodeID(st.VotedID), st.VotedDirectoryID)
 		}
 	case st.LeaderID >= 0:
-		d.setState(RoleFollower, st.Epoch, st.LeaderID, -1, [16]byte{})
+		d.setState(RoleFollower, Epoch(st.Epoch), NodeID(st.LeaderID), -1, [16]byte{})
 	default:
-		d.setState(RoleUnattached, st.Epoch, -1, -1, [16]byte{})
+		d.setState(RoleUnattached, Epoch(st.Epoch), -1, -1, [16]byte{})
 	}
 	if err := d.writeState(); err != nil {
 		return err
 	}
 	d.enterRole(now, RoleUnattached)
-	d.lg.Info("raft replica started", zap.Stringer("role", d.role), zap.Int32("epoch", d.epoch),
-		zap.Int32("leader", d.leaderID), zap.Int32("voted", d.votedID), zap.Bool("voter", d.isVoter),
+	d.lg.Info("raft replica started", zap.Stringer("role", d.role), zapEpoch("epoch", d.epoch),
+		zapNode("leader", d.leaderID), zapNode("voted", d.votedID), zap.Bool("voter", d.isVoter),
 		zap.Int64("logEndOffset", d.log.EndOffset().Offset))
 	switch {
 	case d.role == RoleCandidate:
@@ -246,10 +246,10 @@ func (d *Driver) Append(now time.Time, epoch int32, records [][]byte) (int64, er
 	if d.fatal != nil {
 		return 0, d.fatal
 	}
-	if epoch > d.epoch {
+	if Epoch(epoch) > d.epoch {
 		return 0, fmt.Errorf("%w: append for epoch %d, local epoch %d", ErrInvalidEpoch, epoch, d.epoch)
 	}
-	if d.role != RoleLeader || epoch < d.epoch {
+	if d.role != RoleLeader || Epoch(epoch) < d.epoch {
 		return 0, fmt.Errorf("%w: append for epoch %d, local epoch %d is %s", ErrNotLeader, epoch, d.epoch, d.role)
 	}
 	if d.shuttingDown {
@@ -288,9 +288,9 @@ func (d *Driver) Resign(now time.Time, epoch int32) error {
 		return d.fatal
 	}
 	switch {
-	case epoch < d.epoch:
+	case Epoch(epoch) < d.epoch:
 		return nil
-	case epoch > d.epoch:
+	case Epoch(epoch) > d.epoch:
 		return fmt.Errorf("%w: resign epoch %d, local epoch %d", ErrInvalidEpoch, epoch, d.epoch)
 	case d.role == RoleResigned:
 		return nil
@@ -316,7 +316,7 @@ func (d *Driver) Shutdown(now time.Time) {
 	}
 	d.shuttingDown = true
 	d.shutdownDeadline = now.Add(d.cfg.ShutdownTimeout)
-	d.lg.Info("raft shutdown requested", zap.Stringer("role", d.role), zap.Int32("epoch", d.epoch))
+	d.lg.Info("raft shutdown requested", zap.Stringer("role", d.role), zapEpoch("epoch", d.epoch))
 	for _, lc := range d.listeners {
 		lc.call(d, "BeginShutdown", func() { lc.l.BeginShutdown() })
 	}
@@ -335,20 +335,20 @@ func (d *Driver) Done() bool { return d.done || d.fatal != nil }
 // Status returns the replica's current quorum view.
 func (d *Driver) Status() Status {
 	return Status{
-		NodeID: d.cfg.NodeID, Role: d.role, Epoch: d.epoch, LeaderID: d.leaderID,
-		HighWatermark: d.hw, LogEndOffset: d.log.EndOffset().Offset, VotedID: d.votedID,
+		NodeID: int32(d.self()), Role: d.role, Epoch: int32(d.epoch), LeaderID: int32(d.leaderID),
+		HighWatermark: d.hw, LogEndOffset: d.log.EndOffset().Offset, VotedID: int32(d.votedID),
 	}
 }
 
 // learnEndpoint passes a node's address to the transport when it wants it.
-func (d *Driver) learnEndpoint(id int32, host string, port int32) {
+func (d *Driver) learnEndpoint(id NodeID, host string, port int32) {
 	el, ok := d.tr.(EndpointLearner)
-	if !ok || id < 0 || host == "" || port <= 0 || id == d.cfg.NodeID {
+	if !ok || id < 0 || host == "" || port <= 0 || id == d.self() {
 		return
 	}
 	e := Endpoint{Name: d.cfg.ListenerName, Host: host, Port: port}
 	if d.learned == nil {
-		d.learned = map[int32]Endpoint{}
+		d.learned = map[NodeID]Endpoint{}
 	} else if d.learned[id] == e {
 		return
 	}
@@ -358,11 +358,11 @@ func (d *Driver) learnEndpoint(id int32, host string, port int32) {
 		ids := slices.Sorted(maps.Keys(d.learned))
 		clear(d.learned)
 		for _, forgotten := range ids {
-			el.ForgetEndpoint(forgotten)
+			el.ForgetEndpoint(int32(forgotten))
 		}
 	}
 	d.learned[id] = e
-	el.LearnEndpoint(id, host, port)
+	el.LearnEndpoint(int32(id), host, port)
 }
 
 // fail records a fatal local failure. Nothing is sent or acknowledged after.
@@ -424,7 +424,7 @@ func (d *Driver) dispatchRequest(now time.Time, req kmsg.Request, ref RequestRef
 // handleResponse matches a response to the single in-flight request of its
 // destination and dispatches it; anything unexpected is ignored.
 func (d *Driver) handleResponse(now time.Time, m Message) {
-	p, ok := d.reqs.take(m.From, m.Corr)
+	p, ok := d.reqs.take(NodeID(m.From), m.Corr)
 	if !ok {
 		d.lg.Debug("ignoring response no longer needed", zap.Int32("from", m.From), zap.Uint64("corr", m.Corr))
 		return
@@ -452,7 +452,7 @@ func (d *Driver) handleResponse(now time.Time, m Message) {
 		}
 	}
 	if gen == d.reqs.gen && !success {
-		d.reqs.backoff(m.From, now.Add(d.cfg.RetryBackoff))
+		d.reqs.backoff(NodeID(m.From), now.Add(d.cfg.RetryBackoff))
 	}
 }
 
@@ -462,11 +462,11 @@ func (d *Driver) handleResponse(now time.Time, m Message) {
 func (d *Driver) handleSendError(now time.Time, p pending, err error) bool {
 	if p.key == apiVote && p.preVote && d.role == RoleProspective && isUnsupportedVersion(err) {
 		// The peer lacks Vote v2: skip pre-vote, as Kafka 4.x does.
-		d.lg.Info("peer does not support pre-vote; becoming candidate", zap.Int32("peer", p.to))
+		d.lg.Info("peer does not support pre-vote; becoming candidate", zapNode("peer", p.to))
 		d.becomeCandidate(now)
 		return true
 	}
-	d.lg.Debug("request failed", zap.Int32("to", p.to), zap.Stringer("api", p.key), zap.Error(err))
+	d.lg.Debug("request failed", zapNode("to", p.to), zap.Stringer("api", p.key), zap.Error(err))
 	return false
 }
 
@@ -502,12 +502,12 @@ func (d *Driver) maybeCompleteShutdown(now time.Time) {
 	switch {
 	case !now.Before(d.shutdownDeadline):
 	case !d.isVoter, len(d.voters) == 1:
-	case d.role == RoleFollower && d.leaderID != d.cfg.NodeID:
+	case d.role == RoleFollower && d.leaderID != d.self():
 	default:
 		return
 	}
 	d.done = true
-	d.lg.Info("raft shutdown complete", zap.Stringer("role", d.role), zap.Int32("epoch", d.epoch))
+	d.lg.Info("raft shutdown complete", zap.Stringer("role", d.role), zapEpoch("epoch", d.epoch))
 }
 
 // endRound finishes a round: the leader flushes what it appended and
@@ -569,7 +569,7 @@ func (d *Driver) electionBackoff() time.Duration {
 
 // voterDir is a voter's directory id, zero for a static voter (or an
 // unknown id).
-func (d *Driver) voterDir(id int32) [16]byte {
+func (d *Driver) voterDir(id NodeID) [16]byte {
 	if i, ok := d.voterIdx[id]; ok {
 		return d.voters[i].DirectoryID
 	}
@@ -578,7 +578,7 @@ func (d *Driver) voterDir(id int32) [16]byte {
 
 // isVoterKey reports whether (id, dir) names a voter; static voters have no
 // directory id and match any.
-func (d *Driver) isVoterKey(id int32, dir [16]byte) bool {
+func (d *Driver) isVoterKey(id NodeID, dir [16]byte) bool {
 	i, ok := d.voterIdx[id]
 	if !ok {
 		return false
@@ -605,8 +605,8 @@ func (d *Driver) nextCorr() uint64 {
 }
 
 // send issues a request to a destination whose connection is ready.
-func (d *Driver) send(now time.Time, to int32, key apiKey, req kmsg.Request, preVote bool) {
+func (d *Driver) send(now time.Time, to NodeID, key apiKey, req kmsg.Request, preVote bool) {
 	corr := d.nextCorr()
 	d.reqs.sent(to, corr, key, preVote, d.epoch)
-	d.tr.Send(Outbound{To: to, Corr: corr, Request: req})
+	d.tr.Send(Outbound{To: int32(to), Corr: corr, Request: req})
 }

@@ -2,8 +2,6 @@ package raft
 
 import (
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // unattachedState is an Unattached or Voted replica's.
@@ -34,8 +32,8 @@ func (u *unattachedState) deadline(d *Driver, _ time.Time) time.Time {
 
 // electionState is a Prospective's pre-vote or a Candidate's vote count.
 type electionState struct {
-	granted  map[int32]bool
-	rejected map[int32]bool
+	granted  map[NodeID]bool
+	rejected map[NodeID]bool
 	// timeout ends the (pre-)vote: a Prospective falls back, a Candidate
 	// backs off.
 	timeout timer
@@ -43,7 +41,7 @@ type electionState struct {
 	// out; when it fires the next election starts.
 	backoff timer
 	// Prospective only: state to fall back to when the pre-vote fails.
-	prevLeader int32
+	prevLeader NodeID
 }
 
 // prospective and candidate are the two roles an electionState serves.
@@ -55,7 +53,7 @@ type (
 // poll sends pre-votes; the timer expiring means the pre-vote failed.
 func (p prospective) poll(d *Driver, now time.Time) {
 	if p.timeout.expired(now) {
-		d.lg.Info("pre-vote timed out", zap.Int32("epoch", d.epoch))
+		d.lg.Info("pre-vote timed out", zapEpoch("epoch", d.epoch))
 		d.loseElection(now)
 		return
 	}
@@ -76,7 +74,7 @@ func (c candidate) poll(d *Driver, now time.Time) {
 		d.sendVotes(now, false)
 	case c.backoff.armed():
 		if c.backoff.expired(now) {
-			d.lg.Info("election backoff complete", zap.Int32("epoch", d.epoch))
+			d.lg.Info("election backoff complete", zapEpoch("epoch", d.epoch))
 			d.startElection(now)
 		}
 	case c.timeout.expired(now):
@@ -106,17 +104,17 @@ func (d *Driver) sendVotes(now time.Time, preVote bool) {
 		return
 	}
 	for _, v := range d.voters {
-		if v.ID == d.cfg.NodeID || e.granted[v.ID] || e.rejected[v.ID] || !d.reqs.ready(v.ID, now) {
+		if NodeID(v.ID) == d.self() || e.granted[NodeID(v.ID)] || e.rejected[NodeID(v.ID)] || !d.reqs.ready(NodeID(v.ID), now) {
 			continue
 		}
-		d.send(now, v.ID, apiVote, d.buildVote(v, preVote), preVote)
+		d.send(now, NodeID(v.ID), apiVote, d.buildVote(v, preVote), preVote)
 	}
 }
 
 // resignedState is a former leader's, in the epoch it led.
 type resignedState struct {
-	preferred []int32        // other voters, most caught up first
-	unacked   map[int32]bool // voters that have not acknowledged EndQuorumEpoch
+	preferred []int32         // other voters, most caught up first
+	unacked   map[NodeID]bool // voters that have not acknowledged EndQuorumEpoch
 	// election moves the node on to a new epoch.
 	election timer
 }
@@ -125,8 +123,8 @@ type resignedState struct {
 // expires the node moves on to a new epoch.
 func (r *resignedState) poll(d *Driver, now time.Time) {
 	for _, v := range d.voters {
-		if id := v.ID; r.unacked[id] && d.reqs.ready(id, now) {
-			d.send(now, id, apiEndQuorumEpoch, d.buildEndQuorumEpoch(), false)
+		if id := v.ID; r.unacked[NodeID(id)] && d.reqs.ready(NodeID(id), now) {
+			d.send(now, NodeID(id), apiEndQuorumEpoch, d.buildEndQuorumEpoch(), false)
 		}
 	}
 	if d.shuttingDown || !r.election.expired(now) || d.epochExhausted(now) {
@@ -157,17 +155,17 @@ func (d *Driver) maybeSendAnyVoterFetch(now time.Time) {
 	if d.reqs.fetchInFlight() {
 		return
 	}
-	var cands []int32
+	var cands []NodeID
 	if len(d.cfg.Bootstrap) > 0 {
 		for i := range d.cfg.Bootstrap {
-			if id := int32(-2 - i); d.reqs.ready(id, now) {
+			if id := NodeID(-2 - i); d.reqs.ready(id, now) {
 				cands = append(cands, id)
 			}
 		}
 	} else {
 		for _, v := range d.voters {
-			if v.ID != d.cfg.NodeID && d.reqs.ready(v.ID, now) {
-				cands = append(cands, v.ID)
+			if NodeID(v.ID) != d.self() && d.reqs.ready(NodeID(v.ID), now) {
+				cands = append(cands, NodeID(v.ID))
 			}
 		}
 	}

@@ -28,20 +28,20 @@ import (
 // handleEndQuorumEpoch answers a request that passed checkEndQuorumEpoch.
 func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochRequest) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
-	if code := d.voterOnlyCheck(p.LeaderEpoch, p.LeaderID); code != errNone {
+	if code := d.voterOnlyCheck(Epoch(p.LeaderEpoch), NodeID(p.LeaderID)); code != errNone {
 		return d.endQuorumEpochAnswer(req, code)
 	}
-	if reason := d.forgedLeaderClaim(p.LeaderEpoch, p.LeaderID); reason != "" {
+	if reason := d.forgedLeaderClaim(Epoch(p.LeaderEpoch), NodeID(p.LeaderID)); reason != "" {
 		d.remoteLg.Error("refusing EndQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
-			zap.Int32("claimedLeader", p.LeaderID), zap.Int32("localEpoch", d.epoch),
-			zap.Int32("knownLeader", d.leaderID), zap.Stringer("role", d.role))
+			zap.Int32("claimedLeader", p.LeaderID), zapEpoch("localEpoch", d.epoch),
+			zapNode("knownLeader", d.leaderID), zap.Stringer("role", d.role))
 		return d.endQuorumEpochAnswer(req, errInvalidRequest)
 	}
-	d.maybeFollow(now, p.LeaderEpoch, p.LeaderID, "EndQuorumEpoch")
+	d.maybeFollow(now, Epoch(p.LeaderEpoch), NodeID(p.LeaderID), "EndQuorumEpoch")
 	if d.fatal != nil {
 		return nil
 	}
-	if d.role == RoleFollower && d.leaderID == p.LeaderID && p.LeaderEpoch == d.epoch {
+	if d.role == RoleFollower && d.leaderID == NodeID(p.LeaderID) && Epoch(p.LeaderEpoch) == d.epoch {
 		var preferred []int32
 		if len(p.PreferredCandidates) > 0 {
 			for _, c := range p.PreferredCandidates {
@@ -68,14 +68,14 @@ func (d *Driver) endQuorumEpochAnswer(req *kmsg.EndQuorumEpochRequest, code int1
 	rp := kmsg.NewEndQuorumEpochResponseTopicPartition()
 	rp.Partition = d.cfg.Partition
 	rp.ErrorCode = code
-	rp.LeaderID = d.leaderID
-	rp.LeaderEpoch = d.epoch
+	rp.LeaderID = int32(d.leaderID)
+	rp.LeaderEpoch = int32(d.epoch)
 	t.Partitions = append(t.Partitions, rp)
 	resp.Topics = append(resp.Topics, t)
 	if req.Version >= 1 && rp.LeaderID >= 0 {
 		if id, ep, ok := d.leaderEndpoint(); ok {
 			ne := kmsg.NewEndQuorumEpochResponseNodeEndpoint()
-			ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+			ne.NodeID, ne.Host, ne.Port = int32(id), ep.Host, uint16(ep.Port)
 			resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
 		}
 	}
@@ -88,7 +88,7 @@ func (d *Driver) endQuorumBackoff(preferred []int32) time.Duration {
 	max := d.cfg.ElectionBackoffMax
 	n := len(preferred)
 	for p, id := range preferred {
-		if id != d.cfg.NodeID {
+		if NodeID(id) != d.self() {
 			continue
 		}
 		if p == 0 {
@@ -106,13 +106,13 @@ func (d *Driver) buildEndQuorumEpoch() *kmsg.EndQuorumEpochRequest {
 	t.Topic = d.cfg.TopicName
 	p := kmsg.NewEndQuorumEpochRequestTopicPartition()
 	p.Partition = d.cfg.Partition
-	p.LeaderID = d.cfg.NodeID
-	p.LeaderEpoch = d.epoch
+	p.LeaderID = int32(d.self())
+	p.LeaderEpoch = int32(d.epoch)
 	for _, id := range d.resigned.preferred {
 		p.PreferredSuccessors = append(p.PreferredSuccessors, id)
 		c := kmsg.NewEndQuorumEpochRequestTopicPartitionPreferredCandidate()
 		c.CandidateID = id
-		c.CandidateDirectoryID = d.voterDir(id)
+		c.CandidateDirectoryID = d.voterDir(NodeID(id))
 		p.PreferredCandidates = append(p.PreferredCandidates, c)
 	}
 	t.Partitions = append(t.Partitions, p)
@@ -128,7 +128,7 @@ func (d *Driver) handleEndQuorumEpochResponse(now time.Time, p pending, resp *km
 		return false
 	}
 	rp := &resp.Topics[0].Partitions[0]
-	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.LeaderID, rp.LeaderEpoch, p.to, apiEndQuorumEpoch); handled {
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, apiEndQuorumEpoch); handled {
 		return ok
 	}
 	if d.role == RoleResigned && rp.ErrorCode == errNone {
@@ -145,7 +145,7 @@ func (d *Driver) handleBeginQuorumEpochResponse(now time.Time, p pending, resp *
 		return false
 	}
 	rp := &resp.Topics[0].Partitions[0]
-	handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.LeaderID, rp.LeaderEpoch, p.to, apiBeginQuorumEpoch)
+	handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, apiBeginQuorumEpoch)
 	if handled {
 		return ok
 	}

@@ -51,15 +51,15 @@ import (
 type parkedFetch struct {
 	ref       RequestRef
 	req       *kmsg.FetchRequest
-	replicaID int32
+	replicaID NodeID
 	replica   [16]byte
 }
 
-func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+func fetchReplicaID(req *kmsg.FetchRequest) NodeID {
 	if req.Version >= 15 {
-		return req.ReplicaState.ID
+		return NodeID(req.ReplicaState.ID)
 	}
-	return req.ReplicaID
+	return NodeID(req.ReplicaID)
 }
 
 // handleFetch answers (or parks) a Fetch that passed checkFetch.
@@ -81,14 +81,14 @@ func (d *Driver) tryCompleteFetch(now time.Time, pf *parkedFetch, mayPark bool) 
 func (d *Driver) buildFetchAnswer(now time.Time, pf *parkedFetch, mayPark, record bool) kmsg.Response {
 	req := pf.req
 	p := &req.Topics[0].Partitions[0]
-	if code := d.leaderOnlyCheck(p.CurrentLeaderEpoch); code != errNone {
+	if code := d.leaderOnlyCheck(Epoch(p.CurrentLeaderEpoch)); code != errNone {
 		return d.fetchError(req, pf.replicaID, code)
 	}
 	var (
 		diverging, snapshot *OffsetAndEpoch
 		records             []byte
 	)
-	kind, oe := d.validateFetchPosition(p.FetchOffset, p.LastFetchedEpoch)
+	kind, oe := d.validateFetchPosition(p.FetchOffset, Epoch(p.LastFetchedEpoch))
 	switch kind {
 	case fetchDiverging:
 		diverging = &oe
@@ -162,7 +162,7 @@ const (
 
 // validateFetchPosition checks (offset, last fetched epoch) of a follower
 // against the leader's log (kraft-state-machine.md 8.3).
-func (d *Driver) validateFetchPosition(off int64, epoch int32) (fetchKind, OffsetAndEpoch) {
+func (d *Driver) validateFetchPosition(off int64, epoch Epoch) (fetchKind, OffsetAndEpoch) {
 	if off == 0 {
 		if snap, ok := d.log.LatestSnapshot(); ok && snap != (OffsetAndEpoch{}) {
 			return fetchSnapshot, snap
@@ -173,32 +173,32 @@ func (d *Driver) validateFetchPosition(off int64, epoch int32) (fetchKind, Offse
 		return fetchValid, OffsetAndEpoch{}
 	}
 	if earliest, ok := d.log.EarliestSnapshot(); ok {
-		if off < start || (off == start && epoch != earliest.Epoch) || epoch < earliest.Epoch {
+		if off < start || (off == start && epoch != Epoch(earliest.Epoch)) || epoch < Epoch(earliest.Epoch) {
 			latest, _ := d.log.LatestSnapshot()
 			return fetchSnapshot, latest
 		}
 	}
 	end := d.log.EndOffset()
-	oe, ok := d.log.EndOffsetForEpoch(epoch)
+	oe, ok := d.log.EndOffsetForEpoch(int32(epoch))
 	if !ok {
 		if end.Offset > start {
 			// The follower's epoch predates everything held here.
-			oe = OffsetAndEpoch{Offset: start, Epoch: epoch}
+			oe = OffsetAndEpoch{Offset: start, Epoch: int32(epoch)}
 		} else {
 			oe = end
 		}
 	}
-	if oe.Epoch != epoch || oe.Offset < off {
+	if Epoch(oe.Epoch) != epoch || oe.Offset < off {
 		return fetchDiverging, OffsetAndEpoch{Offset: min(oe.Offset, end.Offset), Epoch: oe.Epoch}
 	}
 	return fetchValid, OffsetAndEpoch{}
 }
 
-func (d *Driver) fetchError(req *kmsg.FetchRequest, replicaID int32, code int16) *kmsg.FetchResponse {
+func (d *Driver) fetchError(req *kmsg.FetchRequest, replicaID NodeID, code int16) *kmsg.FetchResponse {
 	return d.fetchAnswer(req, replicaID, code, -1, nil, nil, nil)
 }
 
-func (d *Driver) fetchAnswer(req *kmsg.FetchRequest, replicaID int32, code int16, hw int64, records []byte,
+func (d *Driver) fetchAnswer(req *kmsg.FetchRequest, replicaID NodeID, code int16, hw int64, records []byte,
 	diverging, snapshot *OffsetAndEpoch) *kmsg.FetchResponse {
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Version = req.Version
@@ -214,8 +214,8 @@ func (d *Driver) fetchAnswer(req *kmsg.FetchRequest, replicaID int32, code int16
 	}
 	p.LogStartOffset = d.log.StartOffset()
 	p.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-	p.CurrentLeader.LeaderID = d.leaderID
-	p.CurrentLeader.LeaderEpoch = d.epoch
+	p.CurrentLeader.LeaderID = int32(d.leaderID)
+	p.CurrentLeader.LeaderEpoch = int32(d.epoch)
 	if diverging != nil {
 		p.DivergingEpoch.Epoch = diverging.Epoch
 		p.DivergingEpoch.EndOffset = diverging.Offset
@@ -230,7 +230,7 @@ func (d *Driver) fetchAnswer(req *kmsg.FetchRequest, replicaID int32, code int16
 	if req.Version >= 16 && p.CurrentLeader.LeaderID >= 0 {
 		if id, ep, ok := d.leaderEndpoint(); ok {
 			b := kmsg.NewFetchResponseBroker()
-			b.NodeID, b.Host, b.Port = id, ep.Host, ep.Port
+			b.NodeID, b.Host, b.Port = int32(id), ep.Host, ep.Port
 			resp.Brokers = append(resp.Brokers, b)
 		}
 	}
@@ -241,8 +241,8 @@ func (d *Driver) fetchAnswer(req *kmsg.FetchRequest, replicaID int32, code int16
 func (d *Driver) buildFetch() *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	req.ClusterID = d.clusterIDPtr()
-	req.ReplicaID = d.cfg.NodeID
-	req.ReplicaState.ID = d.cfg.NodeID
+	req.ReplicaID = int32(d.self())
+	req.ReplicaState.ID = int32(d.self())
 	req.MaxWaitMillis = int32(d.cfg.MaxFetchWait / time.Millisecond)
 	req.MaxBytes = int32(d.cfg.MaxFetchBytes)
 	t := kmsg.NewFetchRequestTopic()
@@ -250,7 +250,7 @@ func (d *Driver) buildFetch() *kmsg.FetchRequest {
 	t.TopicID = d.cfg.TopicID
 	p := kmsg.NewFetchRequestTopicPartition()
 	p.Partition = d.cfg.Partition
-	p.CurrentLeaderEpoch = d.epoch
+	p.CurrentLeaderEpoch = int32(d.epoch)
 	end := d.log.EndOffset()
 	p.FetchOffset = end.Offset
 	p.LastFetchedEpoch = end.Epoch
@@ -283,7 +283,7 @@ func (f *followerState) poll(d *Driver, now time.Time) {
 		switch {
 		case d.shuttingDown:
 		case expired:
-			d.lg.Info("fetch timeout expired; starting an election", zap.Int32("leader", d.leaderID), zap.Int32("epoch", d.epoch))
+			d.lg.Info("fetch timeout expired; starting an election", zapNode("leader", d.leaderID), zapEpoch("epoch", d.epoch))
 			d.startElection(now)
 		default:
 			d.maybeSendFetch(now, f)
@@ -324,14 +324,14 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 	}
 	if len(resp.Topics) != 1 || resp.Topics[0].TopicID != d.cfg.TopicID ||
 		len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != d.cfg.Partition {
-		d.remoteLg.Warn("fetch response for another partition; dropped", zap.Int32("from", p.to))
+		d.remoteLg.Warn("fetch response for another partition; dropped", zapNode("from", p.to))
 		return false
 	}
 	rp := &resp.Topics[0].Partitions[0]
 	for _, b := range resp.Brokers {
-		d.learnEndpoint(b.NodeID, b.Host, b.Port)
+		d.learnEndpoint(NodeID(b.NodeID), b.Host, b.Port)
 	}
-	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch, p.to, apiFetch); handled {
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.CurrentLeader.LeaderID), Epoch(rp.CurrentLeader.LeaderEpoch), p.to, apiFetch); handled {
 		return ok
 	}
 	if d.role != RoleFollower || p.epoch != d.epoch {
@@ -367,14 +367,14 @@ var errBadRecords = errors.New("raft: invalid records from leader")
 
 // reportBadRecords logs a refused Fetch answer once per leader and epoch:
 // the leader resends the same batches after every backoff.
-func (d *Driver) reportBadRecords(from int32, err error) {
-	key := LeaderAndEpoch{LeaderID: d.leaderID, Epoch: d.epoch}
+func (d *Driver) reportBadRecords(from NodeID, err error) {
+	key := LeaderAndEpoch{LeaderID: int32(d.leaderID), Epoch: int32(d.epoch)}
 	if d.badRecordsReported == key {
 		return
 	}
 	d.badRecordsReported = key
 	d.remoteLg.Error("fetch: leader sent records this node refuses; nothing of the answer appended, fetching again after a backoff",
-		zap.Int32("from", from), zap.Int32("epoch", d.epoch), zap.Error(err))
+		zapNode("from", from), zapEpoch("epoch", d.epoch), zap.Error(err))
 }
 
 // appendAsFollower validates and appends the leader's batches, then fsyncs
@@ -405,7 +405,7 @@ func (d *Driver) appendAsFollower(data []byte) error {
 			if h.BaseOffset != next {
 				return fmt.Errorf("%w: batch [%d, %d] does not start at offset %d", errBadRecords, h.BaseOffset, h.LastOffset(), next)
 			}
-			if h.PartitionLeaderEpoch > d.epoch || h.PartitionLeaderEpoch < lastEpoch {
+			if Epoch(h.PartitionLeaderEpoch) > d.epoch || h.PartitionLeaderEpoch < lastEpoch {
 				return fmt.Errorf("%w: batch at offset %d has epoch %d (log epoch %d, leader epoch %d)",
 					errBadRecords, h.BaseOffset, h.PartitionLeaderEpoch, lastEpoch, d.epoch)
 			}
@@ -486,6 +486,6 @@ func (d *Driver) truncateToDivergence(div OffsetAndEpoch) bool {
 		return false
 	}
 	d.lg.Info("truncated log to the divergence point", zap.Int64("offset", target), zap.Int64("previousEnd", end.Offset),
-		zap.Int32("leader", d.leaderID))
+		zapNode("leader", d.leaderID))
 	return true
 }

@@ -36,7 +36,7 @@ func (d *Driver) handleFetchSnapshot(now time.Time, req *kmsg.FetchSnapshotReque
 	if len(req.Topics) != 1 || len(rt.Partitions) != 1 || rt.Topic != d.cfg.TopicName || p.Partition != d.cfg.Partition {
 		return d.fetchSnapshotAnswer(req, errUnknownTopic, false)
 	}
-	if code := d.leaderOnlyCheck(p.CurrentLeaderEpoch); code != errNone {
+	if code := d.leaderOnlyCheck(Epoch(p.CurrentLeaderEpoch)); code != errNone {
 		return d.fetchSnapshotAnswer(req, code, true)
 	}
 	id := OffsetAndEpoch{Offset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
@@ -69,8 +69,8 @@ func (d *Driver) handleFetchSnapshot(now time.Time, req *kmsg.FetchSnapshotReque
 	rp.Size = size
 	rp.Position = p.Position
 	rp.Bytes = buf
-	if req.ReplicaID >= 0 && d.isVoterKey(req.ReplicaID, p.ReplicaDirectoryID) {
-		d.countCheckQuorum(now, req.ReplicaID)
+	if req.ReplicaID >= 0 && d.isVoterKey(NodeID(req.ReplicaID), p.ReplicaDirectoryID) {
+		d.countCheckQuorum(now, NodeID(req.ReplicaID))
 	}
 	return resp
 }
@@ -85,15 +85,15 @@ func (d *Driver) fetchSnapshotAnswer(req *kmsg.FetchSnapshotRequest, code int16,
 	rp.Partition = req.Topics[0].Partitions[0].Partition
 	rp.ErrorCode = code
 	if withLeader {
-		rp.CurrentLeader.LeaderID = d.leaderID
-		rp.CurrentLeader.LeaderEpoch = d.epoch
+		rp.CurrentLeader.LeaderID = int32(d.leaderID)
+		rp.CurrentLeader.LeaderEpoch = int32(d.epoch)
 	}
 	t.Partitions = append(t.Partitions, rp)
 	resp.Topics = append(resp.Topics, t)
 	if req.Version >= 1 && rp.CurrentLeader.LeaderID >= 0 && withLeader {
 		if id, ep, ok := d.leaderEndpoint(); ok {
 			ne := kmsg.NewFetchSnapshotResponseNodeEndpoint()
-			ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+			ne.NodeID, ne.Host, ne.Port = int32(id), ep.Host, uint16(ep.Port)
 			resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
 		}
 	}
@@ -103,13 +103,13 @@ func (d *Driver) fetchSnapshotAnswer(req *kmsg.FetchSnapshotRequest, code int16,
 func (d *Driver) buildFetchSnapshot(w SnapshotWriter) *kmsg.FetchSnapshotRequest {
 	req := kmsg.NewPtrFetchSnapshotRequest()
 	req.ClusterID = d.clusterIDPtr()
-	req.ReplicaID = d.cfg.NodeID
+	req.ReplicaID = int32(d.self())
 	req.MaxBytes = int32(d.cfg.MaxSnapshotChunk)
 	t := kmsg.NewFetchSnapshotRequestTopic()
 	t.Topic = d.cfg.TopicName
 	p := kmsg.NewFetchSnapshotRequestTopicPartition()
 	p.Partition = d.cfg.Partition
-	p.CurrentLeaderEpoch = d.epoch
+	p.CurrentLeaderEpoch = int32(d.epoch)
 	id := w.ID()
 	p.SnapshotID.EndOffset, p.SnapshotID.Epoch = id.Offset, id.Epoch
 	p.Position = w.Size()
@@ -136,7 +136,7 @@ func (d *Driver) startSnapshotDownload(id OffsetAndEpoch) bool {
 	}
 	d.follower.snapshot = w
 	d.lg.Info("fetching snapshot from leader", zap.Int64("endOffset", id.Offset), zap.Int32("epoch", id.Epoch),
-		zap.Int32("leader", d.leaderID))
+		zapNode("leader", d.leaderID))
 	return true
 }
 
@@ -168,9 +168,9 @@ func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kms
 	}
 	rp := &resp.Topics[0].Partitions[0]
 	for _, e := range resp.NodeEndpoints {
-		d.learnEndpoint(e.NodeID, e.Host, int32(e.Port))
+		d.learnEndpoint(NodeID(e.NodeID), e.Host, int32(e.Port))
 	}
-	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch, p.to, apiFetchSnapshot); handled {
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.CurrentLeader.LeaderID), Epoch(rp.CurrentLeader.LeaderEpoch), p.to, apiFetchSnapshot); handled {
 		if rp.ErrorCode == errSnapshotNotFound {
 			d.abandonSnapshot("leader no longer has it")
 		}

@@ -59,10 +59,10 @@ func TestRequestsAboveMaxEpochAreRefused(t *testing.T) {
 	}
 
 	// MaxEpoch itself is accepted, and persisted.
-	if _, p := votePart(c.request(voteReq(2, raft.MaxEpoch, 0, 0, false))); p.ErrorCode != 0 || !p.VoteGranted {
+	if _, p := votePart(c.request(voteReq(2, int32(raft.MaxEpoch), 0, 0, false))); p.ErrorCode != 0 || !p.VoteGranted {
 		t.Fatalf("vote at MaxEpoch: %+v, want a grant", p)
 	}
-	c.wantRole(raft.RoleVoted, raft.MaxEpoch)
+	c.wantRole(raft.RoleVoted, int32(raft.MaxEpoch))
 }
 
 func TestLeaderRefusesOutOfRangeFetches(t *testing.T) {
@@ -121,11 +121,11 @@ func TestNodeAtMaxEpochNeverStartsAnElection(t *testing.T) {
 		name string
 		opts []opt
 	}{
-		{"unattached", []opt{withState(raft.ElectionState{Epoch: raft.MaxEpoch, LeaderID: -1, VotedID: -1})}},
-		{"follower, pre-vote", []opt{withPreVote(true), withState(raft.ElectionState{Epoch: raft.MaxEpoch, LeaderID: 2, VotedID: -1})}},
-		{"candidate", []opt{withState(raft.ElectionState{Epoch: raft.MaxEpoch, LeaderID: -1, VotedID: 1})}},
-		{"single voter that led", []opt{withVoters(1), withState(raft.ElectionState{Epoch: raft.MaxEpoch, LeaderID: 1, VotedID: 1})}},
-		{"resigned", []opt{withState(raft.ElectionState{Epoch: raft.MaxEpoch, LeaderID: 1, VotedID: 1})}},
+		{"unattached", []opt{withState(raft.ElectionState{Epoch: int32(raft.MaxEpoch), LeaderID: -1, VotedID: -1})}},
+		{"follower, pre-vote", []opt{withPreVote(true), withState(raft.ElectionState{Epoch: int32(raft.MaxEpoch), LeaderID: 2, VotedID: -1})}},
+		{"candidate", []opt{withState(raft.ElectionState{Epoch: int32(raft.MaxEpoch), LeaderID: -1, VotedID: 1})}},
+		{"single voter that led", []opt{withVoters(1), withState(raft.ElectionState{Epoch: int32(raft.MaxEpoch), LeaderID: 1, VotedID: 1})}},
+		{"resigned", []opt{withState(raft.ElectionState{Epoch: int32(raft.MaxEpoch), LeaderID: 1, VotedID: 1})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			core, logs := observer.New(zapcore.ErrorLevel)
@@ -139,7 +139,7 @@ func TestNodeAtMaxEpochNeverStartsAnElection(t *testing.T) {
 				c.advance(next.Sub(c.now))
 				c.takeSent()
 			}
-			if st := c.status(); st.Epoch != raft.MaxEpoch || (st.Role != role && st.Role != raft.RoleFollower) {
+			if st := c.status(); st.Epoch != int32(raft.MaxEpoch) || (st.Role != role && st.Role != raft.RoleFollower) {
 				t.Fatalf("status %+v, want %s at MaxEpoch", st, role)
 			}
 			if n := logs.FilterMessageSnippet("epoch is at its maximum").Len(); n != 1 {

@@ -14,7 +14,7 @@ import (
 
 // replicaState is what the leader knows of one replica from its fetches.
 type replicaState struct {
-	id  int32
+	id  NodeID
 	dir [16]byte
 	// endOffset is the replica's log end offset as told by its last valid
 	// Fetch (FetchOffset), -1 while unknown.
@@ -30,15 +30,14 @@ type leaderState struct {
 	epochStartOffset int64
 	// highWatermark is the HW exposed in this epoch: -1 until an entry of
 	// this epoch is replicated on a majority. Invariant: never decreases.
-	highWatermark  int64
-	voters         map[int32]*replicaState // remote voters and the leader itself
-	observers      map[int32]*replicaState // keyed by replica id
-	grantingVoters []int32
+	highWatermark int64
+	voters        map[NodeID]*replicaState // remote voters and the leader itself
+	observers     map[NodeID]*replicaState // keyed by replica id
 
 	// checkQuorum makes the leader resign when it expires: reset each time
 	// a majority of voters (the leader included) fetched in its window.
 	checkQuorum   timer
-	fetchedVoters map[int32]bool // voters with a valid fetch in the current window
+	fetchedVoters map[NodeID]bool // voters with a valid fetch in the current window
 	// beginQuorum fires at once, then every fetch.timeout/2 for the whole
 	// epoch; each time BeginQuorumEpoch goes to the voters that have not
 	// fetched within fetch.timeout/2 (as Kafka 4.4's
@@ -65,15 +64,15 @@ func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
 	l := &leaderState{
 		epochStartOffset: leo,
 		highWatermark:    -1,
-		voters:           make(map[int32]*replicaState, len(d.voters)),
-		observers:        map[int32]*replicaState{},
-		fetchedVoters:    map[int32]bool{},
+		voters:           make(map[NodeID]*replicaState, len(d.voters)),
+		observers:        map[NodeID]*replicaState{},
+		fetchedVoters:    map[NodeID]bool{},
 		appendTimes:      map[int64]int64{},
 	}
 	l.checkQuorum.reset(now, d.checkQuorumTimeout())
 	l.beginQuorum.reset(now, 0)
 	for _, v := range d.voters {
-		l.voters[v.ID] = &replicaState{id: v.ID, dir: v.DirectoryID, endOffset: -1, prevLeaderEnd: -1}
+		l.voters[NodeID(v.ID)] = &replicaState{id: NodeID(v.ID), dir: v.DirectoryID, endOffset: -1, prevLeaderEnd: -1}
 	}
 	return l
 }
@@ -83,21 +82,20 @@ func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
 func (d *Driver) becomeLeader(now time.Time) {
 	granted := make([]int32, 0, len(d.election.granted))
 	for id := range d.election.granted {
-		granted = append(granted, id)
+		granted = append(granted, int32(id))
 	}
 	slices.Sort(granted)
-	d.transition(now, RoleLeader, d.epoch, d.cfg.NodeID, d.votedID, d.votedDir, true)
+	d.transition(now, RoleLeader, d.epoch, d.self(), d.votedID, d.votedDir, true)
 	if d.fatal != nil {
 		return
 	}
 	l := d.leader
-	l.grantingVoters = granted
 	leo := l.epochStartOffset
 	// LeaderChangeMessage v0: voters, and the voters that granted (self
 	// included). Appended at once so the epoch has an entry at its start.
 	msg := kmsg.NewLeaderChangeMessage()
 	msg.Version = 0
-	msg.LeaderID = d.cfg.NodeID
+	msg.LeaderID = int32(d.self())
 	for _, v := range d.voters {
 		mv := kmsg.NewLeaderChangeMessageVoter()
 		mv.VoterID = v.ID
@@ -110,7 +108,7 @@ func (d *Driver) becomeLeader(now time.Time) {
 	}
 	batch := protocol.AppendBatch(nil, protocol.Batch{
 		BaseOffset:           leo,
-		PartitionLeaderEpoch: d.epoch,
+		PartitionLeaderEpoch: int32(d.epoch),
 		Control:              true,
 		BaseTimestamp:        now.UnixMilli(),
 		MaxTimestamp:         now.UnixMilli(),
@@ -123,7 +121,7 @@ func (d *Driver) becomeLeader(now time.Time) {
 	l.unflushed = true
 	l.appendTimes[leo] = now.UnixNano()
 	l.acc.reset(d.log.EndOffset().Offset, d.epoch)
-	d.lg.Info("became leader", zap.Int32("epoch", d.epoch), zap.Int64("epochStartOffset", leo),
+	d.lg.Info("became leader", zapEpoch("epoch", d.epoch), zap.Int64("epochStartOffset", leo),
 		zap.Int32s("grantingVoters", granted))
 }
 
@@ -144,7 +142,7 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 	if d.shuttingDown || l.resignRequested || (len(d.voters) > 1 && l.checkQuorum.expired(now)) {
 		if !d.shuttingDown && !l.resignRequested {
 			d.lg.Warn("resigning: fewer than a majority of voters fetched within the check-quorum timeout",
-				zap.Int32("epoch", d.epoch), zap.Duration("timeout", d.checkQuorumTimeout()))
+				zapEpoch("epoch", d.epoch), zap.Duration("timeout", d.checkQuorumTimeout()))
 		}
 		d.becomeResigned(now)
 		return
@@ -161,10 +159,10 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 	if l.beginQuorum.expired(now) {
 		interval := d.cfg.FetchTimeout / 2
 		for _, v := range d.voters {
-			if v.ID == d.cfg.NodeID || l.fetchedWithin(v.ID, now, interval) || !d.reqs.ready(v.ID, now) {
+			if NodeID(v.ID) == d.self() || l.fetchedWithin(NodeID(v.ID), now, interval) || !d.reqs.ready(NodeID(v.ID), now) {
 				continue
 			}
-			d.send(now, v.ID, apiBeginQuorumEpoch, d.buildBeginQuorumEpoch(v), false)
+			d.send(now, NodeID(v.ID), apiBeginQuorumEpoch, d.buildBeginQuorumEpoch(v), false)
 		}
 		l.beginQuorum.reset(now, interval)
 	}
@@ -172,7 +170,7 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 
 // fetchedWithin reports whether voter id made a valid Fetch less than
 // window ago: it follows this leader and needs no BeginQuorumEpoch.
-func (l *leaderState) fetchedWithin(id int32, now time.Time, window time.Duration) bool {
+func (l *leaderState) fetchedWithin(id NodeID, now time.Time, window time.Duration) bool {
 	r := l.voters[id]
 	return r != nil && !r.lastFetch.IsZero() && now.Sub(r.lastFetch) < window
 }
@@ -204,7 +202,7 @@ func (d *Driver) drainAppends(now time.Time) {
 		l.recScratch = recs
 		data := protocol.AppendBatch(make([]byte, 0, b.bytes), protocol.Batch{
 			BaseOffset:           b.base,
-			PartitionLeaderEpoch: d.epoch,
+			PartitionLeaderEpoch: int32(d.epoch),
 			BaseTimestamp:        now.UnixMilli(),
 			MaxTimestamp:         now.UnixMilli(),
 			Records:              recs,
@@ -244,7 +242,7 @@ func (d *Driver) flushLeader(now time.Time) {
 		}
 		l.unflushed = false
 	}
-	self := l.voters[d.cfg.NodeID]
+	self := l.voters[d.self()]
 	if self != nil {
 		self.endOffset = d.log.FlushedOffset()
 		self.lastFetch, self.lastCaughtUp = now, now
@@ -308,7 +306,7 @@ func majorityOffset(offs []int64) (int64, bool) {
 func (l *leaderState) preferredSuccessors(self int32) []int32 {
 	rs := make([]*replicaState, 0, len(l.voters))
 	for _, r := range l.voters {
-		if r.id != self {
+		if r.id != NodeID(self) {
 			rs = append(rs, r)
 		}
 	}
@@ -323,14 +321,14 @@ func (l *leaderState) preferredSuccessors(self int32) []int32 {
 	})
 	out := make([]int32, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, r.id)
+		out = append(out, int32(r.id))
 	}
 	return out
 }
 
 // recordFetch updates replica tracking after a VALID fetch and counts it
 // for check quorum. Returns whether the HW advanced.
-func (d *Driver) recordFetch(now time.Time, id int32, dir [16]byte, fetchOffset int64) bool {
+func (d *Driver) recordFetch(now time.Time, id NodeID, dir [16]byte, fetchOffset int64) bool {
 	l := d.leader
 	if id < 0 {
 		return false
@@ -354,7 +352,7 @@ func (d *Driver) recordFetch(now time.Time, id int32, dir [16]byte, fetchOffset 
 		}
 		r.dir = dir
 	}
-	if r == nil || id == d.cfg.NodeID {
+	if r == nil || id == d.self() {
 		return false
 	}
 	if fetchOffset >= leo {
@@ -387,7 +385,7 @@ func (l *leaderState) expireObservers(now time.Time, session time.Duration) {
 
 // countCheckQuorum resets the check-quorum window once majority-1 distinct
 // other voters fetched in it.
-func (d *Driver) countCheckQuorum(now time.Time, id int32) {
+func (d *Driver) countCheckQuorum(now time.Time, id NodeID) {
 	l := d.leader
 	l.fetchedVoters[id] = true
 	need := d.majority
@@ -409,8 +407,8 @@ func (d *Driver) buildBeginQuorumEpoch(v Voter) *kmsg.BeginQuorumEpochRequest {
 	p := kmsg.NewBeginQuorumEpochRequestTopicPartition()
 	p.Partition = d.cfg.Partition
 	p.VoterDirectoryID = v.DirectoryID
-	p.LeaderID = d.cfg.NodeID
-	p.LeaderEpoch = d.epoch
+	p.LeaderID = int32(d.self())
+	p.LeaderEpoch = int32(d.epoch)
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	for _, e := range d.cfg.Endpoints {

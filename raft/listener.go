@@ -80,12 +80,12 @@ func (d *Driver) maybeFireLeaderChange(lc *listenerCtx) {
 	if d.role == RoleResigned || lc.dead {
 		return
 	}
-	cur := LeaderAndEpoch{LeaderID: d.leaderID, Epoch: d.epoch}
+	cur := LeaderAndEpoch{LeaderID: int32(d.leaderID), Epoch: int32(d.epoch)}
 	if d.role == RoleLeader {
 		if lc.next <= d.leader.epochStartOffset {
 			return
 		}
-	} else if d.leaderID == d.cfg.NodeID && d.cfg.NodeID >= 0 {
+	} else if d.leaderID == d.self() && d.self() >= 0 {
 		cur.LeaderID = -1 // leader id kept from an earlier role; not leading now
 	}
 	if lc.fired && (cur == lc.lastLeader || cur.Epoch < lc.lastLeader.Epoch ||

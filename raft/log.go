@@ -2,12 +2,6 @@ package raft
 
 import "errors"
 
-// NodeID is a replica's node.id. -1 means "no id" (an observer without one).
-type NodeID = int32
-
-// Epoch is a leader epoch (Raft term).
-type Epoch = int32
-
 // OffsetAndEpoch names a position in the log: an exclusive end offset and the
 // epoch of the record just before it. Snapshot ids use the same shape.
 type OffsetAndEpoch struct {

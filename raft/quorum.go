@@ -9,16 +9,16 @@ import (
 )
 
 // setState assigns the quorum-state fields without side effects.
-func (d *Driver) setState(role Role, epoch, leader, voted int32, votedDir [16]byte) {
+func (d *Driver) setState(role Role, epoch Epoch, leader, voted NodeID, votedDir [16]byte) {
 	d.role, d.epoch, d.leaderID, d.votedID, d.votedDir = role, epoch, leader, voted, votedDir
 }
 
 // writeState persists the current quorum state. A failure is fatal.
 func (d *Driver) writeState() error {
 	st := ElectionState{
-		Epoch:            d.epoch,
-		LeaderID:         d.leaderID,
-		VotedID:          d.votedID,
+		Epoch:            int32(d.epoch),
+		LeaderID:         int32(d.leaderID),
+		VotedID:          int32(d.votedID),
 		VotedDirectoryID: d.votedDir,
 		Voters:           d.voterIDs(),
 	}
@@ -32,7 +32,7 @@ func (d *Driver) writeState() error {
 
 // legalTransition reports whether from -> to is a transition Kafka's
 // QuorumState allows (doc.go lists them); epoch is the target epoch.
-func (d *Driver) legalTransition(to Role, epoch int32) bool {
+func (d *Driver) legalTransition(to Role, epoch Epoch) bool {
 	from := d.role
 	if epoch < d.epoch {
 		return false
@@ -66,19 +66,20 @@ func (d *Driver) legalTransition(to Role, epoch int32) bool {
 // transition moves to a new role. A durable transition writes the quorum
 // state before the new role acts; impossible transitions panic (they are
 // bugs, never the result of packet input, which callers validate first).
-func (d *Driver) transition(now time.Time, to Role, epoch, leader, voted int32, votedDir [16]byte, durable bool) {
+func (d *Driver) transition(now time.Time, to Role, epoch Epoch, leader, voted NodeID, votedDir [16]byte, durable bool) {
 	if !d.legalTransition(to, epoch) {
 		panic(fmt.Sprintf("raft: invalid transition [%s epoch %d -> %s epoch %d] (leader %d, voted %d)",
 			d.role, d.epoch, to, epoch, leader, voted))
 	}
-	if to == RoleFollower && leader == d.cfg.NodeID {
+	if to == RoleFollower && leader == d.self() {
 		panic(fmt.Sprintf("raft: invalid transition [%s -> Follower of itself, epoch %d]", d.role, epoch))
 	}
 	from, fromEpoch := d.role, d.epoch
 	prev := struct {
-		role                 Role
-		epoch, leader, voted int32
-		votedDir             [16]byte
+		role          Role
+		epoch         Epoch
+		leader, voted NodeID
+		votedDir      [16]byte
 	}{d.role, d.epoch, d.leaderID, d.votedID, d.votedDir}
 	d.setState(to, epoch, leader, voted, votedDir)
 	if durable {
@@ -90,12 +91,12 @@ func (d *Driver) transition(now time.Time, to Role, epoch, leader, voted int32, 
 	d.exitRole(now, from, fromEpoch)
 	d.enterRole(now, from)
 	d.lg.Info("completed transition", zap.String("from", fmt.Sprintf("%s(epoch %d)", from, fromEpoch)),
-		zap.String("to", fmt.Sprintf("%s(epoch %d)", to, epoch)), zap.Int32("leader", leader), zap.Int32("voted", voted))
+		zap.String("to", fmt.Sprintf("%s(epoch %d)", to, epoch)), zapNode("leader", leader), zapNode("voted", voted))
 }
 
 // exitRole releases what the previous role held. Every transition forgets
 // in-flight requests, so late responses are ignored.
-func (d *Driver) exitRole(now time.Time, from Role, fromEpoch int32) {
+func (d *Driver) exitRole(now time.Time, from Role, fromEpoch Epoch) {
 	d.reqs.reset()
 	if d.leader != nil {
 		// Parked fetches go back with NOT_LEADER_OR_FOLLOWER so followers
@@ -125,15 +126,15 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 		}
 		d.state = d.unattached
 	case RoleProspective:
-		d.election = &electionState{granted: map[int32]bool{}, rejected: map[int32]bool{}, prevLeader: d.leaderID}
+		d.election = &electionState{granted: map[NodeID]bool{}, rejected: map[NodeID]bool{}, prevLeader: d.leaderID}
 		if d.isVoter {
-			d.election.granted[d.cfg.NodeID] = true
+			d.election.granted[d.self()] = true
 		}
 		d.election.timeout.reset(now, d.randomElectionTimeout())
 		d.state = prospective{d.election}
 	case RoleCandidate:
 		d.retries++
-		d.election = &electionState{granted: map[int32]bool{d.cfg.NodeID: true}, rejected: map[int32]bool{}, prevLeader: -1}
+		d.election = &electionState{granted: map[NodeID]bool{d.self(): true}, rejected: map[NodeID]bool{}, prevLeader: -1}
 		d.election.timeout.reset(now, d.randomElectionTimeout())
 		d.state = candidate{d.election}
 	case RoleLeader:
@@ -147,11 +148,11 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 		d.state = d.follower
 	case RoleResigned:
 		// Restarted as Resigned: no successor order is known.
-		d.resigned = &resignedState{unacked: map[int32]bool{}}
+		d.resigned = &resignedState{unacked: map[NodeID]bool{}}
 		d.resigned.election.reset(now, d.randomElectionTimeout())
 		for _, v := range d.voters {
-			if v.ID != d.cfg.NodeID {
-				d.resigned.unacked[v.ID] = true
+			if NodeID(v.ID) != d.self() {
+				d.resigned.unacked[NodeID(v.ID)] = true
 			}
 		}
 		d.state = d.resigned
@@ -159,7 +160,7 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 }
 
 // becomeUnattached moves to Unattached at a higher epoch (no leader, no vote).
-func (d *Driver) becomeUnattached(now time.Time, epoch int32) {
+func (d *Driver) becomeUnattached(now time.Time, epoch Epoch) {
 	// The remaining time of a running election timer carries over.
 	var carried timer
 	switch {
@@ -175,8 +176,8 @@ func (d *Driver) becomeUnattached(now time.Time, epoch int32) {
 }
 
 // becomeFollower follows leader in epoch (callers checked the guards).
-func (d *Driver) becomeFollower(now time.Time, epoch, leader int32) {
-	voted, dir := int32(-1), [16]byte{}
+func (d *Driver) becomeFollower(now time.Time, epoch Epoch, leader NodeID) {
+	voted, dir := NodeID(-1), [16]byte{}
 	if epoch == d.epoch {
 		voted, dir = d.votedID, d.votedDir // the vote stays recorded within the epoch
 	}
@@ -186,14 +187,14 @@ func (d *Driver) becomeFollower(now time.Time, epoch, leader int32) {
 // maybeFollow applies a leader learned from a message, refusing anything
 // that contradicts what this node knows (two leaders for one epoch, or this
 // node named leader when it is not). Returns whether the state changed.
-func (d *Driver) maybeFollow(now time.Time, epoch, leader int32, source string) bool {
+func (d *Driver) maybeFollow(now time.Time, epoch Epoch, leader NodeID, source string) bool {
 	if leader < 0 || epoch < d.epoch {
 		return false
 	}
-	if leader == d.cfg.NodeID {
+	if leader == d.self() {
 		if !(epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned)) {
 			d.remoteLg.Error("refusing message naming this node leader of an epoch it does not lead",
-				zap.String("source", source), zap.Int32("epoch", epoch), zap.Stringer("role", d.role), zap.Int32("localEpoch", d.epoch))
+				zap.String("source", source), zapEpoch("epoch", epoch), zap.Stringer("role", d.role), zapEpoch("localEpoch", d.epoch))
 		}
 		return false
 	}
@@ -201,12 +202,12 @@ func (d *Driver) maybeFollow(now time.Time, epoch, leader int32, source string) 
 		switch {
 		case d.role == RoleLeader || d.role == RoleResigned:
 			d.remoteLg.Error("refusing message naming another leader for this node's own epoch",
-				zap.String("source", source), zap.Int32("epoch", epoch), zap.Int32("claimedLeader", leader))
+				zap.String("source", source), zapEpoch("epoch", epoch), zapNode("claimedLeader", leader))
 			return false
 		case d.leaderID >= 0 && d.leaderID != leader:
 			d.remoteLg.Error("refusing message naming a second leader for the epoch",
-				zap.String("source", source), zap.Int32("epoch", epoch), zap.Int32("knownLeader", d.leaderID),
-				zap.Int32("claimedLeader", leader))
+				zap.String("source", source), zapEpoch("epoch", epoch), zapNode("knownLeader", d.leaderID),
+				zapNode("claimedLeader", leader))
 			return false
 		case d.role == RoleFollower:
 			return false // already following it
@@ -218,7 +219,7 @@ func (d *Driver) maybeFollow(now time.Time, epoch, leader int32, source string) 
 
 // observeEpoch applies epoch news without a leader: a higher epoch moves
 // the node to Unattached.
-func (d *Driver) observeEpoch(now time.Time, epoch int32) bool {
+func (d *Driver) observeEpoch(now time.Time, epoch Epoch) bool {
 	if epoch <= d.epoch {
 		return false
 	}
@@ -227,7 +228,7 @@ func (d *Driver) observeEpoch(now time.Time, epoch int32) bool {
 }
 
 // grantVote records a standard vote (durable before the answer leaves).
-func (d *Driver) grantVote(now time.Time, candidate int32, dir [16]byte) bool {
+func (d *Driver) grantVote(now time.Time, candidate NodeID, dir [16]byte) bool {
 	if d.role == RoleProspective {
 		// Prospective+voted: the vote is persisted, the role stays.
 		d.votedID, d.votedDir = candidate, dir
@@ -248,7 +249,7 @@ func (d *Driver) becomeProspective(now time.Time) {
 
 // becomeCandidate bumps the epoch and votes for itself (durable).
 func (d *Driver) becomeCandidate(now time.Time) {
-	d.transition(now, RoleCandidate, d.epoch+1, -1, d.cfg.NodeID, d.cfg.DirectoryID, true)
+	d.transition(now, RoleCandidate, d.epoch+1, -1, d.self(), d.cfg.DirectoryID, true)
 	if d.fatal == nil {
 		d.maybeWinElection(now)
 	}
@@ -277,7 +278,7 @@ func (d *Driver) epochExhausted(now time.Time) bool {
 	}
 	if !d.maxEpochReported {
 		d.maxEpochReported = true
-		d.lg.Error("epoch is at its maximum; this node can never start an election", zap.Int32("epoch", d.epoch))
+		d.lg.Error("epoch is at its maximum; this node can never start an election", zapEpoch("epoch", d.epoch))
 	}
 	switch {
 	case d.unattached != nil:
@@ -319,10 +320,10 @@ func (d *Driver) loseElection(now time.Time) {
 	case RoleCandidate:
 		b := d.electionBackoff()
 		d.election.backoff.reset(now, b)
-		d.lg.Info("election lost or timed out; backing off", zap.Int32("epoch", d.epoch), zap.Duration("backoff", b))
+		d.lg.Info("election lost or timed out; backing off", zapEpoch("epoch", d.epoch), zap.Duration("backoff", b))
 	case RoleProspective:
 		prev := d.election.prevLeader
-		if prev >= 0 && prev != d.cfg.NodeID {
+		if prev >= 0 && prev != d.self() {
 			d.transition(now, RoleFollower, d.epoch, prev, d.votedID, d.votedDir, true)
 		} else {
 			// Keep the vote of this epoch, if any.
@@ -337,7 +338,7 @@ func (d *Driver) loseElection(now time.Time) {
 
 // becomeResigned: the leader steps down in its epoch (memory only).
 func (d *Driver) becomeResigned(now time.Time) {
-	preferred := d.leader.preferredSuccessors(d.cfg.NodeID)
-	d.transition(now, RoleResigned, d.epoch, d.cfg.NodeID, d.votedID, d.votedDir, false)
+	preferred := d.leader.preferredSuccessors(int32(d.self()))
+	d.transition(now, RoleResigned, d.epoch, d.self(), d.votedID, d.votedDir, false)
 	d.resigned.preferred = preferred
 }

@@ -30,11 +30,11 @@ func (k apiKey) String() string {
 
 // pending is the single in-flight request to one destination.
 type pending struct {
-	to      int32
+	to      NodeID
 	corr    uint64
 	key     apiKey
 	preVote bool
-	epoch   int32 // local epoch when sent
+	epoch   Epoch // local epoch when sent
 }
 
 // destState: a destination is ready, in flight (one request) or backing
@@ -49,18 +49,18 @@ type destState struct {
 // responses to requests sent in an older state are ignored.
 // Invariant: at most one Fetch or FetchSnapshot is in flight in total.
 type requestManager struct {
-	dests map[int32]*destState
+	dests map[NodeID]*destState
 	gen   uint64 // bumped by reset
 }
 
-func (m *requestManager) init() { m.dests = map[int32]*destState{} }
+func (m *requestManager) init() { m.dests = map[NodeID]*destState{} }
 
 func (m *requestManager) reset() {
 	clear(m.dests)
 	m.gen++
 }
 
-func (m *requestManager) get(to int32) *destState {
+func (m *requestManager) get(to NodeID) *destState {
 	s := m.dests[to]
 	if s == nil {
 		s = &destState{}
@@ -69,17 +69,17 @@ func (m *requestManager) get(to int32) *destState {
 	return s
 }
 
-func (m *requestManager) ready(to int32, now time.Time) bool {
+func (m *requestManager) ready(to NodeID, now time.Time) bool {
 	s := m.dests[to]
 	return s == nil || !s.inflight && !now.Before(s.backoffUntil)
 }
 
-func (m *requestManager) backingOff(to int32, now time.Time) bool {
+func (m *requestManager) backingOff(to NodeID, now time.Time) bool {
 	s := m.dests[to]
 	return s != nil && !s.inflight && now.Before(s.backoffUntil)
 }
 
-func (m *requestManager) sent(to int32, corr uint64, key apiKey, preVote bool, epoch int32) {
+func (m *requestManager) sent(to NodeID, corr uint64, key apiKey, preVote bool, epoch Epoch) {
 	s := m.get(to)
 	s.inflight = true
 	s.p = pending{to: to, corr: corr, key: key, preVote: preVote, epoch: epoch}
@@ -87,7 +87,7 @@ func (m *requestManager) sent(to int32, corr uint64, key apiKey, preVote bool, e
 }
 
 // take consumes the in-flight request matching (from, corr).
-func (m *requestManager) take(from int32, corr uint64) (pending, bool) {
+func (m *requestManager) take(from NodeID, corr uint64) (pending, bool) {
 	s := m.dests[from]
 	if s == nil || !s.inflight || s.p.corr != corr {
 		return pending{}, false
@@ -96,7 +96,7 @@ func (m *requestManager) take(from int32, corr uint64) (pending, bool) {
 	return s.p, true
 }
 
-func (m *requestManager) backoff(to int32, until time.Time) {
+func (m *requestManager) backoff(to NodeID, until time.Time) {
 	m.get(to).backoffUntil = until
 }
 

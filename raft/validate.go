@@ -21,7 +21,7 @@ import (
 // increments the epoch, so MaxInt32 itself could only be reached to be
 // stuck there (the quorum-state store refuses it): a node at MaxEpoch never
 // starts an election, and a message naming a higher epoch is refused.
-const MaxEpoch = math.MaxInt32 - 1
+const MaxEpoch Epoch = math.MaxInt32 - 1
 
 // refusal is why a request is refused at the edge, and how it is answered.
 type refusal struct {
@@ -117,7 +117,7 @@ func (d *Driver) checkPartition(clusterID *string, topics int, topic string, par
 // checkEpoch refuses an epoch this node could not move to. A negative
 // epoch is left to the handlers: older than any local epoch, it is fenced,
 // as Kafka answers it.
-func checkEpoch(what string, epoch int32) *refusal {
+func checkEpoch(what string, epoch Epoch) *refusal {
 	if epoch > MaxEpoch {
 		return partitionRefusal(errInvalidRequest, "%s %d is above the largest epoch %d", what, epoch, MaxEpoch)
 	}
@@ -140,7 +140,7 @@ func (d *Driver) checkVote(req *kmsg.VoteRequest) *refusal {
 	case p.LastOffsetEpoch > p.CandidateEpoch || (!preVote && p.LastOffsetEpoch == p.CandidateEpoch):
 		return partitionRefusal(errInvalidRequest, "last offset epoch %d not below candidate epoch %d", p.LastOffsetEpoch, p.CandidateEpoch)
 	}
-	return checkEpoch("candidate epoch", p.CandidateEpoch)
+	return checkEpoch("candidate epoch", Epoch(p.CandidateEpoch))
 }
 
 func (d *Driver) checkBeginQuorumEpoch(req *kmsg.BeginQuorumEpochRequest) *refusal {
@@ -151,7 +151,7 @@ func (d *Driver) checkBeginQuorumEpoch(req *kmsg.BeginQuorumEpochRequest) *refus
 	if r := d.checkPartition(req.ClusterID, 1, t.Topic, 1, t.Partitions[0].Partition); r != nil {
 		return r
 	}
-	return checkEpoch("leader epoch", t.Partitions[0].LeaderEpoch)
+	return checkEpoch("leader epoch", Epoch(t.Partitions[0].LeaderEpoch))
 }
 
 func (d *Driver) checkEndQuorumEpoch(req *kmsg.EndQuorumEpochRequest) *refusal {
@@ -173,7 +173,7 @@ func (d *Driver) checkEndQuorumEpoch(req *kmsg.EndQuorumEpochRequest) *refusal {
 			return partitionRefusal(errInvalidRequest, "preferred candidate id %d", c.CandidateID)
 		}
 	}
-	return checkEpoch("leader epoch", p.LeaderEpoch)
+	return checkEpoch("leader epoch", Epoch(p.LeaderEpoch))
 }
 
 func (d *Driver) checkFetch(req *kmsg.FetchRequest) *refusal {
@@ -193,7 +193,7 @@ func (d *Driver) checkFetch(req *kmsg.FetchRequest) *refusal {
 		return partitionRefusal(errInvalidRequest, "last fetched epoch %d above current leader epoch %d",
 			p.LastFetchedEpoch, p.CurrentLeaderEpoch)
 	}
-	return checkEpoch("current leader epoch", p.CurrentLeaderEpoch)
+	return checkEpoch("current leader epoch", Epoch(p.CurrentLeaderEpoch))
 }
 
 // checkFetchSnapshot leaves the topic and partition to the handler: Kafka
@@ -215,7 +215,7 @@ func (d *Driver) checkFetchSnapshot(req *kmsg.FetchSnapshotRequest) *refusal {
 		// No such snapshot can exist; the log is never asked for it.
 		return partitionRefusal(errSnapshotNotFound, "snapshot id %d-%d", p.SnapshotID.EndOffset, p.SnapshotID.Epoch)
 	}
-	return checkEpoch("current leader epoch", p.CurrentLeaderEpoch)
+	return checkEpoch("current leader epoch", Epoch(p.CurrentLeaderEpoch))
 }
 
 // checkResponse returns why a response cannot be used, or "". What it
@@ -229,7 +229,7 @@ func checkResponse(resp kmsg.Response) string {
 	case *kmsg.VoteResponse:
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
-				if why := checkLeader(p.LeaderID, p.LeaderEpoch); why != "" {
+				if why := checkLeader(NodeID(p.LeaderID), Epoch(p.LeaderEpoch)); why != "" {
 					return why
 				}
 			}
@@ -237,7 +237,7 @@ func checkResponse(resp kmsg.Response) string {
 	case *kmsg.BeginQuorumEpochResponse:
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
-				if why := checkLeader(p.LeaderID, p.LeaderEpoch); why != "" {
+				if why := checkLeader(NodeID(p.LeaderID), Epoch(p.LeaderEpoch)); why != "" {
 					return why
 				}
 			}
@@ -245,7 +245,7 @@ func checkResponse(resp kmsg.Response) string {
 	case *kmsg.EndQuorumEpochResponse:
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
-				if why := checkLeader(p.LeaderID, p.LeaderEpoch); why != "" {
+				if why := checkLeader(NodeID(p.LeaderID), Epoch(p.LeaderEpoch)); why != "" {
 					return why
 				}
 			}
@@ -261,11 +261,11 @@ func checkResponse(resp kmsg.Response) string {
 	case *kmsg.FetchSnapshotResponse:
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
-				if why := checkLeader(p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch); why != "" {
+				if why := checkLeader(NodeID(p.CurrentLeader.LeaderID), Epoch(p.CurrentLeader.LeaderEpoch)); why != "" {
 					return why
 				}
 				if p.ErrorCode == errNone && (p.Position < 0 || p.Size < 0 || p.SnapshotID.EndOffset < 0 ||
-					p.SnapshotID.Epoch < 0 || p.SnapshotID.Epoch > MaxEpoch) {
+					p.SnapshotID.Epoch < 0 || Epoch(p.SnapshotID.Epoch) > MaxEpoch) {
 					return fmt.Sprintf("snapshot %d-%d chunk at position %d of size %d",
 						p.SnapshotID.EndOffset, p.SnapshotID.Epoch, p.Position, p.Size)
 				}
@@ -275,7 +275,7 @@ func checkResponse(resp kmsg.Response) string {
 	return ""
 }
 
-func checkLeader(id, epoch int32) string {
+func checkLeader(id NodeID, epoch Epoch) string {
 	if id < -1 || epoch < -1 || epoch > MaxEpoch {
 		return fmt.Sprintf("leader %d in epoch %d", id, epoch)
 	}
@@ -283,7 +283,7 @@ func checkLeader(id, epoch int32) string {
 }
 
 func checkFetchPartition(p *kmsg.FetchResponseTopicPartition) string {
-	if why := checkLeader(p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch); why != "" {
+	if why := checkLeader(NodeID(p.CurrentLeader.LeaderID), Epoch(p.CurrentLeader.LeaderEpoch)); why != "" {
 		return why
 	}
 	div, snap := p.DivergingEpoch, p.SnapshotID
@@ -291,10 +291,10 @@ func checkFetchPartition(p *kmsg.FetchResponseTopicPartition) string {
 	case p.HighWatermark < -1 || p.LogStartOffset < -1:
 		return fmt.Sprintf("high watermark %d, log start offset %d", p.HighWatermark, p.LogStartOffset)
 	case (div.Epoch < 0 || div.EndOffset < 0) && (div.Epoch != -1 || div.EndOffset != -1),
-		div.Epoch > MaxEpoch:
+		Epoch(div.Epoch) > MaxEpoch:
 		return fmt.Sprintf("diverging epoch %d end offset %d", div.Epoch, div.EndOffset)
 	case (snap.Epoch < 0 || snap.EndOffset < 0) && (snap.Epoch != -1 || snap.EndOffset != -1),
-		snap.Epoch > MaxEpoch:
+		Epoch(snap.Epoch) > MaxEpoch:
 		return fmt.Sprintf("snapshot id %d-%d", snap.EndOffset, snap.Epoch)
 	}
 	return ""

@@ -36,17 +36,17 @@ import (
 func (d *Driver) handleVote(now time.Time, req *kmsg.VoteRequest) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
 	preVote := req.Version >= 2 && p.PreVote
-	if code := d.voterOnlyCheck(p.CandidateEpoch, p.CandidateID); code != errNone {
+	if code := d.voterOnlyCheck(Epoch(p.CandidateEpoch), NodeID(p.CandidateID)); code != errNone {
 		return d.voteAnswer(req, code, false)
 	}
-	if p.CandidateEpoch > d.epoch {
-		d.becomeUnattached(now, p.CandidateEpoch)
+	if Epoch(p.CandidateEpoch) > d.epoch {
+		d.becomeUnattached(now, Epoch(p.CandidateEpoch))
 		if d.fatal != nil {
 			return nil
 		}
 	}
 	if req.Version >= 1 && req.VoterID >= 0 &&
-		(req.VoterID != d.cfg.NodeID || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != d.cfg.DirectoryID)) {
+		(NodeID(req.VoterID) != d.self() || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != d.cfg.DirectoryID)) {
 		return d.voteAnswer(req, errInvalidVoterKey, false)
 	}
 	granted := d.decideVote(now, p, preVote)
@@ -67,15 +67,15 @@ func (d *Driver) voteAnswer(req *kmsg.VoteRequest, code int16, granted bool) *km
 	rp := kmsg.NewVoteResponseTopicPartition()
 	rp.Partition = d.cfg.Partition
 	rp.ErrorCode = code
-	rp.LeaderID = d.leaderID
-	rp.LeaderEpoch = d.epoch
+	rp.LeaderID = int32(d.leaderID)
+	rp.LeaderEpoch = int32(d.epoch)
 	rp.VoteGranted = granted
 	t.Partitions = append(t.Partitions, rp)
 	resp.Topics = append(resp.Topics, t)
 	if req.Version >= 1 && rp.LeaderID >= 0 {
 		if id, ep, ok := d.leaderEndpoint(); ok {
 			ne := kmsg.NewVoteResponseNodeEndpoint()
-			ne.NodeID, ne.Host, ne.Port = id, ep.Host, uint16(ep.Port)
+			ne.NodeID, ne.Host, ne.Port = int32(id), ep.Host, uint16(ep.Port)
 			resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
 		}
 	}
@@ -84,7 +84,7 @@ func (d *Driver) voteAnswer(req *kmsg.VoteRequest, code int16, granted bool) *km
 
 // decideVote applies the per-role grant rules; a standard grant is durable.
 func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, preVote bool) bool {
-	if d.cfg.NodeID < 0 {
+	if d.self() < 0 {
 		return false // an id-less observer never votes
 	}
 	local := d.lastFetched()
@@ -99,7 +99,7 @@ func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, pr
 		}
 		return upToDate
 	}
-	if p.CandidateEpoch != d.epoch {
+	if Epoch(p.CandidateEpoch) != d.epoch {
 		return false
 	}
 	switch d.role {
@@ -108,13 +108,13 @@ func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, pr
 		return false // Candidate (even to itself), Leader, Follower, Resigned
 	}
 	if d.votedID >= 0 {
-		return d.votedID == p.CandidateID &&
+		return d.votedID == NodeID(p.CandidateID) &&
 			(d.votedDir == [16]byte{} || d.votedDir == p.CandidateDirectoryID)
 	}
 	if d.leaderID >= 0 || !upToDate {
 		return false
 	}
-	return d.grantVote(now, p.CandidateID, p.CandidateDirectoryID)
+	return d.grantVote(now, NodeID(p.CandidateID), p.CandidateDirectoryID)
 }
 
 func (d *Driver) buildVote(v Voter, preVote bool) *kmsg.VoteRequest {
@@ -125,8 +125,8 @@ func (d *Driver) buildVote(v Voter, preVote bool) *kmsg.VoteRequest {
 	t.Topic = d.cfg.TopicName
 	p := kmsg.NewVoteRequestTopicPartition()
 	p.Partition = d.cfg.Partition
-	p.CandidateEpoch = d.epoch
-	p.CandidateID = d.cfg.NodeID
+	p.CandidateEpoch = int32(d.epoch)
+	p.CandidateID = int32(d.self())
 	p.CandidateDirectoryID = d.cfg.DirectoryID
 	p.VoterDirectoryID = v.DirectoryID
 	end := d.lastFetched()
@@ -141,7 +141,7 @@ func (d *Driver) buildVote(v Voter, preVote bool) *kmsg.VoteRequest {
 func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteResponse) bool {
 	if resp.ErrorCode != errNone {
 		if resp.ErrorCode == errUnsupportedVersion && p.preVote && d.role == RoleProspective {
-			d.lg.Info("peer does not support pre-vote; becoming candidate", zap.Int32("peer", p.to))
+			d.lg.Info("peer does not support pre-vote; becoming candidate", zapNode("peer", p.to))
 			d.becomeCandidate(now)
 			return true
 		}
@@ -153,9 +153,9 @@ func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteRes
 	}
 	rp := &resp.Topics[0].Partitions[0]
 	for _, e := range resp.NodeEndpoints {
-		d.learnEndpoint(e.NodeID, e.Host, int32(e.Port))
+		d.learnEndpoint(NodeID(e.NodeID), e.Host, int32(e.Port))
 	}
-	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, rp.LeaderID, rp.LeaderEpoch, p.to, apiVote); handled {
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, apiVote); handled {
 		return ok
 	}
 	e := d.election
@@ -163,7 +163,7 @@ func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteRes
 	if p.preVote {
 		wantRole = RoleProspective
 	}
-	if e == nil || d.role != wantRole || p.epoch != d.epoch || rp.LeaderEpoch != d.epoch {
+	if e == nil || d.role != wantRole || p.epoch != d.epoch || Epoch(rp.LeaderEpoch) != d.epoch {
 		return true // answer to an older election
 	}
 	if rp.VoteGranted {

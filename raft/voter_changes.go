@@ -21,7 +21,7 @@ import (
 )
 
 // voterChangeCheck returns the error code and message for a voter change.
-func (d *Driver) voterChangeCheck(clusterID *string, epoch int32, voterID int32, dir [16]byte) (int16, string) {
+func (d *Driver) voterChangeCheck(clusterID *string, epoch Epoch, voterID NodeID, dir [16]byte) (int16, string) {
 	if !d.validClusterID(clusterID) {
 		got := "null"
 		if clusterID != nil {
@@ -43,7 +43,7 @@ func (d *Driver) voterChangeCheck(clusterID *string, epoch int32, voterID int32,
 
 func (d *Driver) handleAddRaftVoter(req *kmsg.AddRaftVoterRequest) kmsg.Response {
 	resp := kmsg.NewPtrAddRaftVoterResponse()
-	code, msg := d.voterChangeCheck(req.ClusterID, d.epoch, req.VoterID, req.VoterDirectoryID)
+	code, msg := d.voterChangeCheck(req.ClusterID, d.epoch, NodeID(req.VoterID), req.VoterDirectoryID)
 	resp.ErrorCode = code
 	if msg != "" {
 		resp.ErrorMessage = &msg
@@ -53,7 +53,7 @@ func (d *Driver) handleAddRaftVoter(req *kmsg.AddRaftVoterRequest) kmsg.Response
 
 func (d *Driver) handleRemoveRaftVoter(req *kmsg.RemoveRaftVoterRequest) kmsg.Response {
 	resp := kmsg.NewPtrRemoveRaftVoterResponse()
-	code, msg := d.voterChangeCheck(req.ClusterID, d.epoch, req.VoterID, req.VoterDirectoryID)
+	code, msg := d.voterChangeCheck(req.ClusterID, d.epoch, NodeID(req.VoterID), req.VoterDirectoryID)
 	resp.ErrorCode = code
 	if msg != "" {
 		resp.ErrorMessage = &msg
@@ -63,10 +63,10 @@ func (d *Driver) handleRemoveRaftVoter(req *kmsg.RemoveRaftVoterRequest) kmsg.Re
 
 func (d *Driver) handleUpdateRaftVoter(req *kmsg.UpdateRaftVoterRequest) kmsg.Response {
 	resp := kmsg.NewPtrUpdateRaftVoterResponse()
-	resp.ErrorCode, _ = d.voterChangeCheck(req.ClusterID, req.CurrentLeaderEpoch, req.VoterID, req.VoterDirectoryID)
-	resp.CurrentLeader.LeaderID = d.leaderID
-	resp.CurrentLeader.LeaderEpoch = d.epoch
-	if id, ep, ok := d.leaderEndpoint(); ok && id == resp.CurrentLeader.LeaderID {
+	resp.ErrorCode, _ = d.voterChangeCheck(req.ClusterID, Epoch(req.CurrentLeaderEpoch), NodeID(req.VoterID), req.VoterDirectoryID)
+	resp.CurrentLeader.LeaderID = int32(d.leaderID)
+	resp.CurrentLeader.LeaderEpoch = int32(d.epoch)
+	if id, ep, ok := d.leaderEndpoint(); ok && id == NodeID(resp.CurrentLeader.LeaderID) {
 		resp.CurrentLeader.Host, resp.CurrentLeader.Port = ep.Host, ep.Port
 	}
 	return resp
