@@ -37,10 +37,11 @@ import (
 // checkBeginQuorumEpoch.
 func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpochRequest) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
-	if code := d.voterOnlyCheck(Epoch(p.LeaderEpoch), NodeID(p.LeaderID)); code != errNone {
+	epoch, leader := Epoch(p.LeaderEpoch), NodeID(p.LeaderID)
+	if code := d.voterOnlyCheck(epoch, leader); code != errNone {
 		return d.beginQuorumEpochAnswer(req, code)
 	}
-	if reason := d.forgedLeaderClaim(Epoch(p.LeaderEpoch), NodeID(p.LeaderID)); reason != "" {
+	if reason := d.forgedLeaderClaim(epoch, leader); reason != "" {
 		d.remoteLg.Error("refusing BeginQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
 			zap.Int32("claimedLeader", p.LeaderID), zapEpoch("localEpoch", d.epoch),
 			zapNode("knownLeader", d.leaderID), zap.Stringer("role", d.role))
@@ -48,10 +49,10 @@ func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpoc
 	}
 	for _, e := range req.LeaderEndpoints {
 		if e.Name == d.cfg.ListenerName {
-			d.learnEndpoint(NodeID(p.LeaderID), e.Host, int32(e.Port))
+			d.learnEndpoint(leader, e.Host, int32(e.Port))
 		}
 	}
-	d.maybeFollow(now, Epoch(p.LeaderEpoch), NodeID(p.LeaderID), "BeginQuorumEpoch")
+	d.maybeFollow(now, epoch, leader, "BeginQuorumEpoch")
 	if d.fatal != nil {
 		return nil
 	}

@@ -28,20 +28,21 @@ import (
 // handleEndQuorumEpoch answers a request that passed checkEndQuorumEpoch.
 func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochRequest) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
-	if code := d.voterOnlyCheck(Epoch(p.LeaderEpoch), NodeID(p.LeaderID)); code != errNone {
+	epoch, leader := Epoch(p.LeaderEpoch), NodeID(p.LeaderID)
+	if code := d.voterOnlyCheck(epoch, leader); code != errNone {
 		return d.endQuorumEpochAnswer(req, code)
 	}
-	if reason := d.forgedLeaderClaim(Epoch(p.LeaderEpoch), NodeID(p.LeaderID)); reason != "" {
+	if reason := d.forgedLeaderClaim(epoch, leader); reason != "" {
 		d.remoteLg.Error("refusing EndQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
 			zap.Int32("claimedLeader", p.LeaderID), zapEpoch("localEpoch", d.epoch),
 			zapNode("knownLeader", d.leaderID), zap.Stringer("role", d.role))
 		return d.endQuorumEpochAnswer(req, errInvalidRequest)
 	}
-	d.maybeFollow(now, Epoch(p.LeaderEpoch), NodeID(p.LeaderID), "EndQuorumEpoch")
+	d.maybeFollow(now, epoch, leader, "EndQuorumEpoch")
 	if d.fatal != nil {
 		return nil
 	}
-	if d.role == RoleFollower && d.leaderID == NodeID(p.LeaderID) && Epoch(p.LeaderEpoch) == d.epoch {
+	if d.role == RoleFollower && d.leaderID == leader && epoch == d.epoch {
 		var preferred []int32
 		if len(p.PreferredCandidates) > 0 {
 			for _, c := range p.PreferredCandidates {
