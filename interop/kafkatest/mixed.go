@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kraftd/kraftd/workload"
 )
 
 // Side says which implementation a quorum node runs.
@@ -411,35 +413,14 @@ func (q *MixedRaft) WaitLeaderAmong(ids []int32, minEpoch int32, timeout time.Du
 // exit of any other node fails the wait.
 func (n *MixedNode) expectedRunning() bool { return !n.stopped }
 
-// KraftdStats is one --stats-json line of a kraftd node.
-type KraftdStats struct {
-	NodeID           int32   `json:"node_id"`
-	LeaderID         int32   `json:"leader_id"`
-	Epoch            int32   `json:"epoch"`
-	Role             string  `json:"role"`
-	HighWatermark    int64   `json:"high_watermark"`
-	CommittedRecords int64   `json:"committed_records"`
-	RecordsPerSec    float64 `json:"records_per_sec"`
-	LatencyCount     int64   `json:"latency_count"`
-	P50Ms            float64 `json:"p50_ms"`
-	P75Ms            float64 `json:"p75_ms"`
-	P99Ms            float64 `json:"p99_ms"`
-	P999Ms           float64 `json:"p999_ms"`
-	MaxMs            float64 `json:"max_ms"`
-	CPUSeconds       float64 `json:"cpu_seconds"`
-	PeakRSSMB        float64 `json:"peak_rss_mb"`
-	IntervalSec      float64 `json:"interval_sec"`
-	Final            bool    `json:"final"`
-}
-
 // ParseKraftdStats returns every --stats-json line of a kraftd process's output.
-func ParseKraftdStats(out string) []KraftdStats {
-	var r []KraftdStats
+func ParseKraftdStats(out string) []workload.Stats {
+	var r []workload.Stats
 	for _, line := range strings.Split(out, "\n") {
 		if !strings.HasPrefix(line, `{"node_id":`) {
 			continue
 		}
-		var s KraftdStats
+		var s workload.Stats
 		if json.Unmarshal([]byte(line), &s) == nil {
 			r = append(r, s)
 		}
