@@ -44,9 +44,12 @@ func TestMixedRaftSnapshot(t *testing.T) {
 	}
 	ld := q.Node(leader)
 
-	// Keep a copy of every snapshot the leader writes: retention deletes old ones quickly.
+	// Keep a copy of every snapshot and segment the leader writes: retention deletes old
+	// ones quickly, possibly before node 3 has fetched past them.
 	saved := watchSnapshots(t, ld.PartitionDir)
 	defer saved.stop()
+	segments := watchFiles(ld.PartitionDir, "*.log", true)
+	defer segments.stop()
 
 	retention := regexp.MustCompile(`"msg":"log retention removed old segments and snapshots".*"log_start_offset":(\d+)`)
 	var logStart int64
@@ -79,6 +82,7 @@ func TestMixedRaftSnapshot(t *testing.T) {
 		}
 	}
 	saved.stop()
+	segments.stop()
 
 	// The JVM's snapshot is byte for byte the file the kraftd leader served.
 	want, ok := saved.get(first)
@@ -105,6 +109,10 @@ func TestMixedRaftSnapshot(t *testing.T) {
 	// Node 3's log starts at a snapshot and matches the leader's from there.
 	js, je, jb := readBatches(t, jvm.PartitionDir)
 	ls, le, lb := readBatches(t, ld.PartitionDir)
+	for off, b := range segments.batches() { // what retention deleted meanwhile
+		lb[off] = b
+		ls = min(ls, off)
+	}
 	t.Logf("Kafka node 3 log [%d, %d); kraftd leader log [%d, %d); committed %d", js, je, ls, le, committed)
 	if js == 0 {
 		t.Errorf("Kafka node 3's log starts at 0: it did not start from the snapshot")
@@ -120,33 +128,40 @@ func TestMixedRaftSnapshot(t *testing.T) {
 	keepLogs(t, q)
 }
 
-// snapshotWatch copies every snapshot file that appears in a partition dir (retention deletes
-// them within seconds under small limits).
-type snapshotWatch struct {
+// fileWatch copies the files of a partition dir as they appear (retention deletes them
+// within seconds under small limits).
+type fileWatch struct {
 	mu    sync.Mutex
 	saved map[string][]byte
 	stop  func()
 }
 
-func (w *snapshotWatch) get(name string) ([]byte, bool) {
+func (w *fileWatch) get(name string) ([]byte, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	b, ok := w.saved[name]
 	return b, ok
 }
 
-func watchSnapshots(t *testing.T, dir string) *snapshotWatch {
-	w := &snapshotWatch{saved: map[string][]byte{}}
+func watchSnapshots(t *testing.T, dir string) *fileWatch {
+	return watchFiles(dir, "*.checkpoint", false)
+}
+
+// watchFiles copies every file of dir matching pattern once it appears and, with grow, again
+// whenever its size changes (a segment being appended to).
+func watchFiles(dir, pattern string, grow bool) *fileWatch {
+	w := &fileWatch{saved: map[string][]byte{}}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for {
-			names, _ := filepath.Glob(filepath.Join(dir, "*.checkpoint"))
+			names, _ := filepath.Glob(filepath.Join(dir, pattern))
 			for _, name := range names {
 				base := filepath.Base(name)
-				if _, ok := w.get(base); ok {
+				old, ok := w.get(base)
+				if ok && (!grow || fileSize(name) == int64(len(old))) {
 					continue
 				}
 				if b, err := os.ReadFile(name); err == nil {
@@ -164,6 +179,32 @@ func watchSnapshots(t *testing.T, dir string) *snapshotWatch {
 	}()
 	w.stop = sync.OnceFunc(func() { close(done); wg.Wait() })
 	return w
+}
+
+func fileSize(name string) int64 {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
+}
+
+// batches returns every whole batch of the saved segment copies by base offset.
+func (w *fileWatch) batches() map[int64][]byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := map[int64][]byte{}
+	for _, b := range w.saved {
+		for len(b) > 0 {
+			h, err := protocol.CheckBatch(b)
+			if err != nil {
+				break // a copy may end in a batch being written
+			}
+			m[h.BaseOffset] = bytes.Clone(b[:h.Size()])
+			b = b[h.Size():]
+		}
+	}
+	return m
 }
 
 // firstSnapshot waits for a snapshot file in dir other than skip and returns its name and
