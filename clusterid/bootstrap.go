@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/kraftd/kraftd/metadatalog/vfs"
@@ -13,7 +12,9 @@ import (
 
 // BootstrapFile is the file format writes into every dir: the records the
 // first active controller writes into an empty metadata log
-// (metadata.version and other feature levels).
+// (metadata.version and other feature levels). Kafka 4.4 reads it when a
+// metadata dir has no bootstrap snapshot; its own format writes only the
+// snapshot.
 const BootstrapFile = "bootstrap.checkpoint"
 
 // featureLevelRecordAPIKey is FeatureLevelRecord's metadata record type.
@@ -24,26 +25,6 @@ const (
 	controlSnapshotHeader int16 = 3
 	controlSnapshotFooter int16 = 4
 )
-
-// bootstrapRecords returns the FeatureLevelRecords Kafka's format writes:
-// metadata.version first, then other features by name with level > 0
-// (kraft.version never gets a record).
-func bootstrapRecords(mv MetadataVersion, features map[string]int16) [][]byte {
-	recs := [][]byte{featureLevelRecord("metadata.version", mv.Level)}
-	names := make([]string, 0, len(features))
-	for n := range features {
-		if n != "metadata.version" && n != "kraft.version" {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if l := features[n]; l > 0 {
-			recs = append(recs, featureLevelRecord(n, l))
-		}
-	}
-	return recs
-}
 
 // featureLevelRecord encodes FeatureLevelRecord v0 in the metadata log's
 // ApiMessageAndVersion framing: frame version 1, api key, version (unsigned

@@ -1,6 +1,7 @@
 package clusterid
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -23,11 +24,10 @@ type InitialController struct {
 
 // ParseInitialControllers parses Kafka's --initial-controllers value:
 // comma-separated id@host:port:directoryId entries, IPv6 hosts in brackets.
-// Node ids and directory ids must be distinct.
+// Node ids must be distinct; like Kafka, two voters may share a directory id.
 func ParseInitialControllers(s string) ([]InitialController, error) {
 	var out []InitialController
 	ids := map[int32]bool{}
-	dirs := map[UUID]bool{}
 	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
 		if part == "" {
 			continue
@@ -37,16 +37,13 @@ func ParseInitialControllers(s string) ([]InitialController, error) {
 			return nil, fmt.Errorf("clusterid: initial controller %q: %w", clip(part), err)
 		}
 		if ids[c.NodeID] {
-			return nil, fmt.Errorf("clusterid: initial controllers: node id %d was specified more than once", c.NodeID)
+			return nil, fmt.Errorf("clusterid: initial controllers: Node id %d was specified more than once.", c.NodeID)
 		}
-		if dirs[c.DirectoryID] {
-			return nil, fmt.Errorf("clusterid: initial controllers: directory id %s was specified more than once", c.DirectoryID)
-		}
-		ids[c.NodeID], dirs[c.DirectoryID] = true, true
+		ids[c.NodeID] = true
 		out = append(out, c)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("clusterid: initial controllers: no voters in %q", clip(s))
+		return nil, errors.New("clusterid: initial controllers: No voters given.")
 	}
 	return out, nil
 }
@@ -56,48 +53,54 @@ func parseInitialController(s string) (InitialController, error) {
 	at := strings.IndexByte(s, '@')
 	switch {
 	case at < 0:
-		return c, fmt.Errorf("no @ found")
+		return c, errors.New("No @ found in dynamic voter string.")
 	case at == 0:
-		return c, fmt.Errorf("invalid @ at the beginning")
+		return c, errors.New("Invalid @ at beginning of dynamic voter string.")
 	}
 	id, err := strconv.ParseInt(s[:at], 10, 32)
-	if err != nil || id < 0 {
-		return c, fmt.Errorf("invalid node id %q", s[:at])
+	if err != nil {
+		return c, errors.New("Failed to parse node id in dynamic voter string.")
+	}
+	if id < 0 {
+		return c, fmt.Errorf("Invalid negative node id %d in dynamic voter string.", id)
 	}
 	c.NodeID = int32(id)
 	rest := s[at+1:]
 	if rest == "" {
-		return c, fmt.Errorf("no hostname after the node id")
+		return c, errors.New("No hostname found after node id.")
 	}
 	if strings.HasPrefix(rest, "[") {
 		end := strings.IndexByte(rest, ']')
 		if end < 0 {
-			return c, fmt.Errorf("hostname begins with '[' but has no ']'")
+			return c, errors.New("Hostname began with left bracket, but no right bracket was found.")
 		}
 		c.Host, rest = rest[1:end], rest[end+1:]
 	} else {
 		colon := strings.IndexByte(rest, ':')
 		if colon < 0 {
-			return c, fmt.Errorf("no colon after the hostname")
+			return c, errors.New("No colon following hostname could be found.")
 		}
 		c.Host, rest = rest[:colon], rest[colon:]
 	}
 	if !strings.HasPrefix(rest, ":") {
-		return c, fmt.Errorf("port section must start with a colon")
+		return c, errors.New("Port section must start with a colon.")
 	}
 	rest = rest[1:]
 	colon := strings.IndexByte(rest, ':')
 	if colon < 0 {
-		return c, fmt.Errorf("no colon after the port")
+		return c, errors.New("No colon following port could be found.")
 	}
-	port, err := strconv.ParseUint(rest[:colon], 10, 16)
+	port, err := strconv.ParseInt(rest[:colon], 10, 32)
 	if err != nil {
-		return c, fmt.Errorf("invalid port %q", rest[:colon])
+		return c, errors.New("Failed to parse port in dynamic voter string.")
+	}
+	if port < 0 || port > 65535 {
+		return c, fmt.Errorf("Invalid port %d in dynamic voter string.", port)
 	}
 	c.Port = uint16(port)
 	dir, err := Parse(rest[colon+1:])
 	if err != nil {
-		return c, fmt.Errorf("directory id: %w", err)
+		return c, fmt.Errorf("Failed to parse directory ID in dynamic voter string.: %w", err)
 	}
 	if ReservedDirectoryID(dir) {
 		return c, fmt.Errorf("directory id %s is reserved", dir)
@@ -107,38 +110,55 @@ func parseInitialController(s string) (InitialController, error) {
 }
 
 // BootstrapSnapshotName is the KRaft bootstrap snapshot (id 0-0) format
-// writes for a dynamic quorum, inside the metadata partition dir.
+// writes into a controller's metadata partition dir.
 const BootstrapSnapshotName = "00000000000000000000-0000000000.checkpoint"
 
-// BootstrapSnapshot encodes the bootstrap snapshot as Kafka's
-// RecordsSnapshotWriter does for kraft.version 1: one control batch holding
-// SnapshotHeader, KRaftVersion(1) and Voters records, then a SnapshotFooter
-// control batch, epoch 0, base offsets from 0. Each voter gets listener
-// (upper-cased, Kafka normalises listener names) and kraft.version range
-// 0-1.
-func BootstrapSnapshot(voters []InitialController, listener string, now time.Time) []byte {
+// BootstrapSnapshot encodes the bootstrap snapshot as Kafka 4.4's format
+// writes it with RecordsSnapshotWriter, epoch 0 and offsets from 0: a
+// control batch with the SnapshotHeader and, for kraft.version 1, the
+// KRaftVersion record and (when there are initial voters) the Voters record;
+// one batch with the bootstrap records; a SnapshotFooter control batch.
+// Each voter gets listener (upper-cased, as Kafka normalises listener
+// names) and kraft.version range 0-1, in Kafka's voter order.
+func BootstrapSnapshot(kraftVersion int16, voters []InitialController, listener string, records [][]byte, now time.Time) []byte {
 	ts := now.UnixMilli()
+	header := protocol.SnapshotHeaderRecord{LastContainedLogTimestamp: ts}.AppendTo(nil)
+	control := []protocol.Record{{Key: protocol.ControlKey(protocol.ControlSnapshotHeader), Value: header}}
+	if kraftVersion > 0 {
+		kv := protocol.KRaftVersionRecord{KRaftVersion: kraftVersion}.AppendTo(nil)
+		control = append(control, protocol.Record{Key: protocol.ControlKey(protocol.ControlKRaftVersion), Value: kv})
+		if len(voters) > 0 {
+			vr := votersRecord(voters, listener).AppendTo(nil)
+			control = append(control, protocol.Record{Key: protocol.ControlKey(protocol.ControlKRaftVoters), Value: vr})
+		}
+	}
+	out := protocol.AppendBatch(nil, protocol.Batch{BaseOffset: 0, Control: true, BaseTimestamp: ts, MaxTimestamp: ts, Records: control})
+	next := int64(len(control))
+	if len(records) > 0 {
+		recs := make([]protocol.Record, len(records))
+		for i, r := range records {
+			recs[i] = protocol.Record{Value: r}
+		}
+		out = protocol.AppendBatch(out, protocol.Batch{BaseOffset: next, BaseTimestamp: ts, MaxTimestamp: ts, Records: recs})
+		next += int64(len(records))
+	}
+	return protocol.AppendControlBatch(out, next, 0, ts, protocol.ControlSnapshotFooter, protocol.SnapshotFooterRecord{}.AppendTo(nil))
+}
+
+// votersRecord is the initial voter set as DynamicVoters.toVoterSet and
+// VoterSet.toVotersRecord build it.
+func votersRecord(voters []InitialController, listener string) protocol.VotersRecord {
 	vr := protocol.VotersRecord{}
-	for _, v := range voters {
+	for _, v := range votersInKafkaOrder(voters) {
 		vr.Voters = append(vr.Voters, protocol.VotersRecordVoter{
 			VoterID:             v.NodeID,
 			VoterDirectoryID:    v.DirectoryID,
-			Endpoints:           []protocol.VotersRecordEndpoint{{Name: strings.ToUpper(listener), Host: v.Host, Port: v.Port}},
+			Endpoints:           []protocol.VotersRecordEndpoint{{Name: strings.ToUpper(listener), Host: javaHostString(v.Host), Port: v.Port}},
 			MinSupportedVersion: 0,
 			MaxSupportedVersion: 1,
 		})
 	}
-	header := protocol.SnapshotHeaderRecord{LastContainedLogTimestamp: ts}.AppendTo(nil)
-	kv := protocol.KRaftVersionRecord{KRaftVersion: 1}.AppendTo(nil)
-	out := protocol.AppendBatch(nil, protocol.Batch{
-		BaseOffset: 0, Control: true, BaseTimestamp: ts, MaxTimestamp: ts,
-		Records: []protocol.Record{
-			{Key: protocol.ControlKey(protocol.ControlSnapshotHeader), Value: header},
-			{Key: protocol.ControlKey(protocol.ControlKRaftVersion), Value: kv},
-			{Key: protocol.ControlKey(protocol.ControlKRaftVoters), Value: vr.AppendTo(nil)},
-		},
-	})
-	return protocol.AppendControlBatch(out, 3, 0, ts, protocol.ControlSnapshotFooter, protocol.SnapshotFooterRecord{}.AppendTo(nil))
+	return vr
 }
 
 // writeBootstrapSnapshot writes the 0-0 snapshot into

@@ -24,23 +24,29 @@ func TestParseInitialControllers(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 	for _, tc := range []struct{ in, want string }{
-		{"", "no voters"},
-		{"localhost:9093:J8aAPcfLQt2bqs1JT_rMgQ", "no @"},
-		{"@localhost:9093:J8aAPcfLQt2bqs1JT_rMgQ", "beginning"},
-		{"-1@h:1:J8aAPcfLQt2bqs1JT_rMgQ", "node id"},
-		{"1@", "no hostname"},
-		{"1@[::1:9093:J8aAPcfLQt2bqs1JT_rMgQ", "no ']'"},
-		{"1@host", "no colon after the hostname"},
-		{"1@h:70000:J8aAPcfLQt2bqs1JT_rMgQ", "invalid port"},
-		{"1@h:9093", "no colon after the port"},
-		{"1@h:9093:nope", "directory id"},
+		{"", "No voters given"},
+		{"localhost:9093:J8aAPcfLQt2bqs1JT_rMgQ", "No @ found"},
+		{"@localhost:9093:J8aAPcfLQt2bqs1JT_rMgQ", "Invalid @ at beginning"},
+		{"-1@h:1:J8aAPcfLQt2bqs1JT_rMgQ", "Invalid negative node id -1"},
+		{"x@h:1:J8aAPcfLQt2bqs1JT_rMgQ", "Failed to parse node id"},
+		{"1@", "No hostname found"},
+		{"1@[::1:9093:J8aAPcfLQt2bqs1JT_rMgQ", "no right bracket"},
+		{"1@host", "No colon following hostname"},
+		{"1@h:70000:J8aAPcfLQt2bqs1JT_rMgQ", "Invalid port 70000"},
+		{"1@h:p:J8aAPcfLQt2bqs1JT_rMgQ", "Failed to parse port"},
+		{"1@h:9093", "No colon following port"},
+		{"1@h:9093:nope", "Failed to parse directory ID"},
 		{"1@h:9093:AAAAAAAAAAAAAAAAAAAAAQ", "reserved"},
-		{"1@h:1:J8aAPcfLQt2bqs1JT_rMgQ,1@h:2:MkU3OEVBNTcwNTJENDM2Qg", "node id 1 was specified more than once"},
-		{"1@h:1:J8aAPcfLQt2bqs1JT_rMgQ,2@h:2:J8aAPcfLQt2bqs1JT_rMgQ", "more than once"},
+		{"1@h:1:J8aAPcfLQt2bqs1JT_rMgQ,1@h:2:MkU3OEVBNTcwNTJENDM2Qg", "Node id 1 was specified more than once."},
 	} {
 		if _, err := ParseInitialControllers(tc.in); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.in, err, tc.want)
 		}
+	}
+	// Kafka's DynamicVoters checks node ids only: two voters may share a
+	// directory id.
+	if _, err := ParseInitialControllers("1@h:1:J8aAPcfLQt2bqs1JT_rMgQ,2@h:2:J8aAPcfLQt2bqs1JT_rMgQ"); err != nil {
+		t.Errorf("shared directory id: %v", err)
 	}
 }
 
@@ -62,7 +68,8 @@ func TestFormatDynamicQuorum(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(out.String(), "Formatting "+tc.kind+" "+dir) {
+		lines := strings.Split(out.String(), "\n")
+		if !strings.HasPrefix(lines[0], "Bootstrap metadata: BootstrapMetadata(records=[") || !strings.HasPrefix(lines[1], "Formatting "+tc.kind+" "+dir) {
 			t.Fatalf("output %q", out.String())
 		}
 		mp, _ := ReadMetaProperties(dir)
@@ -79,6 +86,10 @@ func TestFormatDynamicQuorum(t *testing.T) {
 		first, rest, err := protocol.DecodeBatch(data)
 		if err != nil {
 			t.Fatal(err)
+		}
+		recs, rest, err := protocol.DecodeBatch(rest)
+		if err != nil || recs.Control || recs.BaseOffset != 3 || len(recs.Records) != 6 {
+			t.Fatalf("bootstrap records batch %+v: %v", recs, err)
 		}
 		footer, rest, err := protocol.DecodeBatch(rest)
 		if err != nil || len(rest) != 0 {
@@ -115,7 +126,7 @@ func TestFormatDynamicQuorum(t *testing.T) {
 			v.Endpoints[0] != (protocol.VotersRecordEndpoint{Name: "CONTROLLER", Host: "localhost", Port: 9094}) || v.MaxSupportedVersion != 1 {
 			t.Fatalf("voter %+v", v)
 		}
-		if !footer.Control || footer.BaseOffset != 3 {
+		if !footer.Control || footer.BaseOffset != 9 {
 			t.Fatalf("footer %+v", footer)
 		}
 		if typ, _, _ := protocol.ReadControlRecord(footer.Records[0]); typ != 4 {

@@ -13,47 +13,6 @@ import (
 	"github.com/kraftd/kraftd/metadatalog/vfs"
 )
 
-// MetadataVersion is a metadata.version feature level with Kafka's name for
-// it ("3.9-IV0").
-type MetadataVersion struct {
-	Name  string
-	Level int16
-}
-
-// metadataVersions lists the metadata.version levels from the lowest a Kafka
-// 4.x controller bootstraps from (3.3-IV3) to 4.0-IV3 (Kafka's
-// MetadataVersion enum).
-var metadataVersions = []MetadataVersion{
-	{"3.3-IV3", 7}, {"3.4-IV0", 8}, {"3.5-IV0", 9}, {"3.5-IV1", 10}, {"3.5-IV2", 11},
-	{"3.6-IV0", 12}, {"3.6-IV1", 13}, {"3.6-IV2", 14}, {"3.7-IV0", 15}, {"3.7-IV1", 16},
-	{"3.7-IV2", 17}, {"3.7-IV3", 18}, {"3.7-IV4", 19}, {"3.8-IV0", 20}, {"3.9-IV0", 21},
-	{"4.0-IV0", 22}, {"4.0-IV1", 23}, {"4.0-IV2", 24}, {"4.0-IV3", 25},
-}
-
-// DefaultMetadataVersion is what format writes without a release version: the
-// newest level here that Kafka 4.0 shipped as production-ready.
-var DefaultMetadataVersion = MetadataVersion{"4.0-IV3", 25}
-
-// LookupMetadataVersion resolves a --release-version argument: a full name
-// ("3.9-IV0") or a release ("3.9", meaning its last level).
-func LookupMetadataVersion(name string) (MetadataVersion, error) {
-	var found *MetadataVersion
-	for i := range metadataVersions {
-		v := &metadataVersions[i]
-		if v.Name == name || strings.HasPrefix(v.Name, name+"-IV") {
-			found = v
-		}
-	}
-	if found == nil {
-		names := make([]string, len(metadataVersions))
-		for i, v := range metadataVersions {
-			names[i] = v.Name
-		}
-		return MetadataVersion{}, fmt.Errorf("clusterid: unknown metadata.version %q; supported: %s", clip(name), strings.Join(names, ", "))
-	}
-	return *found, nil
-}
-
 // FormatOptions configures Format.
 type FormatOptions struct {
 	// Dirs are the log dirs (log.dirs); MetadataDir (metadata.log.dir) is
@@ -65,22 +24,29 @@ type FormatOptions struct {
 	NodeID    int32
 	// IgnoreFormatted skips already formatted dirs instead of failing.
 	IgnoreFormatted bool
-	// MetadataVersion written to bootstrap.checkpoint; zero = default.
+	// MetadataVersion is --release-version; zero = Kafka's default (or the
+	// level of a "metadata.version" entry in Features).
 	MetadataVersion MetadataVersion
-	// Features are extra feature levels (name -> level) written as
-	// FeatureLevelRecords, as Kafka's --feature does (levels <= 0 and
-	// kraft.version are not written, as in Kafka).
+	// Features are --feature levels (name -> level), checked and completed
+	// with defaults for the metadata.version as Kafka 4.4 does; levels above
+	// 0 are written as FeatureLevelRecords (kraft.version never is).
 	Features map[string]int16
 	// Out receives the progress lines kafka-storage prints (may be nil).
 	Out io.Writer
 	// Now stamps bootstrap.checkpoint batches and the meta.properties date
 	// comment; nil = time.Now.
 	Now func() time.Time
-	// InitialControllers, when set, formats a dynamic quorum (kraft.version
-	// 1, KIP-853): the metadata dir gets the bootstrap snapshot 0-0 with this
-	// voter set, and, when NodeID is among them, that voter's directory id.
-	// --standalone is one entry for the node itself with a fresh
-	// RandomDirectoryID.
+	// Broker is set when process.roles lacks controller: such a node gets no
+	// bootstrap snapshot.
+	Broker bool
+	// DynamicQuorum is set when controller.quorum.voters is empty: the
+	// cluster runs kraft.version 1 (KIP-853). Kafka's --no-initial-controllers
+	// is DynamicQuorum with no InitialControllers.
+	DynamicQuorum bool
+	// InitialControllers is the first voter set of a dynamic quorum
+	// (--initial-controllers, or --standalone: one entry for the node itself
+	// with a fresh RandomDirectoryID). It implies DynamicQuorum; when NodeID
+	// is among them, the metadata dir gets that voter's directory id.
 	InitialControllers []InitialController
 	// ControllerListener names the voters' endpoint in the bootstrap
 	// snapshot (the first of controller.listener.names).
@@ -89,14 +55,17 @@ type FormatOptions struct {
 	FS vfs.FS
 }
 
-// Format prepares log dirs for a node as `kafka-storage format` does. Every
-// dir must be unformatted unless IgnoreFormatted; dirs formatted with another
-// cluster id or node id are an error either way. Each newly formatted dir gets
-// bootstrap.checkpoint (metadata.version and features), the bootstrap
-// snapshot when it is the metadata dir of a dynamic quorum, and last a
-// version 1 meta.properties with a fresh directory id. Each file is written
-// atomically and durably before the next, so a crash mid-format leaves the
-// dir unformatted (Format can run again) rather than half formatted.
+// Format prepares log dirs for a node as Kafka 4.4's `kafka-storage format`
+// does. Every dir must be unformatted unless IgnoreFormatted; dirs formatted
+// with another cluster id or node id are an error either way. It prints the
+// bootstrap records, then formats each new dir: bootstrap.checkpoint
+// (which Kafka 4.4 still reads, though its own format no longer writes it),
+// for a controller's metadata dir the bootstrap snapshot 0-0 (Kafka 4.4's
+// bootstrap: features, and for kraft.version 1 the initial voters), and last
+// a version 1 meta.properties with a fresh directory id (or the node's own
+// in InitialControllers). Each file is written atomically and durably before
+// the next, so a crash mid-format leaves the dir unformatted (Format can run
+// again) rather than half formatted.
 func Format(o FormatOptions) error {
 	w, err := newDirWriter(o)
 	if err != nil {
@@ -111,19 +80,17 @@ func Format(o FormatOptions) error {
 		return fmt.Errorf("clusterid: format: %w", err)
 	}
 	if len(ens.formatted) > 0 && !o.IgnoreFormatted {
-		return fmt.Errorf("clusterid: format: log directory %s is already formatted. Use --ignore-formatted to ignore this directory and format the others", ens.formatted[0])
+		return fmt.Errorf("clusterid: format: Log directory %s is already formatted. Use --ignore-formatted to ignore this directory and format the others.", ens.formatted[0])
 	}
 	if len(ens.empty) == 0 {
 		fmt.Fprintln(w.out, "All of the log directories are already formatted.")
 		return nil
 	}
-	if w.voterDirID, err = voterDirectoryID(o); err != nil {
-		return err
-	}
+	fmt.Fprintln(w.out, w.features.describe())
 	for _, mp := range ens.props {
 		w.seen[mp.DirectoryID] = true
 	}
-	for _, dir := range ens.empty {
+	for _, dir := range dirsInKafkaOrder(ens.empty) {
 		if err := w.format(dir); err != nil {
 			return err
 		}
@@ -134,12 +101,12 @@ func Format(o FormatOptions) error {
 // dirWriter formats one unformatted dir after another with what Format
 // resolved from its options.
 type dirWriter struct {
-	o       FormatOptions
-	fsys    vfs.FS
-	mv      MetadataVersion
-	now     func() time.Time
-	out     io.Writer
-	records [][]byte
+	o        FormatOptions
+	fsys     vfs.FS
+	features featureSettings
+	now      func() time.Time
+	out      io.Writer
+	records  [][]byte
 	// voterDirID is this node's directory id in a dynamic quorum's initial
 	// voter set (zero when it is not a voter there).
 	voterDirID UUID
@@ -147,28 +114,42 @@ type dirWriter struct {
 	seen map[UUID]bool
 }
 
-// newDirWriter validates the node's identity in o and fills in defaults.
+// newDirWriter validates o in the order Kafka's Formatter.run does (node,
+// cluster, listener, then release version and features) and fills in
+// defaults.
 func newDirWriter(o FormatOptions) (*dirWriter, error) {
-	if _, err := ParseClusterID(o.ClusterID); err != nil {
-		return nil, fmt.Errorf("clusterid: format: %w", err)
-	}
 	if o.NodeID < 0 {
 		return nil, fmt.Errorf("clusterid: format: node.id must be >= 0, got %d", o.NodeID)
+	}
+	if _, err := ParseClusterID(o.ClusterID); err != nil {
+		return nil, fmt.Errorf("clusterid: format: %w", err)
 	}
 	if o.MetadataDir == "" {
 		return nil, errors.New("clusterid: format: no metadata log dir")
 	}
-	w := &dirWriter{o: o, fsys: vfs.Or(o.FS), mv: o.MetadataVersion, now: o.Now, out: o.Out, seen: map[UUID]bool{}}
-	if w.mv == (MetadataVersion{}) {
-		w.mv = DefaultMetadataVersion
+	if o.InitialControllers != nil {
+		o.DynamicQuorum = true
 	}
+	voterDirID, err := voterDirectoryID(o)
+	if err != nil {
+		return nil, err
+	}
+	var release *MetadataVersion
+	if o.MetadataVersion != (MetadataVersion{}) {
+		release = &o.MetadataVersion
+	}
+	fs, err := resolveFeatures(release, o.Features, o.DynamicQuorum)
+	if err != nil {
+		return nil, err
+	}
+	w := &dirWriter{o: o, fsys: vfs.Or(o.FS), features: fs, now: o.Now, out: o.Out, voterDirID: voterDirID, seen: map[UUID]bool{}}
 	if w.now == nil {
 		w.now = time.Now
 	}
 	if w.out == nil {
 		w.out = io.Discard
 	}
-	w.records = bootstrapRecords(w.mv, o.Features)
+	w.records = fs.records()
 	return w, nil
 }
 
@@ -194,11 +175,11 @@ func voterDirectoryID(o FormatOptions) (UUID, error) {
 }
 
 // format writes dir's files in their durable order: bootstrap.checkpoint,
-// the bootstrap snapshot (dynamic metadata dir only), and last
+// the bootstrap snapshot (a controller's metadata dir only), and last
 // meta.properties, whose presence marks the dir formatted.
 func (w *dirWriter) format(dir string) error {
 	isMeta := filepath.Clean(dir) == filepath.Clean(w.o.MetadataDir)
-	fmt.Fprintf(w.out, "Formatting %s %s with metadata.version %s.\n", w.kind(isMeta), dir, w.mv.Name)
+	fmt.Fprintf(w.out, "Formatting %s %s with metadata.version %s.\n", w.kind(isMeta), dir, w.features.mv.Name)
 	if err := vfs.MkdirAll(w.fsys, dir, 0o755); err != nil {
 		return fmt.Errorf("clusterid: format %s: %w", dir, err)
 	}
@@ -206,8 +187,9 @@ func (w *dirWriter) format(dir string) error {
 	if err := writeBootstrapCheckpoint(w.fsys, dir, w.records, t); err != nil {
 		return fmt.Errorf("clusterid: format %s: %w", dir, err)
 	}
-	if isMeta && w.o.InitialControllers != nil {
-		if err := writeBootstrapSnapshot(w.fsys, dir, BootstrapSnapshot(w.o.InitialControllers, w.o.ControllerListener, t)); err != nil {
+	if isMeta && !w.o.Broker {
+		snap := BootstrapSnapshot(w.features.levels[featureKRaftVersion], w.o.InitialControllers, w.o.ControllerListener, w.records, t)
+		if err := writeBootstrapSnapshot(w.fsys, dir, snap); err != nil {
 			return fmt.Errorf("clusterid: format %s: %w", dir, err)
 		}
 	}

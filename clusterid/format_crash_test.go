@@ -68,8 +68,12 @@ func checkFormatImage(fsys *vfs.MemFS, o FormatOptions) error {
 // returns how many have it.
 func checkFormattedDirs(fsys *vfs.MemFS, o FormatOptions) (int, error) {
 	now := o.Now()
-	checkpoint := BootstrapCheckpoint(bootstrapRecords(DefaultMetadataVersion, nil), now)
-	snapshot := BootstrapSnapshot(o.InitialControllers, o.ControllerListener, now)
+	fs, err := resolveFeatures(nil, nil, true)
+	if err != nil {
+		return 0, err
+	}
+	checkpoint := BootstrapCheckpoint(fs.records(), now)
+	snapshot := BootstrapSnapshot(1, o.InitialControllers, o.ControllerListener, fs.records(), now)
 	partDir := filepath.Join(o.MetadataDir, "__cluster_metadata-0")
 	formatted := 0
 	for _, dir := range []string{o.Dirs[0], o.MetadataDir} {

@@ -113,13 +113,24 @@ func TestFormat(t *testing.T) {
 	meta, data := filepath.Join(root, "meta"), filepath.Join(root, "data")
 	now := time.UnixMilli(1700000000000)
 	var out bytes.Buffer
+	// 3.9-IV0 turns no feature on by default, so the records are exactly
+	// metadata.version and the one requested (kraft.version 0 and a zero
+	// level write none).
 	opts := FormatOptions{Dirs: []string{data}, MetadataDir: meta, ClusterID: testClusterID, NodeID: 2,
-		Features: map[string]int16{"group.version": 1, "kraft.version": 1, "zero.version": 0}, Out: &out, Now: func() time.Time { return now }}
+		MetadataVersion: MetadataVersion{"3.9-IV0", 21},
+		Features:        map[string]int16{"group.version": 1, "kraft.version": 0, "share.version": 0}, Out: &out, Now: func() time.Time { return now }}
 	if err := Format(opts); err != nil {
 		t.Fatal(err)
 	}
-	wantOut := "Formatting data directory " + data + " with metadata.version 4.0-IV3.\n" +
-		"Formatting metadata directory " + meta + " with metadata.version 4.0-IV3.\n"
+	wantOut := "Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord(name='metadata.version', featureLevel=21) at version 0), " +
+		"ApiMessageAndVersion(FeatureLevelRecord(name='group.version', featureLevel=1) at version 0)], metadataVersionLevel=21, source=format command)\n" +
+		"Formatting data directory " + data + " with metadata.version 3.9-IV0.\n" +
+		"Formatting metadata directory " + meta + " with metadata.version 3.9-IV0.\n"
+	if dirsInKafkaOrder([]string{data, meta})[0] == meta {
+		wantOut = wantOut[:strings.Index(wantOut, "Formatting")] +
+			"Formatting metadata directory " + meta + " with metadata.version 3.9-IV0.\n" +
+			"Formatting data directory " + data + " with metadata.version 3.9-IV0.\n"
+	}
 	if out.String() != wantOut {
 		t.Fatalf("output:\n%s\nwant:\n%s", out.String(), wantOut)
 	}
@@ -162,7 +173,7 @@ func TestFormat(t *testing.T) {
 		t.Fatalf("data batch: %+v", batches[1])
 	}
 	name, level := decodeFeatureLevel(t, recs[0].Value)
-	if name != "metadata.version" || level != 25 {
+	if name != "metadata.version" || level != 21 {
 		t.Fatalf("first record %s=%d", name, level)
 	}
 	if name, level = decodeFeatureLevel(t, recs[1].Value); name != "group.version" || level != 1 {

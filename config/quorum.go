@@ -49,8 +49,6 @@ func (c *Config) readQuorum(r *reader) {
 	voters := r.get("controller.quorum.voters", "")
 	if voters == "" && r.get("controller.quorum.bootstrap.servers", "") == "" {
 		r.bad("controller.quorum.voters / controller.quorum.bootstrap.servers: Missing kraft bootstrap servers; set controller.quorum.voters (id@host:port,...)")
-	} else if voters == "" {
-		r.bad("controller.quorum.voters: required (kraftd supports static voter sets only; dynamic quorums need KIP-853 bootstrap snapshots)")
 	}
 	// A controller in a static quorum must be one of the voters (as Kafka
 	// checks); a node outside the set runs with process.roles=broker and is
