@@ -194,8 +194,7 @@ func checkFeatureLevel(name string, level int16, mv MetadataVersion) error {
 		return fmt.Errorf("clusterid: No feature:%s with feature level %d", name, level)
 	}
 	if need := levels[level].needsMV; need > mv.Level {
-		dep, _ := metadataVersionByLevel(need)
-		return fmt.Errorf("clusterid: %s could not be set to %d because it depends on %s=%d (%s)", name, level, featureMetadataVersion, need, dep.Name)
+		return fmt.Errorf("clusterid: %s could not be set to %d because it depends on %s level %d", name, level, featureMetadataVersion, need)
 	}
 	return nil
 }
