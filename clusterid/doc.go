@@ -17,27 +17,33 @@
 //	random-uuid:  fmt.Println(clusterid.Random())
 //	format:       err := clusterid.Format(clusterid.FormatOptions{
 //	                  Dirs: logDirs, MetadataDir: metadataLogDir,
-//	                  ClusterID: id, NodeID: nodeID,
-//	                  IgnoreFormatted: ignore, Out: os.Stdout})
+//	                  ClusterID: id, NodeID: nodeID, IgnoreFormatted: ignore,
+//	                  DynamicQuorum: len(voters) == 0, InitialControllers: ics,
+//	                  ControllerListener: listener, Out: os.Stdout})
 //	info:         text, err := clusterid.Info(dirs) // print text; exit 1 if err != nil
 //	start-up:     node, err := clusterid.Load(logDirs, metadataLogDir, nodeID)
 //	              // node.ClusterID, node.DirectoryID (raft replica directory id)
 //
-// Format refuses an already formatted dir unless IgnoreFormatted, and refuses
-// dirs formatted with another cluster id or node id in any case. For each new
-// dir it writes bootstrap.checkpoint (a header control batch, one batch of
-// FeatureLevelRecords for metadata.version and the requested features, a
-// footer control batch, as Kafka's BatchFileWriter does), then
-// meta.properties v1 with a fresh directory.id, so a crash mid-format leaves
-// the dir looking unformatted. The raft log itself needs no bootstrap state
-// for static voter sets. For a dynamic quorum (kraft.version 1), set
-// InitialControllers (ParseInitialControllers parses --initial-controllers;
-// --standalone is one entry for the node itself with RandomDirectoryID) and
-// ControllerListener: the metadata dir then also gets the bootstrap snapshot
-// __cluster_metadata-0/00000000000000000000-0000000000.checkpoint (header,
-// KRaftVersion 1 and Voters records in one control batch, then a footer, as
-// Kafka's RecordsSnapshotWriter writes it) and, when the node is one of the
-// voters, that voter's directory id.
+// Format does what Kafka 4.4's kafka-storage format does, with its checks,
+// order and messages (features.go holds its metadata.version and feature
+// tables). It refuses an already formatted dir unless IgnoreFormatted, and
+// refuses dirs formatted with another cluster id or node id in any case. It
+// prints the bootstrap records, then for each new dir writes
+// bootstrap.checkpoint (a header control batch, one batch of
+// FeatureLevelRecords, a footer control batch, as Kafka's BatchFileWriter
+// did; Kafka 4.4 no longer writes it but still reads it), for a
+// controller's metadata dir the bootstrap snapshot
+// __cluster_metadata-0/00000000000000000000-0000000000.checkpoint (Kafka
+// 4.4's bootstrap: a control batch with the SnapshotHeader and, for
+// kraft.version 1, the KRaftVersion and Voters records, then the
+// FeatureLevelRecords, then a footer, as RecordsSnapshotWriter writes them),
+// and last meta.properties v1, so a crash mid-format leaves the dir looking
+// unformatted. kraft.version is 1 exactly when controller.quorum.voters is
+// empty (DynamicQuorum); InitialControllers (ParseInitialControllers parses
+// --initial-controllers; --standalone is one entry for the node itself with
+// RandomDirectoryID) fills the Voters record and gives a voter's metadata
+// dir its directory id. Voters and dirs come in the order Kafka's HashMaps
+// give them (javaorder.go), so the bytes and lines match Kafka's.
 //
 // Every file is read and written through vfs.FS (FormatOptions.FS, LoadFS,
 // InfoFS; nil = the OS) and every write is vfs.WriteFileAtomic, so the
