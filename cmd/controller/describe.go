@@ -34,8 +34,8 @@ func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
 	if *bootstrap == "" {
 		return errors.New("--bootstrap-controller is required")
 	}
-	if *status == *replication {
-		return errors.New("give exactly one of --status and --replication")
+	if err := checkDescribeFlags(*status, *replication, *human); err != nil {
+		return err
 	}
 	var addrs []string
 	for _, a := range config.SplitList(*bootstrap) {
@@ -54,6 +54,20 @@ func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
 		return printQuorumStatus(stdout, q)
 	}
 	return printQuorumReplication(stdout, q, *human, time.Now())
+}
+
+// checkDescribeFlags accepts what `kafka-metadata-quorum describe` accepts,
+// failing with its messages.
+func checkDescribeFlags(status, replication, human bool) error {
+	switch {
+	case status && replication:
+		return toolError{"Only one of --status or --replication should be specified with describe sub-command"}
+	case status && human:
+		return toolError{"The option --human-readable is only supported along with --replication"}
+	case !status && !replication:
+		return toolError{"One of --status or --replication must be specified with describe sub-command"}
+	}
+	return nil
 }
 
 // quorumLeader is the leader's entry among the current voters.
