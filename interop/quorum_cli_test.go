@@ -177,6 +177,17 @@ func TestQuorumCLIWithKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	describeSame(t, env, bin, c1.Addr, 1)
+
+	// Kafka's tool adds it back, printing what kraftd's printed; kraftd describes the result.
+	if again := runKafkaCLI(t, env, append(slices.Clone(withConfig), "add-controller")...); again.code != 0 || again.stdout != want {
+		t.Fatalf("kafka-metadata-quorum add-controller: exit %d, stdout %q, error %q; want %q", again.code, again.stdout, again.errLine, want)
+	}
+	st := runKraftdCLI(t, bin, "describe-quorum", "--bootstrap-controller", c1.Addr, "--status")
+	for _, c := range []*kafkatest.Controller{c1, c2} {
+		if voter := `{"id": ` + strconv.Itoa(int(c.NodeID)) + `, "directoryId": "` + c.DirectoryID + `"`; !strings.Contains(st.stdout, voter) {
+			t.Errorf("controller describe-quorum --status after Kafka's add-controller lacks %s:\n%s", voter, st.stdout)
+		}
+	}
 }
 
 // describeSame compares kraftd's describe-quorum with Kafka's describe: the --status
