@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -108,6 +110,9 @@ func callController(ctx context.Context, b Bootstrap, req kmsg.Request, errOf fu
 		}
 		resp, err := Request(ctx, target, req)
 		if err != nil {
+			if unsupported := notAdvertised(ctx, target, req.Key()); unsupported != nil {
+				return unsupported
+			}
 			lastErr = fmt.Errorf("%s to %s: %w", kmsg.NameForKey(req.Key()), target, err)
 			continue
 		}
@@ -133,4 +138,37 @@ func controllerTarget(ctx context.Context, b Bootstrap, attempt int) (addr strin
 	}
 	_, leader, retry, err := findLeader(ctx, addr)
 	return leader, retry, err
+}
+
+// notAdvertised tells, after a failed request, whether addr's ApiVersions
+// lacks the request's key, as an UNSUPPORTED_VERSION error with the message
+// of Kafka's client ("The node does not support ADD_RAFT_VOTER"); nil when
+// the key is advertised or ApiVersions fails too. A node closes the
+// connection on a key it does not serve, which would otherwise be retried
+// until ctx ends.
+func notAdvertised(ctx context.Context, addr string, key int16) error {
+	resp, err := Request(ctx, addr, kmsg.NewPtrApiVersionsRequest())
+	if err != nil {
+		return nil
+	}
+	for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
+		if k.ApiKey == key {
+			return nil
+		}
+	}
+	msg := "The node does not support " + upperSnake(kmsg.NameForKey(key))
+	return &ResponseError{Code: kerr.UnsupportedVersion.Code, Message: &msg}
+}
+
+// upperSnake turns kmsg's request name (AddRaftVoter) into Kafka's ApiKeys
+// name (ADD_RAFT_VOTER).
+func upperSnake(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
 }

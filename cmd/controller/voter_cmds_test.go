@@ -210,6 +210,11 @@ func TestVoterCommandsAgainstLeader(t *testing.T) {
 	if code != 1 || errs != "org.apache.kafka.common.errors.VoterNotFoundException: The voter is not part of the set of voters.\n" {
 		t.Errorf("remove: exit %d, stderr %q", code, errs)
 	}
+	// kraftd's server does not serve UnregisterController (nor does the fake).
+	code, out, errs = runCmd(t, "remove-controller", "--bootstrap-controller", ok, "-i", "4", "-d", newDirID, "--unregister")
+	if code != 1 || !strings.HasPrefix(out, "Removed ") || errs != "Failed to unregister controller 4: The node does not support UNREGISTER_CONTROLLER. To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id 4`.\n" {
+		t.Errorf("unregister: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 	code, _, errs = runCmd(t, "remove-controller", "--bootstrap-controller", bad, "-i", "4", "-d", newDirID, "--unregister")
 	if code != 1 || errs != "Failed to remove KRaft voter 4: The voter is not part of the set of voters.. To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id 4`.\n" {
 		t.Errorf("remove --unregister: exit %d, stderr %q", code, errs)
