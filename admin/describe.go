@@ -25,15 +25,17 @@ type Quorum struct {
 	Nodes     []kmsg.DescribeQuorumResponseNode // endpoints of voters and observers
 }
 
-// DescribeQuorum does what `kafka-metadata-quorum --bootstrap-controller`
-// does: DescribeCluster (controller endpoint type) to a bootstrap controller
-// to learn the cluster id and the leader, then DescribeQuorum to the leader.
-// It asks the bootstrap controllers in turn and retries, with backoff, until
-// an answer or ctx ends (the leader may be unknown during an election);
-// errors that a retry cannot fix end it at once.
-func DescribeQuorum(ctx context.Context, bootstrap []string) (*Quorum, error) {
-	if len(bootstrap) == 0 {
-		return nil, errors.New("admin: describe quorum: no bootstrap controller")
+// DescribeQuorum does what `kafka-metadata-quorum describe` does. With
+// bootstrap controllers: DescribeCluster (controller endpoint type) to one
+// to learn the cluster id and the leader, then DescribeQuorum to the
+// leader. With bootstrap brokers: both to the broker, which forwards
+// DescribeQuorum to the active controller. It asks the bootstrap addresses
+// in turn and retries, with backoff, until an answer or ctx ends (the
+// leader may be unknown during an election); errors that a retry cannot
+// fix end it at once.
+func DescribeQuorum(ctx context.Context, b Bootstrap) (*Quorum, error) {
+	if len(b.Addrs) == 0 {
+		return nil, errors.New("admin: describe quorum: no bootstrap address")
 	}
 	var lastErr error
 	backoff := 100 * time.Millisecond
@@ -46,7 +48,7 @@ func DescribeQuorum(ctx context.Context, bootstrap []string) (*Quorum, error) {
 			}
 			backoff = min(2*backoff, time.Second)
 		}
-		q, retry, err := describeOnce(ctx, bootstrap[attempt%len(bootstrap)])
+		q, retry, err := describeOnce(ctx, b.Addrs[attempt%len(b.Addrs)], b.Brokers)
 		if err == nil {
 			return q, nil
 		}
@@ -57,16 +59,23 @@ func DescribeQuorum(ctx context.Context, bootstrap []string) (*Quorum, error) {
 	}
 }
 
-// describeOnce asks one bootstrap controller for the leader and the leader
-// for the quorum; retry tells whether another attempt may succeed.
-func describeOnce(ctx context.Context, addr string) (q *Quorum, retry bool, err error) {
-	dc, leaderAddr, retry, err := findLeader(ctx, addr)
+// describeOnce asks one bootstrap address for the cluster (and a bootstrap
+// controller for the leader) and then the leader, or the broker, for the
+// quorum; retry tells whether another attempt may succeed.
+func describeOnce(ctx context.Context, addr string, broker bool) (q *Quorum, retry bool, err error) {
+	var dc *kmsg.DescribeClusterResponse
+	target := addr
+	if broker {
+		dc, retry, err = describeCluster(ctx, addr, 1)
+	} else {
+		dc, target, retry, err = findLeader(ctx, addr)
+	}
 	if err != nil {
 		return nil, retry, err
 	}
-	dq, err := DescribeQuorumAt(ctx, leaderAddr, MetadataTopic)
+	dq, err := DescribeQuorumAt(ctx, target, MetadataTopic)
 	if err != nil {
-		err = fmt.Errorf("DescribeQuorum to leader %d at %s: %w", dc.ControllerID, leaderAddr, err)
+		err = fmt.Errorf("DescribeQuorum to %s: %w", target, err)
 		var ke *kerr.Error
 		if errors.As(err, &ke) && !kerr.IsRetriable(ke) && ke != kerr.NotLeaderForPartition {
 			return nil, false, err
@@ -76,21 +85,30 @@ func describeOnce(ctx context.Context, addr string) (q *Quorum, retry bool, err 
 	return &Quorum{ClusterID: dc.ClusterID, Partition: dq.Topics[0].Partitions[0], Nodes: dq.Nodes}, false, nil
 }
 
-// findLeader sends DescribeCluster for controllers to addr and returns the
-// answer and the leader's address.
-func findLeader(ctx context.Context, addr string) (dc *kmsg.DescribeClusterResponse, leaderAddr string, retry bool, err error) {
+// describeCluster sends DescribeCluster for endpointType (1 brokers, 2
+// controllers) to addr.
+func describeCluster(ctx context.Context, addr string, endpointType int8) (dc *kmsg.DescribeClusterResponse, retry bool, err error) {
 	req := kmsg.NewPtrDescribeClusterRequest()
-	req.EndpointType = 2 // controllers
+	req.EndpointType = endpointType
 	resp, err := Request(ctx, addr, req)
 	if err != nil {
-		return nil, "", true, fmt.Errorf("DescribeCluster to %s: %w", addr, err)
+		return nil, true, fmt.Errorf("DescribeCluster to %s: %w", addr, err)
 	}
 	dc = resp.(*kmsg.DescribeClusterResponse)
 	if err := kerr.ErrorForCode(dc.ErrorCode); err != nil {
-		return nil, "", kerr.IsRetriable(err), fmt.Errorf("DescribeCluster to %s: %w%s", addr, err, errMsg(dc.ErrorMessage))
+		return nil, kerr.IsRetriable(err), fmt.Errorf("DescribeCluster to %s: %w%s", addr, err, errMsg(dc.ErrorMessage))
 	}
-	if dc.Version >= 1 && dc.EndpointType != 2 {
-		return nil, "", false, fmt.Errorf("DescribeCluster to %s: endpoint type %d, want 2 (controller): %w", addr, dc.EndpointType, kerr.MismatchedEndpointType)
+	if dc.Version >= 1 && dc.EndpointType != endpointType {
+		return nil, false, fmt.Errorf("DescribeCluster to %s: endpoint type %d, want %d: %w", addr, dc.EndpointType, endpointType, kerr.MismatchedEndpointType)
+	}
+	return dc, false, nil
+}
+
+// findLeader sends DescribeCluster for controllers to addr and returns the
+// answer and the leader's address.
+func findLeader(ctx context.Context, addr string) (dc *kmsg.DescribeClusterResponse, leaderAddr string, retry bool, err error) {
+	if dc, retry, err = describeCluster(ctx, addr, 2); err != nil {
+		return nil, "", retry, err
 	}
 	if dc.ControllerID < 0 {
 		return nil, "", true, fmt.Errorf("DescribeCluster to %s: no leader known yet", addr)

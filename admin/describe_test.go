@@ -18,15 +18,19 @@ import (
 // quorumHandler answers DescribeCluster naming itself the leader, and
 // DescribeQuorum as a leader (or with partitionErr).
 type quorumHandler struct {
-	port         int32
-	partitionErr int16
+	port          int32
+	partitionErr  int16
+	endpointTypes chan int8 // of the DescribeCluster requests, when not nil
 }
 
 func (h quorumHandler) Handle(_ *network.ConnInfo, _ protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 	switch r := req.(type) {
 	case *kmsg.DescribeClusterRequest:
 		resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
-		resp.ClusterID, resp.ControllerID, resp.EndpointType = "MkU3OEVBNTcwNTJENDM2Qg", 1, 2
+		resp.ClusterID, resp.ControllerID, resp.EndpointType = "MkU3OEVBNTcwNTJENDM2Qg", 1, r.EndpointType
+		if h.endpointTypes != nil {
+			h.endpointTypes <- r.EndpointType
+		}
 		b := kmsg.NewDescribeClusterResponseBroker()
 		b.NodeID, b.Host, b.Port = 1, "127.0.0.1", h.port
 		resp.Brokers = append(resp.Brokers, b)
@@ -71,7 +75,7 @@ func TestDescribeQuorum(t *testing.T) {
 	addr := startServer(t, func(port int32) network.Handler { return quorumHandler{port: port} })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	q, err := DescribeQuorum(ctx, []string{addr})
+	q, err := DescribeQuorum(ctx, Bootstrap{Addrs: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,5 +93,23 @@ func TestDescribeQuorumAtNotLeader(t *testing.T) {
 	defer cancel()
 	if _, err := DescribeQuorumAt(ctx, addr, MetadataTopic); !errors.Is(err, kerr.NotLeaderForPartition) {
 		t.Fatalf("error %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+}
+
+// Through a broker, DescribeCluster asks for brokers and DescribeQuorum goes
+// to the broker itself.
+func TestDescribeQuorumThroughBroker(t *testing.T) {
+	types := make(chan int8, 4)
+	addr := startServer(t, func(port int32) network.Handler {
+		return quorumHandler{port: port, endpointTypes: types}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	q, err := DescribeQuorum(ctx, Bootstrap{Addrs: []string{addr}, Brokers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.ClusterID != "MkU3OEVBNTcwNTJENDM2Qg" || q.Partition.LeaderEpoch != 7 || len(types) != 1 || <-types != 1 {
+		t.Fatalf("quorum %+v, DescribeCluster endpoint types %d", q, len(types))
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,39 +13,35 @@ import (
 
 	"github.com/kraftd/kraftd/admin"
 	"github.com/kraftd/kraftd/clusterid"
-	"github.com/kraftd/kraftd/config"
 )
 
-// runDescribeQuorum does what `kafka-metadata-quorum --bootstrap-controller
-// HOST:PORT describe --status|--replication` does: DescribeCluster (controller
-// endpoint type) to a bootstrap controller to learn the cluster id and the
-// leader, then DescribeQuorum to the leader, and prints the same text.
+// runDescribeQuorum does what `kafka-metadata-quorum describe
+// --status|--replication` does: DescribeCluster to a bootstrap controller to
+// learn the cluster id and the leader, then DescribeQuorum to the leader (or
+// both to a bootstrap broker), and prints the same text.
 func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("describe-quorum", stderr)
-	bootstrap := fs.String("bootstrap-controller", "", "comma-separated HOST:PORT of controllers to ask first (required)")
+	var conn connFlags
+	conn.register(fs)
 	status := fs.Bool("status", false, "print the quorum status (as describe --status)")
 	replication := fs.Bool("replication", false, "print the replication table (as describe --replication)")
 	human := fs.Bool("human-readable", false, "with --replication: timestamps as '<n> ms ago'")
-	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long (the leader may be unknown during an election)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *bootstrap == "" {
-		return errors.New("--bootstrap-controller is required")
+	b, err := conn.bootstrap()
+	if err != nil {
+		return err
 	}
-	if *status == *replication {
-		return errors.New("give exactly one of --status and --replication")
+	if _, err := conn.properties(); err != nil {
+		return err
 	}
-	var addrs []string
-	for _, a := range config.SplitList(*bootstrap) {
-		if _, _, err := config.ParseHostPort(a); err != nil {
-			return fmt.Errorf("--bootstrap-controller: %w", err)
-		}
-		addrs = append(addrs, a)
+	if err := checkDescribeFlags(*status, *replication, *human); err != nil {
+		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), conn.timeout)
 	defer cancel()
-	q, err := admin.DescribeQuorum(ctx, addrs)
+	q, err := admin.DescribeQuorum(ctx, b)
 	if err != nil {
 		return err
 	}
@@ -54,6 +49,20 @@ func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
 		return printQuorumStatus(stdout, q)
 	}
 	return printQuorumReplication(stdout, q, *human, time.Now())
+}
+
+// checkDescribeFlags accepts what `kafka-metadata-quorum describe` accepts,
+// failing with its messages.
+func checkDescribeFlags(status, replication, human bool) error {
+	switch {
+	case status && replication:
+		return toolError{"Only one of --status or --replication should be specified with describe sub-command"}
+	case status && human:
+		return toolError{"The option --human-readable is only supported along with --replication"}
+	case !status && !replication:
+		return toolError{"One of --status or --replication must be specified with describe sub-command"}
+	}
+	return nil
 }
 
 // quorumLeader is the leader's entry among the current voters.

@@ -9,6 +9,14 @@
 //	controller start --config FILE
 //	controller test-kraft-server-start --config FILE --replica-directory-id ID [--throughput N] [--record-size S] [--max-in-flight N] [--stats-json]
 //	controller describe-quorum --bootstrap-controller HOST:PORT (--status | --replication) [--human-readable]
+//	controller add-controller --bootstrap-controller HOST:PORT --command-config NEW_CONTROLLER_PROPS [--dry-run]
+//	controller remove-controller --bootstrap-controller HOST:PORT -i ID -d DIRECTORY_ID [--dry-run] [--unregister]
+//
+// The three quorum commands are kafka-metadata-quorum's describe,
+// add-controller and remove-controller, subcommand first, with its flags
+// (--bootstrap-server instead of --bootstrap-controller goes through a
+// broker), checks, output, error text and exit status; --timeout bounds them
+// (60 s, the admin client's default.api.timeout.ms).
 //
 // scripts/test-kraft-server-start.sh is the thin wrapper with the flags of
 // Kafka's raft/bin/test-kraft-server-start.sh.
@@ -29,7 +37,7 @@
 // itself.
 //
 // The package is flags, commands and output formatting only: the node runs
-// in package node (network, raft driver, log, run loop), describe-quorum's
+// in package node (network, raft driver, log, run loop), the quorum commands'
 // requests are package admin's, and the configuration is package config.
 // The first SIGINT or SIGTERM starts a node's graceful shutdown (a leader
 // resigns and hands over) bounded by --shutdown-timeout; a second one exits

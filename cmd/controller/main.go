@@ -32,6 +32,8 @@ func commands() []command {
 		{"start", "run a controller node: --config FILE", runStart},
 		{"test-kraft-server-start", "run a quorum node with the test workload: --config FILE --replica-directory-id ID", runTestServer},
 		{"describe-quorum", "describe the quorum: --bootstrap-controller HOST:PORT (--status | --replication)", runDescribeQuorum},
+		{"add-controller", "add a voter: --bootstrap-controller HOST:PORT --command-config NEW_CONTROLLER_PROPS [--dry-run]", runAddController},
+		{"remove-controller", "remove a voter: --bootstrap-controller HOST:PORT --controller-id ID --controller-directory-id DIR [--dry-run]", runRemoveController},
 	}
 }
 
@@ -74,6 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		err := c.run(args[1:], stdout, stderr)
 		var ee exitError
+		var te toolError
 		switch {
 		case err == nil:
 			return 0
@@ -81,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.As(err, &ee):
 			return ee.code
+		case errors.As(err, &te):
+			fmt.Fprintln(stderr, te.msg) // Kafka's tool prints these alone
+			return 1
 		default:
 			fmt.Fprintf(stderr, "controller %s: %v\n", name, err)
 			return 1

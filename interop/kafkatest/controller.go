@@ -2,11 +2,13 @@ package kafkatest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -79,16 +81,61 @@ func ControllerProps(cfg ControllerConfig, dir string) Props {
 // test failed. Failures are fatal to the test.
 func (e *Env) StartController(t testing.TB, cfg ControllerConfig) *Controller {
 	t.Helper()
-	if cfg.NodeID < 0 {
-		t.Fatalf("kafkatest: controller node id %d < 0", cfg.NodeID)
+	return e.StartControllers(t, cfg)[0]
+}
+
+// StartControllers starts several controllers as StartController does, formatting and
+// starting them all at once (each JVM takes seconds to start) before waiting for each to
+// listen. A config without a ClusterID gets the first config's.
+func (e *Env) StartControllers(t testing.TB, cfgs ...ControllerConfig) []*Controller {
+	t.Helper()
+	cs := make([]*Controller, len(cfgs))
+	works := make([]string, len(cfgs))
+	for i := range cfgs {
+		if cfgs[i].NodeID < 0 {
+			t.Fatalf("kafkatest: controller node id %d < 0", cfgs[i].NodeID)
+		}
+		if cfgs[i].ClusterID == "" {
+			cfgs[i].ClusterID = cfgs[0].ClusterID
+		}
+		if cfgs[i].ClusterID == "" {
+			cfgs[i].ClusterID = NewUUID()
+			cfgs[0].ClusterID = cfgs[i].ClusterID
+		}
+		if cfgs[i].Port == 0 {
+			cfgs[i].Port = FreePort(t)
+		}
+		works[i] = t.TempDir()
 	}
-	if cfg.ClusterID == "" {
-		cfg.ClusterID = NewUUID()
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cs[i], errs[i] = e.prepareController(cfgs[i], works[i])
+		}()
 	}
-	if cfg.Port == 0 {
-		cfg.Port = FreePort(t)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
-	work := t.TempDir()
+	for i, c := range cs {
+		if err := e.launchController(t, c, cfgs[i], works[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cs {
+		if err := c.waitListening(c.Addr, StartTimeout); err != nil {
+			c.DumpLog(80)
+			t.Fatal(err)
+		}
+	}
+	return cs
+}
+
+// prepareController writes cfg's server properties under work and formats its log dir.
+func (e *Env) prepareController(cfg ControllerConfig, work string) (*Controller, error) {
 	dir := cfg.Dir
 	if dir == "" {
 		dir = filepath.Join(work, "data")
@@ -100,37 +147,35 @@ func (e *Env) StartController(t testing.TB, cfg ControllerConfig) *Controller {
 		ConfigPath: filepath.Join(work, "controller.properties"),
 	}
 	if err := ControllerProps(cfg, dir).WriteFile(c.ConfigPath); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if !cfg.NoFormat {
 		out, err := e.StorageFormat(context.Background(), c.ConfigPath, cfg.ClusterID, cfg.FormatArgs...)
 		if err != nil {
-			t.Fatalf("kafkatest: format controller %d: %v", cfg.NodeID, err)
+			return nil, fmt.Errorf("kafkatest: format controller %d: %w", cfg.NodeID, err)
 		}
 		c.FormatOutput = out
 	}
 	if meta, err := MetaProperties(dir); err == nil {
 		c.DirectoryID = meta["directory.id"]
 	}
+	return c, nil
+}
+
+// launchController starts the prepared controller's JVM.
+func (e *Env) launchController(t testing.TB, c *Controller, cfg ControllerConfig, work string) error {
+	t.Helper()
 	log4j, err := e.serverLog4jFile(work, cfg.Log4jLevels)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	flags := cfg.JVMFlags
 	if flags == nil {
 		flags = serverJVMFlags
 	}
 	name := fmt.Sprintf("kafka-controller-%d", cfg.NodeID)
-	p, err := e.startJVM(t, name, work, flags, log4j, ClassKafka, c.ConfigPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Process = p
-	if err := p.waitListening(c.Addr, StartTimeout); err != nil {
-		p.DumpLog(80)
-		t.Fatal(err)
-	}
-	return c
+	c.Process, err = e.startJVM(t, name, work, flags, log4j, ClassKafka, c.ConfigPath)
+	return err
 }
 
 // RaftServerConfig describes a kafka.tools.TestRaftServer node (topic

@@ -32,3 +32,22 @@ func DescribeQuorum(addr, topic string) (QuorumInfo, error) {
 	return QuorumInfo{LeaderID: p.LeaderID, LeaderEpoch: p.LeaderEpoch, HighWatermark: p.HighWatermark,
 		Voters: p.CurrentVoters, Observers: p.Observers}, nil
 }
+
+// WaitQuorum polls the leader at addr with DescribeQuorum for topic until ok accepts the
+// answer or timeout passes; the error then tells the last answer or failure.
+func WaitQuorum(addr, topic string, timeout time.Duration, ok func(QuorumInfo) bool) (QuorumInfo, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		q, err := DescribeQuorum(addr, topic)
+		if err == nil && ok(q) {
+			return q, nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return q, fmt.Errorf("kafkatest: quorum at %s not as wanted after %v: %w", addr, timeout, err)
+			}
+			return q, fmt.Errorf("kafkatest: quorum at %s not as wanted after %v: last answer %+v", addr, timeout, q)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -209,6 +209,26 @@ func (e *ToolError) Error() string {
 
 func (e *ToolError) Unwrap() error { return e.Err }
 
+// ExitCode is the tool's exit status, -1 when it did not exit by itself (killed, timed out).
+func (e *ToolError) ExitCode() int {
+	var ee *exec.ExitError
+	if errors.As(e.Err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// ErrorLine is the first line of stderr that is not a log line: what Kafka's command line
+// tools print for a failure before any stack trace.
+func (e *ToolError) ErrorLine() string {
+	for _, line := range strings.Split(e.Stderr, "\n") {
+		if line != "" && !strings.HasPrefix(line, "[") {
+			return line
+		}
+	}
+	return ""
+}
+
 // ToolTimeout bounds one tool run.
 const ToolTimeout = 60 * time.Second
 
