@@ -329,10 +329,6 @@ func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
 	if h.BaseOffset > math.MaxInt64-int64(h.RecordCount) {
 		return h, fmt.Errorf("%w: batch at offset %d: %d records overflow the offset range", ErrCorruptBatch, h.BaseOffset, h.RecordCount)
 	}
-	data, err := decompress(h.Compression(), b[BatchHeaderSize:h.Size()])
-	if err != nil {
-		return h, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
-	}
 	var rec Record // one record reused: validation keeps nothing
 	slot := func(int) *Record {
 		rec = Record{Headers: rec.Headers[:0]}
@@ -342,7 +338,10 @@ func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
 	if h.IsControl() {
 		check = checkControlRecord
 	}
-	if err := walkRecords(data, h.RecordCount, slot, check); err != nil {
+	err = withScratch(h.Compression(), b[BatchHeaderSize:h.Size()], func(data []byte) error {
+		return walkRecords(data, h.RecordCount, slot, check)
+	})
+	if err != nil {
 		return h, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
 	}
 	return h, nil

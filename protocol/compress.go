@@ -19,18 +19,53 @@ import (
 // small hostile batch (a "zip bomb") from allocating without limit.
 const MaxDecompressedBatchBytes = 16 << 20
 
-// decompress returns the records region uncompressed (data itself when the codec is none).
+// decompress returns the records region uncompressed (data itself when the codec is none)
+// in a new buffer, for decoders that keep what they decode.
 func decompress(codec int8, data []byte) ([]byte, error) {
-	return decompressLimit(codec, data, MaxDecompressedBatchBytes)
+	return decompressLimit(codec, data, nil, MaxDecompressedBatchBytes)
+}
+
+// scratch holds one decompression buffer for ValidateBatch, which keeps nothing it decodes
+// (its callers run on one goroutine; a concurrent caller allocates its own). Reusing it
+// means a stream of small batches that each inflate to the limit (a zip bomb a hostile
+// leader serves on every fetch) allocates once, not per batch. Unlike a sync.Pool it
+// survives garbage collections, which is the point; it costs at most one buffer of about
+// MaxDecompressedBatchBytes, and only on a node that has seen compressed batches.
+var scratch = make(chan []byte, 1)
+
+// withScratch decompresses into the scratch buffer and calls f with the records region;
+// the buffer is reused once f is done, so f must not keep any of it.
+func withScratch(codec int8, data []byte, f func([]byte) error) error {
+	if codec == CompressionNone {
+		return f(data)
+	}
+	var buf []byte
+	select {
+	case buf = <-scratch:
+	default:
+	}
+	out, err := decompressLimit(codec, data, buf, MaxDecompressedBatchBytes)
+	if cap(out) > cap(buf) {
+		buf = out
+	}
+	if err == nil {
+		err = f(out)
+	}
+	select {
+	case scratch <- buf[:0]:
+	default:
+	}
+	return err
 }
 
 func tooLarge(name string, limit int) error {
 	return fmt.Errorf("%s: decompressed records exceed %d bytes", name, limit)
 }
 
-// decompressLimit decompresses with a bound on the output size (at most
-// MaxDecompressedBatchBytes, the zstd decoder's own bound).
-func decompressLimit(codec int8, data []byte, limit int) ([]byte, error) {
+// decompressLimit decompresses into dst (grown as needed; nil for a new buffer) with a
+// bound on the output size (at most MaxDecompressedBatchBytes, the zstd decoder's own
+// bound). On an error the returned slice, when not nil, is the grown buffer for reuse.
+func decompressLimit(codec int8, data, dst []byte, limit int) ([]byte, error) {
 	switch codec {
 	case CompressionNone:
 		return data, nil
@@ -39,13 +74,13 @@ func decompressLimit(codec int8, data []byte, limit int) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		return readLimited("gzip", zr, limit)
+		return readLimited("gzip", zr, dst, limit)
 	case CompressionSnappy:
-		return decodeSnappy(data, limit)
+		return decodeSnappy(data, dst, limit)
 	case CompressionLZ4:
 		zr := lz4Readers.Get().(*lz4.Reader)
 		zr.Reset(bytes.NewReader(data))
-		out, err := readLimited("lz4", zr, limit)
+		out, err := readLimited("lz4", zr, dst, limit)
 		zr.Reset(nil)
 		lz4Readers.Put(zr)
 		return out, err
@@ -54,12 +89,12 @@ func decompressLimit(codec int8, data []byte, limit int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := dec.DecodeAll(data, nil)
+		out, err := dec.DecodeAll(data, dst[:0])
 		if err != nil {
-			return nil, fmt.Errorf("zstd: %w", err)
+			return out[:0], fmt.Errorf("zstd: %w", err)
 		}
 		if len(out) > limit {
-			return nil, tooLarge("zstd", limit)
+			return out[:0], tooLarge("zstd", limit)
 		}
 		return out, nil
 	default:
@@ -67,15 +102,25 @@ func decompressLimit(codec int8, data []byte, limit int) ([]byte, error) {
 	}
 }
 
-func readLimited(name string, r io.Reader, limit int) ([]byte, error) {
-	out, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+// readLimited reads r to its end into dst, failing once more than limit bytes came out.
+// The buffer grows by doubling (never by what the input claims).
+func readLimited(name string, r io.Reader, dst []byte, limit int) ([]byte, error) {
+	out := dst[:0]
+	for {
+		if len(out) == cap(out) {
+			out = append(out, 0)[:len(out)]
+		}
+		n, err := r.Read(out[len(out):min(cap(out), limit+1)])
+		out = out[:len(out)+n]
+		switch {
+		case len(out) > limit:
+			return out[:0], tooLarge(name, limit)
+		case err == io.EOF:
+			return out, nil
+		case err != nil:
+			return out[:0], fmt.Errorf("%s: %w", name, err)
+		}
 	}
-	if len(out) > limit {
-		return nil, tooLarge(name, limit)
-	}
-	return out, nil
 }
 
 // lz4Readers keeps readers, whose block buffers (up to 4 MiB per frame block size) are
@@ -109,7 +154,7 @@ var xerialHeader = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 // decodeSnappy decodes a raw snappy block or xerial-framed blocks (int32 length + block),
 // checking each block's declared size against the limit before decoding it.
-func decodeSnappy(data []byte, limit int) ([]byte, error) {
+func decodeSnappy(data, dst []byte, limit int) ([]byte, error) {
 	if !bytes.HasPrefix(data, xerialHeader) {
 		n, err := snappy.DecodedLen(data)
 		if err != nil {
@@ -118,7 +163,7 @@ func decodeSnappy(data []byte, limit int) ([]byte, error) {
 		if n > limit {
 			return nil, tooLarge("snappy", limit)
 		}
-		out, err := snappy.Decode(make([]byte, n), data)
+		out, err := snappy.Decode(grow(dst, n), data)
 		if err != nil {
 			return nil, fmt.Errorf("snappy: %w", err)
 		}
@@ -150,7 +195,7 @@ func decodeSnappy(data []byte, limit int) ([]byte, error) {
 		total += n
 		rest = rest[size:]
 	}
-	out := make([]byte, total)
+	out := grow(dst, total)
 	pos := 0
 	for rest := data[headerLen:]; len(rest) > 0; {
 		size := binary.BigEndian.Uint32(rest)
@@ -163,4 +208,12 @@ func decodeSnappy(data []byte, limit int) ([]byte, error) {
 		pos += n
 	}
 	return out, nil
+}
+
+// grow returns dst resized to n bytes, reallocated only when its capacity is short.
+func grow(dst []byte, n int) []byte {
+	if cap(dst) >= n {
+		return dst[:n]
+	}
+	return make([]byte, n)
 }

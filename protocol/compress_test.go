@@ -125,7 +125,7 @@ func TestDecompressionBomb(t *testing.T) {
 		{"zstd", CompressionZstd, zstdBytes(bigFull), MaxDecompressedBatchBytes},
 	} {
 		var err error
-		n := allocBytesRuns(1, func() { _, err = decompressLimit(c.codec, c.data, c.limit) })
+		n := allocBytesRuns(1, func() { _, err = decompressLimit(c.codec, c.data, nil, c.limit) })
 		if err == nil || !strings.Contains(err.Error(), "exceed") {
 			t.Errorf("%s: err %v for %d decompressed bytes", c.name, err, c.limit+1)
 		}
@@ -142,8 +142,37 @@ func TestDecompressionBomb(t *testing.T) {
 		if c.limit >= MaxDecompressedBatchBytes {
 			continue
 		}
-		if out, err := decompressLimit(c.codec, c.data, c.limit+1); err != nil || len(out) != c.limit+1 {
+		if out, err := decompressLimit(c.codec, c.data, nil, c.limit+1); err != nil || len(out) != c.limit+1 {
 			t.Errorf("%s at the bound: %d bytes, %v", c.name, len(out), err)
+		}
+	}
+}
+
+// A hostile leader can serve the same small batch that inflates past the limit on every
+// fetch: validating it again must not allocate the inflated size again (the decompression
+// buffer is reused), or each fetch would leave megabytes of garbage behind.
+func TestValidateBatchReusesDecompressionBuffer(t *testing.T) {
+	value := make([]byte, MaxDecompressedBatchBytes)
+	raw := AppendBatch(nil, Batch{BaseOffset: 0, PartitionLeaderEpoch: 1, BaseTimestamp: goldenTS, Records: []Record{{Value: value}}})
+	for _, c := range []struct {
+		name  string
+		codec int8
+		f     func([]byte) []byte
+	}{
+		{"gzip", CompressionGzip, gzipBytes},
+		{"lz4", CompressionLZ4, lz4Bytes},
+		{"zstd", CompressionZstd, zstdBytes},
+		{"snappy xerial", CompressionSnappy, func(b []byte) []byte { return xerialBytes(b, 1<<16) }},
+	} {
+		bomb := compressBatch(t, raw, c.codec, c.f)
+		var err error
+		n := allocBytesRuns(5, func() { _, err = ValidateBatch(bomb, 1<<20) })
+		if !errors.Is(err, ErrCorruptBatch) || !strings.Contains(err.Error(), "exceed") {
+			t.Fatalf("%s: ValidateBatch of %d bytes inflating past the limit: %v", c.name, len(bomb), err)
+		}
+		// lz4 allocates its block buffers per reader; the rest allocate next to nothing.
+		if bound := uint64(9 << 20); n > bound {
+			t.Errorf("%s: %d bytes allocated per validation, want at most %d", c.name, n, bound)
 		}
 	}
 }
