@@ -215,3 +215,26 @@ func (l *leaderState) updateVoters(vs VoterSet) {
 		}
 	}
 }
+
+// SnapshotHeaderBatch is the first batch of a snapshot ending at id, as
+// Kafka's snapshot writer lays it out: a control batch at base offset 0
+// with the SnapshotHeader and, at kraft.version 1, the KRaftVersion and
+// Voters records in force at the snapshot's last contained offset. The
+// caller appends its data batches and the footer from offset next on.
+func (d *Driver) SnapshotHeaderBatch(id OffsetAndEpoch, lastContainedMs, now int64) (batch []byte, next int64) {
+	recs := []protocol.Record{protocol.ControlRecord(0, protocol.ControlSnapshotHeader,
+		protocol.SnapshotHeaderRecord{LastContainedLogTimestamp: lastContainedMs}.AppendTo(nil))}
+	version, _ := d.kraft.versions.at(id.Offset - 1)
+	if version >= 1 {
+		recs = append(recs, protocol.ControlRecord(1, protocol.ControlKRaftVersion,
+			protocol.KRaftVersionRecord{KRaftVersion: version}.AppendTo(nil)))
+		if vs, ok := d.kraft.voters.at(id.Offset - 1); ok {
+			vr := vs.Record()
+			recs = append(recs, protocol.ControlRecord(2, protocol.ControlKRaftVoters, vr.AppendTo(nil)))
+		}
+	}
+	batch = protocol.AppendBatch(nil, protocol.Batch{
+		PartitionLeaderEpoch: id.Epoch, Control: true, BaseTimestamp: now, MaxTimestamp: now, Records: recs,
+	})
+	return batch, int64(len(recs))
+}
