@@ -29,6 +29,9 @@ func (d *Driver) loadKRaftState() error {
 	}
 	d.kraft = kraftState{static: static}
 	if snap, ok := d.log.LatestSnapshot(); ok {
+		if err := d.truncateToLatestSnapshot(snap); err != nil {
+			return err
+		}
 		if err := d.loadSnapshotKRaftState(snap); err != nil {
 			return err
 		}
@@ -54,6 +57,23 @@ func (d *Driver) loadKRaftState() error {
 		}
 		d.kraft.next = next
 	}
+	return nil
+}
+
+// truncateToLatestSnapshot drops a log that ends before the latest
+// snapshot (a crash lost the truncation a snapshot install made), as Kafka's
+// ReplicatedLog.truncateToLatestSnapshot does at start-up: the snapshot
+// then starts the log and the histories it records are the log's.
+func (d *Driver) truncateToLatestSnapshot(snap OffsetAndEpoch) error {
+	end := d.log.EndOffset()
+	if snap.Epoch < end.Epoch || (snap.Epoch == end.Epoch && snap.Offset <= end.Offset) {
+		return nil
+	}
+	if err := d.log.TruncateToSnapshot(snap); err != nil {
+		return fmt.Errorf("raft: truncate log to snapshot %d-%d: %w", snap.Offset, snap.Epoch, err)
+	}
+	d.lg.Info("log ended before the latest snapshot; truncated to it", zap.Int64("snapshotEndOffset", snap.Offset),
+		zap.Int32("snapshotEpoch", snap.Epoch), zap.Int64("previousEnd", end.Offset))
 	return nil
 }
 
