@@ -331,6 +331,7 @@ func (d *Driver) Status() Status {
 	return Status{
 		NodeID: int32(d.self()), Role: d.role, Epoch: int32(d.epoch), LeaderID: int32(d.leaderID),
 		HighWatermark: d.hw, LogEndOffset: d.log.EndOffset().Offset, VotedID: int32(d.votedID),
+		Voters: d.voters,
 	}
 }
 

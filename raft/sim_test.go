@@ -1027,7 +1027,7 @@ func (s *sim) bogusStep(n *simNode, req kmsg.Request, ref *simRef) {
 		s.fail("S12: node %d did not answer a %s with %s at once", n.id, kmsg.NameForKey(req.Key()), what)
 	case ref.code != want:
 		s.fail("S12: node %d answered a %s with %s with error %d, want %d", n.id, kmsg.NameForKey(req.Key()), what, ref.code, want)
-	case n.drv.Status() != before || n.store.writes != writes || n.disk.EndOffset() != leo || n.disk.TruncationCount() != truncs:
+	case !n.drv.Status().Equal(before) || n.store.writes != writes || n.disk.EndOffset() != leo || n.disk.TruncationCount() != truncs:
 		s.fail("S12: node %d changed state on a %s with %s: %+v -> %+v", n.id, kmsg.NameForKey(req.Key()), what, before, n.drv.Status())
 	}
 	s.stats.bogus++
