@@ -108,6 +108,14 @@ func TestConfigValidation(t *testing.T) {
 		{name: "voter non-routable", overrides: map[string]string{"controller.quorum.voters": "1@0.0.0.0:9093"}, wantErr: []string{"non-routable"}},
 		{name: "voter two @", overrides: map[string]string{"controller.quorum.voters": "1@2@h:3"}, wantErr: []string{"malformed entry"}},
 		{name: "no voters", overrides: map[string]string{"-controller.quorum.voters": ""}, wantErr: []string{"Missing kraft bootstrap servers"}},
+		{name: "dynamic controller: bootstrap servers only", overrides: map[string]string{"-controller.quorum.voters": "",
+			"controller.quorum.bootstrap.servers": "127.0.0.1:9093", "node.id": "7"}, check: func(t *testing.T, c *Config) {
+			if !c.IsController() || c.IsVoter() || len(c.Voters) != 0 || len(c.BootstrapServers) != 1 {
+				t.Errorf("controller=%v voter=%v voters=%v bootstrap=%v", c.IsController(), c.IsVoter(), c.Voters, c.BootstrapServers)
+			}
+		}},
+		{name: "both keys: a controller must still be a static voter", overrides: map[string]string{
+			"controller.quorum.bootstrap.servers": "127.0.0.1:9093", "node.id": "7"}, wantErr: []string{"node.id: 7 is not in controller.quorum.voters"}},
 		{name: "listener missing from controller names", overrides: map[string]string{"listeners": "CONTROLLER://127.0.0.1:9093,PLAINTEXT://127.0.0.1:9092"},
 			wantErr: []string{"listeners: PLAINTEXT is missing from controller.listener.names"}},
 		{name: "controller name not a listener", overrides: map[string]string{"controller.listener.names": "CTRL"},

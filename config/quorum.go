@@ -31,7 +31,8 @@ type VoterAddr struct {
 	Port int
 }
 
-// IsVoter reports whether this node is in controller.quorum.voters.
+// IsVoter reports whether this node is in controller.quorum.voters (a node
+// of a dynamic quorum learns whether it votes from its log).
 func (c *Config) IsVoter() bool {
 	for _, v := range c.Voters {
 		if v.ID == c.NodeID {
@@ -47,12 +48,19 @@ func (c *Config) readQuorum(r *reader) {
 	voterIDs := c.readVoters(r)
 	c.readBootstrapServers(r)
 	voters := r.get("controller.quorum.voters", "")
+	// Either key may be set, or both (as Kafka 4.4's KafkaConfig allows):
+	// static voters fix the set at kraft.version 0; bootstrap servers alone
+	// leave it to the log (a dynamic quorum's bootstrap snapshot or Voters
+	// records). With both, the static set is used until the log holds a
+	// Voters record, and the bootstrap servers are where a node without a
+	// leader looks for one.
 	if voters == "" && r.get("controller.quorum.bootstrap.servers", "") == "" {
-		r.bad("controller.quorum.voters / controller.quorum.bootstrap.servers: Missing kraft bootstrap servers; set controller.quorum.voters (id@host:port,...)")
+		r.bad("controller.quorum.voters / controller.quorum.bootstrap.servers: Missing kraft bootstrap servers; set controller.quorum.bootstrap.servers (host:port,...) or controller.quorum.voters (id@host:port,...)")
 	}
 	// A controller in a static quorum must be one of the voters (as Kafka
 	// checks); a node outside the set runs with process.roles=broker and is
-	// an observer: it fetches but never votes.
+	// an observer: it fetches but never votes. In a dynamic quorum any
+	// controller may start, as an observer until the set names it.
 	if c.NodeID >= 0 && len(c.Voters) > 0 && !voterIDs[c.NodeID] && c.IsController() {
 		r.bad("node.id: %d is not in controller.quorum.voters (%s); a controller must be a voter (process.roles=broker runs an observer)",
 			c.NodeID, voters)

@@ -41,13 +41,13 @@ func (w writer) Append(now time.Time, epoch int32, records [][]byte) (int64, err
 }
 
 func (w writer) WriteEmptySnapshot(id raft.OffsetAndEpoch, lastContainedMs int64) error {
-	return writeEmptySnapshot(w.n.log, id, lastContainedMs)
+	return writeEmptySnapshot(w.n.log, w.n.driver, id, lastContainedMs)
 }
 
-// writeEmptySnapshot writes the SnapshotHeader and SnapshotFooter control
-// batches Kafka's snapshot writer puts around the state, and nothing
-// between them.
-func writeEmptySnapshot(l *metadatalog.Log, id raft.OffsetAndEpoch, lastContainedMs int64) (err error) {
+// writeEmptySnapshot writes the control batches Kafka's snapshot writer puts
+// around the state (SnapshotHeader, with the voter set at kraft.version 1,
+// and SnapshotFooter), and nothing between them.
+func writeEmptySnapshot(l *metadatalog.Log, d *raft.Driver, id raft.OffsetAndEpoch, lastContainedMs int64) (err error) {
 	if latest, ok := l.LatestSnapshot(); ok && latest.Offset >= id.Offset {
 		return nil
 	}
@@ -61,10 +61,8 @@ func writeEmptySnapshot(l *metadatalog.Log, id raft.OffsetAndEpoch, lastContaine
 		}
 	}()
 	now := time.Now().UnixMilli()
-	var b []byte
-	b = protocol.AppendControlBatch(b, 0, id.Epoch, now, protocol.ControlSnapshotHeader,
-		protocol.SnapshotHeaderRecord{Version: 0, LastContainedLogTimestamp: lastContainedMs}.AppendTo(nil))
-	b = protocol.AppendControlBatch(b, 1, id.Epoch, now, protocol.ControlSnapshotFooter,
+	b, next := d.SnapshotHeaderBatch(id, lastContainedMs, now)
+	b = protocol.AppendControlBatch(b, next, id.Epoch, now, protocol.ControlSnapshotFooter,
 		protocol.SnapshotFooterRecord{Version: 0}.AppendTo(nil))
 	if _, err := w.Write(b); err != nil {
 		return err

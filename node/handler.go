@@ -165,13 +165,21 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 		return resp
 	}
 	resp.ClusterID = n.rcfg.ClusterID
-	st, known := n.Status()
 	resp.ControllerID = -1
-	for _, v := range n.rcfg.Voters {
+	// The voters in force (a dynamic quorum's come from its log), as a
+	// Kafka controller lists them; the configured ones while none is known.
+	st, known := n.Status()
+	voters := st.Voters.Nodes()
+	if len(voters) == 0 {
+		if vs, err := raft.NewVoterSet(staticVoterNodes(n.rcfg.Voters)); err == nil {
+			voters = vs.Nodes()
+		}
+	}
+	for _, v := range voters {
 		b := kmsg.NewDescribeClusterResponseBroker()
-		b.NodeID = v.ID
+		b.NodeID = int32(v.Key.ID)
 		found := false
-		if v.ID == n.rcfg.NodeID {
+		if b.NodeID == n.rcfg.NodeID {
 			if ep, ok := n.advertised[c.Listener]; ok {
 				b.Host, b.Port, found = ep.Host, ep.Port, true
 			}
@@ -187,9 +195,18 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 			continue
 		}
 		resp.Brokers = append(resp.Brokers, b)
-		if known && st.LeaderID == v.ID {
-			resp.ControllerID = v.ID
+		if known && st.LeaderID == b.NodeID {
+			resp.ControllerID = b.NodeID
 		}
 	}
 	return resp
+}
+
+// staticVoterNodes is controller.quorum.voters as voter nodes.
+func staticVoterNodes(voters []raft.Voter) []raft.VoterNode {
+	out := make([]raft.VoterNode, len(voters))
+	for i, v := range voters {
+		out[i] = raft.VoterNode{Key: raft.ReplicaKey{ID: raft.NodeID(v.ID), DirectoryID: v.DirectoryID}, Endpoints: v.Endpoints}
+	}
+	return out
 }

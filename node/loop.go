@@ -57,7 +57,7 @@ func (n *Node) loop(ctx context.Context) error {
 			n.logTransition(prev, st, first)
 			first = false
 		}
-		if st != prev || n.status.Load() == nil {
+		if !st.Equal(prev) || n.status.Load() == nil {
 			n.status.Store(&st)
 			prev = st
 		}

@@ -88,6 +88,16 @@ type Status struct {
 	HighWatermark int64 // -1 when unknown
 	LogEndOffset  int64
 	VotedID       int32
+	// Voters is the voter set in force (immutable: safe to share with
+	// other goroutines).
+	Voters VoterSet
+}
+
+// Equal reports whether two statuses say the same.
+func (s Status) Equal(o Status) bool {
+	return s.NodeID == o.NodeID && s.Role == o.Role && s.Epoch == o.Epoch && s.LeaderID == o.LeaderID &&
+		s.HighWatermark == o.HighWatermark && s.LogEndOffset == o.LogEndOffset && s.VotedID == o.VotedID &&
+		s.Voters.Equal(o.Voters)
 }
 
 // Errors returned by the driver API.

@@ -72,19 +72,21 @@ func (d *Driver) leaderEndpoint() (NodeID, Endpoint, bool) {
 	if d.leaderID < 0 {
 		return -1, Endpoint{}, false
 	}
-	var eps []Endpoint
 	if d.leaderID == d.self() {
-		eps = d.cfg.Endpoints
-	} else if i, ok := d.voterIdx[d.leaderID]; ok {
-		eps = d.voters[i].Endpoints
-	}
-	for _, e := range eps {
-		if e.Name == d.cfg.ListenerName {
-			return d.leaderID, e, true
+		for _, e := range d.cfg.Endpoints {
+			if e.Name == d.cfg.ListenerName || d.cfg.ListenerName == "" {
+				return d.leaderID, e, true
+			}
 		}
+		return -1, Endpoint{}, false
 	}
-	if len(eps) > 0 && d.cfg.ListenerName == "" {
-		return d.leaderID, eps[0], true
+	if e, ok := d.voters.Endpoint(d.leaderID, d.cfg.ListenerName); ok {
+		return d.leaderID, e, true
+	}
+	// A leader outside this node's voter set (an observer's view, or a set
+	// not yet replicated here): the address it advertised.
+	if e, ok := d.learned[d.leaderID]; ok {
+		return d.leaderID, e, true
 	}
 	return -1, Endpoint{}, false
 }

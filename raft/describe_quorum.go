@@ -74,8 +74,8 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 		}
 		return s
 	}
-	for _, v := range d.voters {
-		if r := l.voters[NodeID(v.ID)]; r != nil {
+	for _, v := range d.voters.Nodes() {
+		if r := l.voters[v.Key.ID]; r != nil {
 			p.CurrentVoters = append(p.CurrentVoters, state(r))
 		}
 	}
@@ -96,11 +96,11 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 	}
 	t.Partitions = append(t.Partitions, p)
 	resp.Topics = append(resp.Topics, t)
-	for _, v := range d.voters {
+	for _, v := range d.voters.Nodes() {
 		n := kmsg.NewDescribeQuorumResponseNode()
-		n.NodeID = v.ID
+		n.NodeID = int32(v.Key.ID)
 		eps := v.Endpoints
-		if NodeID(v.ID) == d.self() && len(d.cfg.Endpoints) > 0 {
+		if v.Key.ID == d.self() && len(d.cfg.Endpoints) > 0 {
 			eps = d.cfg.Endpoints
 		}
 		for _, e := range eps {

@@ -39,6 +39,18 @@
 // and Follower; they never vote for themselves. An id-less observer never
 // grants a vote.
 //
+// # Voter set
+//
+// The voter set in force is the latest one the log records, committed or
+// not (kraftstate.go, as Kafka's KRaftControlRecordStateMachine): Voters
+// and KRaftVersion control records from the latest snapshot (a dynamic
+// quorum's bootstrap snapshot 0-0 included), the log, and every batch
+// appended; truncation and snapshot installation rewind it. Without a
+// Voters record the static controller.quorum.voters set (kraft.version 0)
+// is used. A node is a voter while that set holds its ReplicaKey (id, and
+// directory id when the set records one); membership is re-evaluated when
+// the set changes.
+//
 // Start-up follows kraft-state-machine.md section 3: a node whose file says
 // it led the epoch restarts Resigned; a vote for itself restarts Candidate;
 // the chosen state is written back; a single voter elects itself at once.

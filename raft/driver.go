@@ -37,10 +37,11 @@ type Driver struct {
 	// unsampled for local events.
 	remoteLg *zap.Logger
 
-	voters   []Voter        // static voter set, sorted by id
-	voterIdx map[NodeID]int // id -> index in voters
-	isVoter  bool           // local id is in the voter set
-	majority int            // floor(len(voters)/2) + 1
+	// kraft is the voter set and kraft.version history of the log;
+	// voters is its latest set (committed or not), the one in force.
+	kraft   kraftState
+	voters  VoterSet
+	isVoter bool // the latest voter set contains this node's key
 
 	// Quorum state. Invariant: what the store holds matches these fields
 	// for every role except Prospective and Resigned (memory only).
@@ -111,20 +112,13 @@ func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 		lg:       logger.With(zap.Int32("node", cfg.NodeID)),
 		leaderID: -1, votedID: -1, hw: -1,
 		badRecordsReported: LeaderAndEpoch{LeaderID: -1, Epoch: -1},
-		voterIdx:           make(map[NodeID]int, len(cfg.Voters)),
 		parked:             purgatory.New[*parkedFetch](),
 	}
 	d.remoteLg = logging.Remote(d.lg)
-	d.voters = slices.Clone(cfg.Voters)
-	slices.SortFunc(d.voters, func(a, b Voter) int { return int(a.ID) - int(b.ID) })
-	for i, v := range d.voters {
-		d.voterIdx[NodeID(v.ID)] = i
+	if err := d.loadKRaftState(); err != nil {
+		return nil, err
 	}
-	d.majority = len(d.voters)/2 + 1
-	if v, ok := d.voterIdx[NodeID(cfg.NodeID)]; ok && cfg.NodeID >= 0 {
-		dir := d.voters[v].DirectoryID
-		d.isVoter = dir == ([16]byte{}) || dir == cfg.DirectoryID
-	}
+	d.refreshVoters(now)
 	d.reqs.init()
 	if err := d.initialize(now); err != nil {
 		return nil, err
@@ -182,13 +176,13 @@ func (d *Driver) initialize(now time.Time) error {
 	switch {
 	case d.role == RoleCandidate:
 		d.maybeWinElection(now)
-	case d.isVoter && len(d.voters) == 1 && d.role == RoleResigned:
+	case d.isVoter && d.voters.Len() == 1 && d.role == RoleResigned:
 		// The only voter led this epoch before the restart: lead again in
 		// the next one, at once.
 		if !d.epochExhausted(now) {
 			d.becomeCandidate(now)
 		}
-	case d.isVoter && len(d.voters) == 1:
+	case d.isVoter && d.voters.Len() == 1:
 		d.startElection(now)
 	}
 	return d.fatal
@@ -337,6 +331,7 @@ func (d *Driver) Status() Status {
 	return Status{
 		NodeID: int32(d.self()), Role: d.role, Epoch: int32(d.epoch), LeaderID: int32(d.leaderID),
 		HighWatermark: d.hw, LogEndOffset: d.log.EndOffset().Offset, VotedID: int32(d.votedID),
+		Voters: d.voters,
 	}
 }
 
@@ -360,6 +355,10 @@ func (d *Driver) learnEndpoint(id NodeID, host string, port int32) {
 		for _, forgotten := range ids {
 			el.ForgetEndpoint(int32(forgotten))
 		}
+		d.learned[id] = e
+		el.LearnEndpoint(int32(id), host, port)
+		d.learnVoterEndpoints() // voters' addresses are always needed
+		return
 	}
 	d.learned[id] = e
 	el.LearnEndpoint(int32(id), host, port)
@@ -501,7 +500,7 @@ func (d *Driver) maybeCompleteShutdown(now time.Time) {
 	}
 	switch {
 	case !now.Before(d.shutdownDeadline):
-	case !d.isVoter, len(d.voters) == 1:
+	case !d.isVoter, d.voters.Len() == 1:
 	case d.role == RoleFollower && d.leaderID != d.self():
 	default:
 		return
@@ -520,6 +519,7 @@ func (d *Driver) endRound(now time.Time) {
 	if d.fatal == nil {
 		d.pollListeners(now)
 		d.pruneAppendTimes()
+		d.kraft.truncateOld(d.log.StartOffset())
 	}
 	d.next = d.computeNext(now)
 }
@@ -570,29 +570,8 @@ func (d *Driver) electionBackoff() time.Duration {
 // voterDir is a voter's directory id, zero for a static voter (or an
 // unknown id).
 func (d *Driver) voterDir(id NodeID) [16]byte {
-	if i, ok := d.voterIdx[id]; ok {
-		return d.voters[i].DirectoryID
-	}
-	return [16]byte{}
-}
-
-// isVoterKey reports whether (id, dir) names a voter; static voters have no
-// directory id and match any.
-func (d *Driver) isVoterKey(id NodeID, dir [16]byte) bool {
-	i, ok := d.voterIdx[id]
-	if !ok {
-		return false
-	}
-	vd := d.voters[i].DirectoryID
-	return vd == [16]byte{} || vd == dir
-}
-
-func (d *Driver) voterIDs() []int32 {
-	ids := make([]int32, len(d.voters))
-	for i, v := range d.voters {
-		ids[i] = v.ID
-	}
-	return ids
+	v, _ := d.voters.Voter(id)
+	return v.Key.DirectoryID
 }
 
 // lastFetched is (log end offset, epoch of the last record): the position

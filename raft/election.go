@@ -100,14 +100,15 @@ func (c candidate) deadline(d *Driver, _ time.Time) time.Time {
 // recorded, as long as the election can still be won.
 func (d *Driver) sendVotes(now time.Time, preVote bool) {
 	e := d.election
-	if len(e.rejected) > len(d.voters)-d.majority {
+	if d.electionLost() {
 		return
 	}
-	for _, v := range d.voters {
-		if NodeID(v.ID) == d.self() || e.granted[NodeID(v.ID)] || e.rejected[NodeID(v.ID)] || !d.reqs.ready(NodeID(v.ID), now) {
+	for _, v := range d.voters.Nodes() {
+		id := v.Key.ID
+		if id == d.self() || e.granted[id] || e.rejected[id] || !d.reqs.ready(id, now) {
 			continue
 		}
-		d.send(now, NodeID(v.ID), apiVote, d.buildVote(v, preVote), preVote)
+		d.send(now, id, apiVote, d.buildVote(v.Key, preVote), preVote)
 	}
 }
 
@@ -122,9 +123,9 @@ type resignedState struct {
 // poll sends EndQuorumEpoch until acknowledged; when the election timer
 // expires the node moves on to a new epoch.
 func (r *resignedState) poll(d *Driver, now time.Time) {
-	for _, v := range d.voters {
-		if id := v.ID; r.unacked[NodeID(id)] && d.reqs.ready(NodeID(id), now) {
-			d.send(now, NodeID(id), apiEndQuorumEpoch, d.buildEndQuorumEpoch(), false)
+	for _, v := range d.voters.Nodes() {
+		if id := v.Key.ID; r.unacked[id] && d.reqs.ready(id, now) {
+			d.send(now, id, apiEndQuorumEpoch, d.buildEndQuorumEpoch(), false)
 		}
 	}
 	if d.shuttingDown || !r.election.expired(now) || d.epochExhausted(now) {
@@ -163,9 +164,9 @@ func (d *Driver) maybeSendAnyVoterFetch(now time.Time) {
 			}
 		}
 	} else {
-		for _, v := range d.voters {
-			if NodeID(v.ID) != d.self() && d.reqs.ready(NodeID(v.ID), now) {
-				cands = append(cands, NodeID(v.ID))
+		for _, v := range d.voters.Nodes() {
+			if v.Key.ID != d.self() && d.reqs.ready(v.Key.ID, now) {
+				cands = append(cands, v.Key.ID)
 			}
 		}
 	}

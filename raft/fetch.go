@@ -340,16 +340,16 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 	f := d.follower
 	switch {
 	case rp.DivergingEpoch.Epoch >= 0:
-		if !d.truncateToDivergence(OffsetAndEpoch{Offset: rp.DivergingEpoch.EndOffset, Epoch: rp.DivergingEpoch.Epoch}) {
+		if !d.truncateToDivergence(now, OffsetAndEpoch{Offset: rp.DivergingEpoch.EndOffset, Epoch: rp.DivergingEpoch.Epoch}) {
 			return false
 		}
 	case rp.SnapshotID.Epoch >= 0: // set in full (checkResponse)
-		if !d.startSnapshotDownload(OffsetAndEpoch{Offset: rp.SnapshotID.EndOffset, Epoch: rp.SnapshotID.Epoch}) {
+		if !d.startSnapshotDownload(now, OffsetAndEpoch{Offset: rp.SnapshotID.EndOffset, Epoch: rp.SnapshotID.Epoch}) {
 			return false
 		}
 	default:
 		if len(rp.RecordBatches) > 0 {
-			if err := d.appendAsFollower(rp.RecordBatches); err != nil {
+			if err := d.appendAsFollower(now, rp.RecordBatches); err != nil {
 				if d.fatal == nil {
 					d.reportBadRecords(p.to, err)
 				}
@@ -381,7 +381,7 @@ func (d *Driver) reportBadRecords(from NodeID, err error) {
 // (voters always) so the next Fetch acknowledges only durable data. Bad
 // data from the leader, refused by the checks here or by the log, returns
 // errBadRecords with nothing appended; only a local failure is fatal.
-func (d *Driver) appendAsFollower(data []byte) error {
+func (d *Driver) appendAsFollower(now time.Time, data []byte) error {
 	end := d.log.EndOffset()
 	leo, lastEpoch := end.Offset, end.Epoch
 	// Skip whole batches we already have; every batch must pass the log's
@@ -417,6 +417,9 @@ func (d *Driver) appendAsFollower(data []byte) error {
 	if start < 0 {
 		return nil
 	}
+	if err := d.checkAppend(data[start:pos]); err != nil {
+		return fmt.Errorf("%w: %v", errBadRecords, err)
+	}
 	if _, err := d.log.Append(data[start:pos]); err != nil {
 		if errors.Is(err, ErrInvalidBatch) {
 			// Refused without writing (e.g. a limit of this log's): the
@@ -434,7 +437,8 @@ func (d *Driver) appendAsFollower(data []byte) error {
 			return err
 		}
 	}
-	return nil
+	d.noteAppended(now, data[start:pos])
+	return d.fatal
 }
 
 // updateFollowerHW: HW = min(leader HW, log end offset), never decreasing.
@@ -451,7 +455,7 @@ func (d *Driver) updateFollowerHW(leaderHW int64) {
 
 // truncateToDivergence truncates where the leader's log and ours part
 // (kraft-state-machine.md 8.2), refusing to go below the HW.
-func (d *Driver) truncateToDivergence(div OffsetAndEpoch) bool {
+func (d *Driver) truncateToDivergence(now time.Time, div OffsetAndEpoch) bool {
 	end := d.log.EndOffset()
 	var target int64
 	if div.Epoch == 0 {
@@ -485,6 +489,7 @@ func (d *Driver) truncateToDivergence(div OffsetAndEpoch) bool {
 		d.fail(fmt.Errorf("raft: truncate to %d: %w", target, err))
 		return false
 	}
+	d.truncateKRaftState(now, target)
 	d.lg.Info("truncated log to the divergence point", zap.Int64("offset", target), zap.Int64("previousEnd", end.Offset),
 		zapNode("leader", d.leaderID))
 	return true

@@ -69,7 +69,7 @@ func (d *Driver) handleFetchSnapshot(now time.Time, req *kmsg.FetchSnapshotReque
 	rp.Size = size
 	rp.Position = p.Position
 	rp.Bytes = buf
-	if req.ReplicaID >= 0 && d.isVoterKey(NodeID(req.ReplicaID), p.ReplicaDirectoryID) {
+	if req.ReplicaID >= 0 && d.voters.Contains(ReplicaKey{ID: NodeID(req.ReplicaID), DirectoryID: p.ReplicaDirectoryID}) {
 		d.countCheckQuorum(now, NodeID(req.ReplicaID))
 	}
 	return resp
@@ -120,12 +120,12 @@ func (d *Driver) buildFetchSnapshot(w SnapshotWriter) *kmsg.FetchSnapshotRequest
 }
 
 // startSnapshotDownload begins fetching snapshot id (named by the leader).
-func (d *Driver) startSnapshotDownload(id OffsetAndEpoch) bool {
+func (d *Driver) startSnapshotDownload(now time.Time, id OffsetAndEpoch) bool {
 	if r, err := d.log.OpenSnapshot(id); err == nil {
 		// Already held locally: just move the log past it.
 		_ = r.Close()
 		if id.Offset > d.log.EndOffset().Offset {
-			return d.installSnapshot(id)
+			return d.installSnapshot(now, id)
 		}
 		return true
 	}
@@ -141,15 +141,27 @@ func (d *Driver) startSnapshotDownload(id OffsetAndEpoch) bool {
 }
 
 // installSnapshot makes a complete local snapshot the start of the log.
-func (d *Driver) installSnapshot(id OffsetAndEpoch) bool {
+func (d *Driver) installSnapshot(now time.Time, id OffsetAndEpoch) bool {
 	if d.hw > id.Offset {
 		// The snapshot is behind what we have committed; keep the log.
 		return true
+	}
+	// Its voter records are read before the log is given up for it.
+	changes, err := d.snapshotControlChanges(id)
+	if err != nil {
+		d.remoteLg.Error("refusing snapshot from leader", zap.Int64("endOffset", id.Offset),
+			zap.Int32("epoch", id.Epoch), zap.Error(err))
+		return false
 	}
 	if err := d.log.TruncateToSnapshot(id); err != nil {
 		d.fail(fmt.Errorf("raft: truncate log to snapshot %d-%d: %w", id.Offset, id.Epoch, err))
 		return false
 	}
+	if err := d.kraft.resetTo(id.Offset, changes); err != nil {
+		d.fail(fmt.Errorf("raft: snapshot %d-%d: %w", id.Offset, id.Epoch, err))
+		return false
+	}
+	d.refreshVoters(now)
 	if id.Offset > d.hw {
 		d.hw = id.Offset
 		d.log.SetHighWatermark(id.Offset)
@@ -203,7 +215,7 @@ func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kms
 		}
 		_ = w.Close()
 		f.snapshot = nil
-		if !d.installSnapshot(id) {
+		if !d.installSnapshot(now, id) {
 			return false
 		}
 	}

@@ -46,7 +46,11 @@ func describeMsg(m any) string {
 	case *kmsg.VoteRequest:
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
-				f("epoch=%d candidate=%d last=%s", p.CandidateEpoch, p.CandidateID, offEpoch(p.LastOffset, p.LastOffsetEpoch))
+				f("epoch=%d candidate=%d%s last=%s", p.CandidateEpoch, p.CandidateID, dirName(p.CandidateDirectoryID),
+					offEpoch(p.LastOffset, p.LastOffsetEpoch))
+				if p.VoterDirectoryID != [16]byte{} {
+					f("voter=%d%s", r.VoterID, dirName(p.VoterDirectoryID))
+				}
 				if p.PreVote {
 					f("pre-vote")
 				}
@@ -64,6 +68,9 @@ func describeMsg(m any) string {
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
 				f("epoch=%d leader=%d", p.LeaderEpoch, p.LeaderID)
+				if p.VoterDirectoryID != [16]byte{} {
+					f("voter=%d%s", r.VoterID, dirName(p.VoterDirectoryID))
+				}
 			}
 		}
 	case *kmsg.BeginQuorumEpochResponse:
@@ -95,7 +102,8 @@ func describeMsg(m any) string {
 	case *kmsg.FetchRequest:
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
-				f("replica=%d epoch=%d offset=%d last-fetched-epoch=%d", r.ReplicaState.ID, p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch)
+				f("replica=%d%s epoch=%d offset=%d last-fetched-epoch=%d", r.ReplicaState.ID, dirName(p.ReplicaDirectoryID),
+					p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch)
 				if r.Version >= 18 {
 					if p.HighWatermark == math.MaxInt64 {
 						f("hw=unset") // the field's default: no long-poll on HW changes
@@ -217,4 +225,13 @@ func describeRecords(control bool, vals [][]byte) string {
 		}
 	}
 	return strings.Join(s, " ")
+}
+
+// dirName shows a directory id of the dynamic scripts (testDir) after the
+// node id it goes with; "" for none.
+func dirName(d [16]byte) string {
+	if d == ([16]byte{}) {
+		return ""
+	}
+	return fmt.Sprintf("/dir%d", d[0])
 }

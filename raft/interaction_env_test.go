@@ -64,12 +64,19 @@ type envelope struct {
 	resp     kmsg.Response
 	err      error
 	api      string // error answers: the failed request's api
+	// via is the bootstrap-server id (-2, -3, ...) a request was sent to;
+	// its answer reaches the sender as coming from that id.
+	via int32
 }
 
 // failure is the error answer to the request or response m.
 func failure(m *envelope, err error) *envelope {
 	if m.req != nil {
-		return &envelope{from: m.to, to: m.from, inc: m.inc, corr: m.corr, err: err, api: msgName(m.req)}
+		from := m.to
+		if m.via != 0 {
+			from = m.via
+		}
+		return &envelope{from: from, to: m.from, inc: m.inc, corr: m.corr, err: err, api: msgName(m.req)}
 	}
 	return &envelope{from: m.from, to: m.to, inc: m.inc, corr: m.corr, err: err, api: strings.TrimSuffix(msgName(m.resp), "Response")}
 }
@@ -78,6 +85,7 @@ func failure(m *envelope, err error) *envelope {
 // the output only.
 type iref struct {
 	from int32
+	via  int32 // bootstrap-server id the request was sent to, 0 if none
 	inc  int
 	corr uint64
 	api  string
@@ -112,7 +120,7 @@ func (e *ienv) node(id int32) *inode {
 }
 
 // addNode creates node id with an empty disk; it starts with start.
-func (e *ienv) addNode(id int32, voters []int32, preVote bool) *inode {
+func (e *ienv) addNode(id int32, voters []int32, preVote bool, dyn dynamicMode) *inode {
 	cfg := raft.DefaultConfig()
 	cfg.NodeID = id
 	cfg.ClusterID = testCluster
@@ -122,10 +130,22 @@ func (e *ienv) addNode(id int32, voters []int32, preVote bool) *inode {
 		cfg.Voters = append(cfg.Voters, raft.Voter{ID: v, Endpoints: []raft.Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9000 + v}}})
 	}
 	cfg.PreVote = preVote
+	if dyn != static {
+		// controller.quorum.bootstrap.servers only: the voter set comes
+		// from the bootstrap snapshot, or for an observer from the leader.
+		cfg.DirectoryID = testDir(id)
+		for _, v := range cfg.Voters {
+			cfg.Bootstrap = append(cfg.Bootstrap, v.Endpoints[0])
+		}
+		cfg.Voters = nil
+	}
 	// Every propose drains at once, so each one is its own batch and the
 	// offsets in the transcript follow the script.
 	cfg.AppendLinger = 0
 	n := &inode{env: e, id: id, cfg: cfg, log: rafttest.NewMemLog(), store: rafttest.NewMemStateStore(), now: e.start}
+	if dyn == dynamicVoter {
+		writeTestBootstrapSnapshot(e.t, n.log, voters)
+	}
 	n.store.OnWrite = func(st raft.ElectionState) {
 		e.effect("%d persist epoch=%d leader=%s voted=%s", id, st.Epoch, idName(st.LeaderID), idName(st.VotedID))
 	}
@@ -229,8 +249,14 @@ func (t *itransport) Send(o raft.Outbound) {
 		return
 	}
 	m := &envelope{from: n.id, to: o.To, inc: t.inc, corr: o.Corr, req: req}
-	e.effect("%d->%d %s", n.id, o.To, describeMsg(req))
-	if e.node(o.To) == nil {
+	via := ""
+	if b := int(-o.To - 2); o.To < 0 && b >= 0 && b < len(n.cfg.Bootstrap) {
+		// Bootstrap server b listens on port 9000+id.
+		m.to, m.via = n.cfg.Bootstrap[b].Port-9000, o.To
+		via = fmt.Sprintf(" (bootstrap %d)", o.To)
+	}
+	e.effect("%d->%d%s %s", n.id, m.to, via, describeMsg(req))
+	if e.node(m.to) == nil {
 		m = failure(m, errIConnRefused) // no such node: the dial fails
 	}
 	e.queue = append(e.queue, m)
@@ -251,7 +277,7 @@ func (t *itransport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 		return
 	}
 	e.effect("%d->%d %s", n.id, r.from, describeMsg(resp))
-	e.queue = append(e.queue, &envelope{from: n.id, to: r.from, inc: r.inc, corr: r.corr, resp: resp})
+	e.queue = append(e.queue, &envelope{from: n.id, to: r.from, inc: r.inc, corr: r.corr, resp: resp, via: r.via})
 }
 
 // roundTripRequest encodes req at the highest version kraftd serves (what
@@ -328,7 +354,7 @@ func (e *ienv) deliver(m *envelope) {
 		return
 	}
 	if m.req != nil {
-		r := &iref{from: m.from, inc: m.inc, corr: m.corr, api: msgName(m.req)}
+		r := &iref{from: m.from, via: m.via, inc: m.inc, corr: m.corr, api: msgName(m.req)}
 		dst.open = append(dst.open, r)
 		dst.step(raft.Message{Request: m.req, Ref: r})
 		return
@@ -337,7 +363,11 @@ func (e *ienv) deliver(m *envelope) {
 		e.effect("dropped: answer for an earlier incarnation of %d", m.to)
 		return
 	}
-	dst.step(raft.Message{From: m.from, Corr: m.corr, Response: m.resp})
+	from := m.from
+	if m.via != 0 {
+		from = m.via
+	}
+	dst.step(raft.Message{From: from, Corr: m.corr, Response: m.resp})
 }
 
 // cut reports whether a partition separates a and b.

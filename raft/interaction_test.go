@@ -45,6 +45,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
@@ -165,6 +166,8 @@ func (e *ienv) handle(t *testing.T, d *datadriven.TestData) {
 			d.Fatalf(t, "read log: %v", err)
 		}
 		e.printf("%d log start=%d end=%d flushed=%d %s", n.id, n.log.StartOffset(), n.log.EndOffset().Offset, n.log.FlushedOffset(), describeBatches(data))
+	case "describe-quorum":
+		e.handleDescribeQuorum(t, d)
 	case "_breakpoint":
 	default:
 		d.Fatalf(t, "unknown command %q", d.Cmd)
@@ -179,8 +182,16 @@ func (e *ienv) handleAddNodes(t *testing.T, d *datadriven.TestData) {
 	}
 	var voters []int32
 	preVote := true
+	dyn := static
 	for _, a := range d.CmdArgs[1:] {
 		switch a.Key {
+		case "dynamic":
+			// Formatted --initial-controllers: a bootstrap snapshot with
+			// the voters, bootstrap servers instead of static voters.
+			dyn = dynamicVoter
+		case "observer":
+			// Formatted --no-initial-controllers, bootstrap servers only.
+			dyn = dynamicObserver
 		case "voters":
 			for _, v := range a.Vals {
 				voters = append(voters, e.parseID(t, d, v))
@@ -191,6 +202,9 @@ func (e *ienv) handleAddNodes(t *testing.T, d *datadriven.TestData) {
 			d.Fatalf(t, "add-nodes: unknown argument %q", a.Key)
 		}
 	}
+	if voters == nil && dyn == dynamicObserver {
+		d.Fatalf(t, "add-nodes observer: name the voters (voters=(...))")
+	}
 	if voters == nil {
 		for id := int32(1); id < first+count; id++ {
 			voters = append(voters, id)
@@ -199,7 +213,7 @@ func (e *ienv) handleAddNodes(t *testing.T, d *datadriven.TestData) {
 	// All nodes exist before any starts, so first sends find their peer.
 	var added []*inode
 	for id := first; id < first+count; id++ {
-		added = append(added, e.addNode(id, voters, preVote))
+		added = append(added, e.addNode(id, voters, preVote, dyn))
 	}
 	for _, n := range added {
 		e.printf("> %d starts", n.id)
@@ -442,4 +456,65 @@ func (e *ienv) upNode(t *testing.T, d *datadriven.TestData, id int32) *inode {
 		d.Fatalf(t, "node %d is not running", id)
 	}
 	return n
+}
+
+// dynamicMode is how add-nodes formats and configures a node.
+type dynamicMode int
+
+const (
+	static          dynamicMode = iota // controller.quorum.voters, kraft.version 0
+	dynamicVoter                       // bootstrap snapshot with the voters, bootstrap servers
+	dynamicObserver                    // no snapshot, bootstrap servers
+)
+
+// testDir is node id's directory id in dynamic scripts.
+func testDir(id int32) [16]byte { return [16]byte{0: byte(id), 15: 0xd1} }
+
+// writeTestBootstrapSnapshot writes the 0-0 snapshot kafka-storage format
+// --initial-controllers writes for voters (port 9000+id, directory testDir).
+func writeTestBootstrapSnapshot(t *testing.T, l *rafttest.MemLog, voters []int32) {
+	var ics []clusterid.InitialController
+	for _, v := range voters {
+		ics = append(ics, clusterid.InitialController{NodeID: v, Host: "127.0.0.1", Port: uint16(9000 + v),
+			DirectoryID: clusterid.UUID(testDir(v))})
+	}
+	w, err := l.CreateSnapshot(raft.OffsetAndEpoch{})
+	if err == nil {
+		_, err = w.Write(clusterid.BootstrapSnapshot(1, ics, "CONTROLLER", nil, time.Unix(0, 0)))
+	}
+	if err == nil {
+		err = w.Freeze()
+	}
+	if err != nil {
+		t.Fatalf("bootstrap snapshot: %v", err)
+	}
+}
+
+// handleDescribeQuorum prints node id's DescribeQuorum v2 answer: replica
+// keys with directory ids, end offsets, and the voters' listeners.
+func (e *ienv) handleDescribeQuorum(t *testing.T, d *datadriven.TestData) {
+	n := e.upNode(t, d, e.ids(t, d)[0])
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	req.Version = 2
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = raft.MetadataTopicName
+	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	resp := n.drv.DescribeQuorum(n.now, req)
+	for _, tp := range resp.Topics {
+		for _, p := range tp.Partitions {
+			e.printf("%d DescribeQuorum err=%s leader=%s epoch=%d hw=%d", n.id, errName(p.ErrorCode), idName(p.LeaderID), p.LeaderEpoch, p.HighWatermark)
+			for _, r := range p.CurrentVoters {
+				e.effect("voter %d%s end=%d", r.ReplicaID, dirName(r.ReplicaDirectoryID), r.LogEndOffset)
+			}
+			for _, r := range p.Observers {
+				e.effect("observer %d%s end=%d", r.ReplicaID, dirName(r.ReplicaDirectoryID), r.LogEndOffset)
+			}
+		}
+	}
+	for _, nd := range resp.Nodes {
+		for _, l := range nd.Listeners {
+			e.effect("node %d %s %s:%d", nd.NodeID, l.Name, l.Host, l.Port)
+		}
+	}
 }

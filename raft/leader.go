@@ -1,7 +1,6 @@
 package raft
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -64,16 +63,14 @@ func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
 	l := &leaderState{
 		epochStartOffset: leo,
 		highWatermark:    -1,
-		voters:           make(map[NodeID]*replicaState, len(d.voters)),
+		voters:           make(map[NodeID]*replicaState, d.voters.Len()),
 		observers:        map[NodeID]*replicaState{},
 		fetchedVoters:    map[NodeID]bool{},
 		appendTimes:      map[int64]int64{},
 	}
 	l.checkQuorum.reset(now, d.checkQuorumTimeout())
 	l.beginQuorum.reset(now, 0)
-	for _, v := range d.voters {
-		l.voters[NodeID(v.ID)] = &replicaState{id: NodeID(v.ID), dir: v.DirectoryID, endOffset: -1, prevLeaderEnd: -1}
-	}
+	l.updateVoters(d.voters)
 	return l
 }
 
@@ -91,28 +88,13 @@ func (d *Driver) becomeLeader(now time.Time) {
 	}
 	l := d.leader
 	leo := l.epochStartOffset
-	// LeaderChangeMessage v0: voters, and the voters that granted (self
-	// included). Appended at once so the epoch has an entry at its start.
-	msg := kmsg.NewLeaderChangeMessage()
-	msg.Version = 0
-	msg.LeaderID = int32(d.self())
-	for _, v := range d.voters {
-		mv := kmsg.NewLeaderChangeMessageVoter()
-		mv.VoterID = v.ID
-		msg.Voters = append(msg.Voters, mv)
-	}
-	for _, id := range granted {
-		mv := kmsg.NewLeaderChangeMessageVoter()
-		mv.VoterID = id
-		msg.GrantingVoters = append(msg.GrantingVoters, mv)
-	}
 	batch := protocol.AppendBatch(nil, protocol.Batch{
 		BaseOffset:           leo,
 		PartitionLeaderEpoch: int32(d.epoch),
 		Control:              true,
 		BaseTimestamp:        now.UnixMilli(),
 		MaxTimestamp:         now.UnixMilli(),
-		Records:              []protocol.Record{{Key: controlKey(controlTypeLeaderChange), Value: msg.AppendTo(nil)}},
+		Records:              d.epochStartRecords(granted),
 	})
 	if _, err := d.log.Append(batch); err != nil {
 		d.fail(fmt.Errorf("raft: append LeaderChange at offset %d epoch %d: %w", leo, d.epoch, err))
@@ -121,17 +103,54 @@ func (d *Driver) becomeLeader(now time.Time) {
 	l.unflushed = true
 	l.appendTimes[leo] = now.UnixNano()
 	l.acc.reset(d.log.EndOffset().Offset, d.epoch)
+	d.noteAppended(now, batch)
 	d.lg.Info("became leader", zapEpoch("epoch", d.epoch), zap.Int64("epochStartOffset", leo),
 		zap.Int32s("grantingVoters", granted))
 }
 
-const controlTypeLeaderChange = 2
+// epochStartRecords are the control records of the epoch's first batch
+// (Kafka's appendStartOfEpochControlRecords): LeaderChangeMessage v0 with
+// the voters and those that granted (self included); at kraft.version 1,
+// when the voter set comes from a bootstrap snapshot or records other
+// endpoints for this node, KRaftVersion and a Voters record with this
+// node's current endpoints follow, so the log holds the set.
+func (d *Driver) epochStartRecords(granted []int32) []protocol.Record {
+	msg := kmsg.NewLeaderChangeMessage()
+	msg.Version = 0
+	msg.LeaderID = int32(d.self())
+	for _, id := range d.voters.IDs() {
+		mv := kmsg.NewLeaderChangeMessageVoter()
+		mv.VoterID = id
+		msg.Voters = append(msg.Voters, mv)
+	}
+	for _, id := range granted {
+		mv := kmsg.NewLeaderChangeMessageVoter()
+		mv.VoterID = id
+		msg.GrantingVoters = append(msg.GrantingVoters, mv)
+	}
+	recs := []protocol.Record{protocol.ControlRecord(0, protocol.ControlLeaderChange, msg.AppendTo(nil))}
+	version := d.kraftVersion()
+	vs, off := d.kraft.latestVoters()
+	if version < 1 || off < -1 {
+		return recs
+	}
+	local := d.localVoterNode()
+	if off != -1 && !vs.NeedsUpdate(local) {
+		return recs
+	}
+	updated, ok := vs.Update(local)
+	if !ok {
+		return recs // not reachable: only a voter becomes leader
+	}
+	vr := updated.Record()
+	return append(recs,
+		protocol.ControlRecord(1, protocol.ControlKRaftVersion, protocol.KRaftVersionRecord{KRaftVersion: version}.AppendTo(nil)),
+		protocol.ControlRecord(2, protocol.ControlKRaftVoters, vr.AppendTo(nil)))
+}
 
-// controlKey is a control record key: version 0, then the control type.
-func controlKey(typ int16) []byte {
-	k := make([]byte, 4)
-	binary.BigEndian.PutUint16(k[2:], uint16(typ))
-	return k
+// localVoterNode is this node as a voter set would record it now.
+func (d *Driver) localVoterNode() VoterNode {
+	return VoterNode{Key: d.localKey(), Endpoints: d.cfg.Endpoints, KRaftVersions: kraftVersionsSupported}
 }
 
 func (d *Driver) checkQuorumTimeout() time.Duration { return d.cfg.FetchTimeout * 3 / 2 }
@@ -139,7 +158,7 @@ func (d *Driver) checkQuorumTimeout() time.Duration { return d.cfg.FetchTimeout 
 // poll: resign if asked or check quorum expired, drain appends, send
 // BeginQuorumEpoch when due.
 func (l *leaderState) poll(d *Driver, now time.Time) {
-	if d.shuttingDown || l.resignRequested || (len(d.voters) > 1 && l.checkQuorum.expired(now)) {
+	if d.shuttingDown || l.resignRequested || (d.voters.Len() > 1 && l.checkQuorum.expired(now)) {
 		if !d.shuttingDown && !l.resignRequested {
 			d.lg.Warn("resigning: fewer than a majority of voters fetched within the check-quorum timeout",
 				zapEpoch("epoch", d.epoch), zap.Duration("timeout", d.checkQuorumTimeout()))
@@ -147,7 +166,7 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 		d.becomeResigned(now)
 		return
 	}
-	if len(d.voters) == 1 {
+	if d.voters.Len() == 1 {
 		l.checkQuorum.reset(now, d.checkQuorumTimeout())
 	}
 	if l.acc.shouldDrain(now) {
@@ -158,11 +177,12 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 	}
 	if l.beginQuorum.expired(now) {
 		interval := d.cfg.FetchTimeout / 2
-		for _, v := range d.voters {
-			if NodeID(v.ID) == d.self() || l.fetchedWithin(NodeID(v.ID), now, interval) || !d.reqs.ready(NodeID(v.ID), now) {
+		for _, v := range d.voters.Nodes() {
+			id := v.Key.ID
+			if id == d.self() || l.fetchedWithin(id, now, interval) || !d.reqs.ready(id, now) {
 				continue
 			}
-			d.send(now, NodeID(v.ID), apiBeginQuorumEpoch, d.buildBeginQuorumEpoch(v), false)
+			d.send(now, id, apiBeginQuorumEpoch, d.buildBeginQuorumEpoch(v.Key), false)
 		}
 		l.beginQuorum.reset(now, interval)
 	}
@@ -182,7 +202,7 @@ func (l *leaderState) deadline(d *Driver, now time.Time) time.Time {
 	if l.resignRequested || d.shuttingDown {
 		resign = now
 	}
-	if len(d.voters) > 1 {
+	if d.voters.Len() > 1 {
 		checkQuorum = l.checkQuorum.deadline
 	}
 	linger, _ := l.acc.drainDeadline()
@@ -219,6 +239,7 @@ func (d *Driver) drainAppends(now time.Time) {
 		}
 		l.unflushed = true
 		l.appendTimes[b.base] = now.UnixNano()
+		d.noteAppended(now, data)
 	}
 }
 
@@ -335,7 +356,7 @@ func (d *Driver) recordFetch(now time.Time, id NodeID, dir [16]byte, fetchOffset
 	}
 	leo := d.log.EndOffset().Offset
 	var r *replicaState
-	isVoter := d.isVoterKey(id, dir)
+	isVoter := d.voters.Contains(ReplicaKey{ID: id, DirectoryID: dir})
 	if isVoter {
 		r = l.voters[id]
 	} else {
@@ -388,7 +409,7 @@ func (l *leaderState) expireObservers(now time.Time, session time.Duration) {
 func (d *Driver) countCheckQuorum(now time.Time, id NodeID) {
 	l := d.leader
 	l.fetchedVoters[id] = true
-	need := d.majority
+	need := d.voters.Majority()
 	if d.isVoter {
 		need--
 	}
@@ -398,15 +419,15 @@ func (d *Driver) countCheckQuorum(now time.Time, id NodeID) {
 	}
 }
 
-func (d *Driver) buildBeginQuorumEpoch(v Voter) *kmsg.BeginQuorumEpochRequest {
+func (d *Driver) buildBeginQuorumEpoch(voter ReplicaKey) *kmsg.BeginQuorumEpochRequest {
 	req := kmsg.NewPtrBeginQuorumEpochRequest()
 	req.ClusterID = d.clusterIDPtr()
-	req.VoterID = v.ID
+	req.VoterID = int32(voter.ID)
 	t := kmsg.NewBeginQuorumEpochRequestTopic()
 	t.Topic = d.cfg.TopicName
 	p := kmsg.NewBeginQuorumEpochRequestTopicPartition()
 	p.Partition = d.cfg.Partition
-	p.VoterDirectoryID = v.DirectoryID
+	p.VoterDirectoryID = voter.DirectoryID
 	p.LeaderID = int32(d.self())
 	p.LeaderEpoch = int32(d.epoch)
 	t.Partitions = append(t.Partitions, p)

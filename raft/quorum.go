@@ -20,7 +20,10 @@ func (d *Driver) writeState() error {
 		LeaderID:         int32(d.leaderID),
 		VotedID:          int32(d.votedID),
 		VotedDirectoryID: d.votedDir,
-		Voters:           d.voterIDs(),
+	}
+	// data_version 0 (with currentVoters) at kraft.version 0, else 1.
+	if d.kraftVersion() == 0 {
+		st.Voters = d.voters.IDs()
 	}
 	if err := d.store.Write(st); err != nil {
 		err = fmt.Errorf("raft: write quorum state (epoch %d, leader %d, voted %d): %w", st.Epoch, st.LeaderID, st.VotedID, err)
@@ -150,9 +153,9 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 		// Restarted as Resigned: no successor order is known.
 		d.resigned = &resignedState{unacked: map[NodeID]bool{}}
 		d.resigned.election.reset(now, d.randomElectionTimeout())
-		for _, v := range d.voters {
-			if NodeID(v.ID) != d.self() {
-				d.resigned.unacked[NodeID(v.ID)] = true
+		for _, v := range d.voters.Nodes() {
+			if v.Key.ID != d.self() {
+				d.resigned.unacked[v.Key.ID] = true
 			}
 		}
 		d.state = d.resigned
@@ -300,7 +303,7 @@ func (d *Driver) maybeWinElection(now time.Time) {
 	if e == nil || e.backoff.armed() {
 		return
 	}
-	if len(e.granted) >= d.majority {
+	if d.electionWon() {
 		switch d.role {
 		case RoleProspective:
 			d.becomeCandidate(now)
@@ -309,7 +312,7 @@ func (d *Driver) maybeWinElection(now time.Time) {
 		}
 		return
 	}
-	if len(e.rejected) > len(d.voters)-d.majority {
+	if d.electionLost() {
 		d.loseElection(now)
 	}
 }
@@ -341,4 +344,25 @@ func (d *Driver) becomeResigned(now time.Time) {
 	preferred := d.leader.preferredSuccessors(int32(d.self()))
 	d.transition(now, RoleResigned, d.epoch, d.self(), d.votedID, d.votedDir, false)
 	d.resigned.preferred = preferred
+}
+
+// electionWon: a majority of the voter set in force granted. Answers of
+// nodes the set no longer holds do not count.
+func (d *Driver) electionWon() bool {
+	return d.countVoters(d.election.granted) >= d.voters.Majority()
+}
+
+// electionLost: so many voters refused that a majority is out of reach.
+func (d *Driver) electionLost() bool {
+	return d.countVoters(d.election.rejected) > d.voters.Len()-d.voters.Majority()
+}
+
+func (d *Driver) countVoters(ids map[NodeID]bool) int {
+	n := 0
+	for id := range ids {
+		if d.voters.ContainsID(id) {
+			n++
+		}
+	}
+	return n
 }

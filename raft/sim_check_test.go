@@ -521,6 +521,14 @@ func (c *checker) checkDeliveries(n *simNode) {
 			}
 			continue
 		}
+		if ev.snapshot != nil && *ev.snapshot == (raft.OffsetAndEpoch{}) {
+			// The bootstrap snapshot of a dynamic quorum: voters, no state.
+			if l.next != 0 {
+				s.fail("S9: node %d listener loaded the bootstrap snapshot at next %d", n.id, l.next)
+				return
+			}
+			continue
+		}
 		if ev.snapshot != nil {
 			id := *ev.snapshot
 			want, ok := c.snapshotDigestAt(id.Offset)

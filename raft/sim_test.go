@@ -40,6 +40,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
@@ -186,12 +187,16 @@ type simOpts struct {
 	snapChunk         int           // FetchSnapshot chunk size; 0: default
 	pad               int           // workload records carry up to this many extra bytes
 	observerNoFsync   bool          // observers do not fsync (as brokers)
+	// dynamic: the voters start from a bootstrap snapshot (kraft.version 1,
+	// format --initial-controllers) and every node is configured with
+	// bootstrap servers only; else controller.quorum.voters (kraft.version 0).
+	dynamic bool
 }
 
 func (o simOpts) String() string {
-	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v",
+	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v dynamic=%v",
 		o.voters, o.observers, o.idless, o.preVote, o.dropP, o.dupP, o.delayMin, o.delayMax, o.longDelayP,
-		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync)
+		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync, o.dynamic)
 }
 
 func drawOpts(m mix, rng *rand.Rand) simOpts {
@@ -473,6 +478,9 @@ func newSim(m mix, seed uint64, out func(string)) *sim {
 	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
 	s := &sim{m: m, seed: seed, rng: rng, out: out, byID: map[int32]int{}}
 	s.opts = drawOpts(m, rng)
+	// Drawn from its own stream so the other options of a seed stay what
+	// they were before dynamic quorums existed.
+	s.opts.dynamic = rand.New(rand.NewPCG(seed, 0xd1a)).IntN(2) == 0
 	s.logger = zap.NewNop()
 	if *simLog {
 		s.logger, _ = zap.NewDevelopment()
@@ -587,6 +595,12 @@ func (s *sim) setup() {
 		if node.mem != nil {
 			node.mem.LyingFsync = s.m.lyingDisk
 		}
+		if o.dynamic && node.voter {
+			if err := writeBootstrapSnapshot(node.disk, voters, node.dir); err != nil {
+				s.fail("node %d: bootstrap snapshot: %v", i, err)
+				return
+			}
+		}
 		node.flog = rafttest.NewFailingLog(node.disk)
 		idx := i
 		node.store.onWrite = func(st raft.ElectionState) { s.chk.onPersist(s.nodes[idx], st) }
@@ -637,15 +651,37 @@ func (s *sim) config(n *simNode) raft.Config {
 	if n.id >= 0 {
 		cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", n.id), Port: 9093}}
 	}
-	if !n.voter {
+	if !n.voter || s.opts.dynamic {
 		for _, v := range s.voterCfg {
 			cfg.Bootstrap = append(cfg.Bootstrap, v.Endpoints[0])
 		}
-		if n.id < 0 {
-			cfg.Voters = nil // an id-less observer learns the quorum from bootstrap servers
+		if n.id < 0 || s.opts.dynamic {
+			cfg.Voters = nil // the voter set comes from the log or the leader
 		}
 	}
 	return cfg
+}
+
+// writeBootstrapSnapshot writes the 0-0 snapshot kafka-storage format
+// --initial-controllers writes: kraft.version 1 and the voters with their
+// directory ids (voter i+1 has directory dir with dir[0] = i+1).
+func writeBootstrapSnapshot(disk simDisk, voters []raft.Voter, self [16]byte) error {
+	var ics []clusterid.InitialController
+	for _, v := range voters {
+		var dir [16]byte
+		dir[0], dir[15] = byte(v.ID), self[15]
+		ics = append(ics, clusterid.InitialController{NodeID: v.ID, Host: v.Endpoints[0].Host,
+			Port: uint16(v.Endpoints[0].Port), DirectoryID: clusterid.UUID(dir)})
+	}
+	w, err := disk.CreateSnapshot(raft.OffsetAndEpoch{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if _, err := w.Write(clusterid.BootstrapSnapshot(1, ics, "CONTROLLER", nil, simEpochBase)); err != nil {
+		return err
+	}
+	return w.Freeze()
 }
 
 // nodeTime is the node's clock: virtual time plus its constant offset.
@@ -991,7 +1027,7 @@ func (s *sim) bogusStep(n *simNode, req kmsg.Request, ref *simRef) {
 		s.fail("S12: node %d did not answer a %s with %s at once", n.id, kmsg.NameForKey(req.Key()), what)
 	case ref.code != want:
 		s.fail("S12: node %d answered a %s with %s with error %d, want %d", n.id, kmsg.NameForKey(req.Key()), what, ref.code, want)
-	case n.drv.Status() != before || n.store.writes != writes || n.disk.EndOffset() != leo || n.disk.TruncationCount() != truncs:
+	case !n.drv.Status().Equal(before) || n.store.writes != writes || n.disk.EndOffset() != leo || n.disk.TruncationCount() != truncs:
 		s.fail("S12: node %d changed state on a %s with %s: %+v -> %+v", n.id, kmsg.NameForKey(req.Key()), what, before, n.drv.Status())
 	}
 	s.stats.bogus++
@@ -1535,7 +1571,8 @@ func (s *sim) snapshot() {
 	if err != nil {
 		return // the driver is downloading this very snapshot
 	}
-	if _, err := w.Write(snapshotBytes(id, e.cum)); err != nil {
+	header, next := n.drv.SnapshotHeaderBatch(id, 0, 0)
+	if _, err := w.Write(snapshotBytes(header, next, id, e.cum)); err != nil {
 		s.fail("node %d: write snapshot: %v", n.id, err)
 		return
 	}
@@ -1554,16 +1591,15 @@ func (s *sim) snapshot() {
 
 const snapshotDigestPrefix = "digest:"
 
-// snapshotBytes lays out a snapshot file: SnapshotHeader control batch, one
-// data batch holding the digest, SnapshotFooter control batch.
-func snapshotBytes(id raft.OffsetAndEpoch, digest uint64) []byte {
-	var b []byte
-	b = protocol.AppendControlBatch(b, 0, id.Epoch, 0, protocol.ControlSnapshotHeader,
-		protocol.SnapshotHeaderRecord{}.AppendTo(nil))
+// snapshotBytes lays out a snapshot file: the driver's header control batch
+// (with the voter set at kraft.version 1), one data batch holding the
+// digest at offset next, SnapshotFooter control batch.
+func snapshotBytes(header []byte, next int64, id raft.OffsetAndEpoch, digest uint64) []byte {
+	b := header
 	val := fmt.Appendf(nil, "%s%d/%d", snapshotDigestPrefix, id.Offset, digest)
-	b = protocol.AppendBatch(b, protocol.Batch{BaseOffset: 1, PartitionLeaderEpoch: id.Epoch,
+	b = protocol.AppendBatch(b, protocol.Batch{BaseOffset: next, PartitionLeaderEpoch: id.Epoch,
 		Records: []protocol.Record{{Value: val}}})
-	b = protocol.AppendControlBatch(b, 2, id.Epoch, 0, protocol.ControlSnapshotFooter,
+	b = protocol.AppendControlBatch(b, next+1, id.Epoch, 0, protocol.ControlSnapshotFooter,
 		protocol.SnapshotFooterRecord{}.AppendTo(nil))
 	return b
 }

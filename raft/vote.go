@@ -117,10 +117,10 @@ func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, pr
 	return d.grantVote(now, NodeID(p.CandidateID), p.CandidateDirectoryID)
 }
 
-func (d *Driver) buildVote(v Voter, preVote bool) *kmsg.VoteRequest {
+func (d *Driver) buildVote(voter ReplicaKey, preVote bool) *kmsg.VoteRequest {
 	req := kmsg.NewPtrVoteRequest()
 	req.ClusterID = d.clusterIDPtr()
-	req.VoterID = v.ID
+	req.VoterID = int32(voter.ID)
 	t := kmsg.NewVoteRequestTopic()
 	t.Topic = d.cfg.TopicName
 	p := kmsg.NewVoteRequestTopicPartition()
@@ -128,7 +128,7 @@ func (d *Driver) buildVote(v Voter, preVote bool) *kmsg.VoteRequest {
 	p.CandidateEpoch = int32(d.epoch)
 	p.CandidateID = int32(d.self())
 	p.CandidateDirectoryID = d.cfg.DirectoryID
-	p.VoterDirectoryID = v.DirectoryID
+	p.VoterDirectoryID = voter.DirectoryID
 	end := d.lastFetched()
 	p.LastOffsetEpoch = end.Epoch
 	p.LastOffset = end.Offset
