@@ -103,12 +103,15 @@ func decompressLimit(codec int8, data, dst []byte, limit int) ([]byte, error) {
 }
 
 // readLimited reads r to its end into dst, failing once more than limit bytes came out.
-// The buffer grows by doubling (never by what the input claims).
+// The buffer grows by doubling, never by what the input claims: append's growth for large
+// slices (1.25x) would leave about five times the output size behind as garbage.
 func readLimited(name string, r io.Reader, dst []byte, limit int) ([]byte, error) {
 	out := dst[:0]
 	for {
 		if len(out) == cap(out) {
-			out = append(out, 0)[:len(out)]
+			grown := make([]byte, len(out), min(max(2*cap(out), 64<<10), limit+1))
+			copy(grown, out)
+			out = grown
 		}
 		n, err := r.Read(out[len(out):min(cap(out), limit+1)])
 		out = out[:len(out)+n]
