@@ -4,17 +4,22 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test run bench bench-quorum bench-interop fuzz interop-deps sim vet soak-hostile soak-hostile-kafka
+.PHONY: build test run bench bench-quorum bench-interop fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
 
 vet:
 	$(GO) vet ./...
-	$(GO) vet -tags interopbench,interophostile ./interop/
+	$(GO) vet -tags interopbench,interophostile,interoplong ./interop/
 
 test: vet
 	$(GO) test -race -count=1 -timeout 9m ./...
+
+# Interop scenarios too long for make test (tests named ...Long, build tag interoplong):
+# more mixed dynamic quorums and voter changes against Kafka 4.4.0. CI runs it after make test.
+interop-long: interop-deps
+	$(GO) test -tags interoplong -count=1 -timeout 9m -run 'Long$$' ./interop/
 
 run: build
 	./scripts/run-local.sh

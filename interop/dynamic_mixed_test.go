@@ -24,13 +24,18 @@ import (
 // when a leader is killed with SIGKILL, and replicates; kafka-metadata-quorum describe
 // --status/--replication shows the directory ids kraftd and Kafka agree on; every node's log
 // reads the same through kafka-dump-log.
+//
+// make test runs 1 kraftd + 2 Kafka; make interop-long also 2 kraftd + 1 Kafka
+// (TestDynamicMixedQuorumLong).
 func TestDynamicMixedQuorum(t *testing.T) {
+	dynamicMixed(t, []bool{true, false, false})
+}
+
+func dynamicMixed(t *testing.T, sides []bool) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
-	for _, sides := range [][]bool{{true, false, false}, {true, true, false}} {
-		name := fmt.Sprintf("%d kraftd + %d Kafka", countSides(sides, true), countSides(sides, false))
-		t.Run(name, func(t *testing.T) { runDynamicMixed(t, env, sides) })
-	}
+	name := fmt.Sprintf("%d kraftd + %d Kafka", countSides(sides, true), countSides(sides, false))
+	t.Run(name, func(t *testing.T) { runDynamicMixed(t, env, sides) })
 }
 
 // dynNode is one voter of a dynamic mixed quorum.
