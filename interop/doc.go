@@ -2,4 +2,11 @@
 // released jars (see interop/pom.xml and `make interop-deps`): real Kafka controllers and
 // tools exchange frames and files with kraftd's codecs and are the judge of compatibility.
 // The helpers that run Kafka live in interop/kafkatest; this package has only tests.
+//
+// Most of a mixed-quorum test's time is spent waiting (election and fetch timeouts, JVM
+// start-up on one thread), so the longest of them (TestDynamicMixedQuorum,
+// TestMixedRaftQuorum, TestQuorumCLIWithKafka, TestFormatRefusalsMatchKafka) run in parallel
+// with each other (at most GOMAXPROCS at a time) after the rest; their deadlines allow for
+// it. Tests that judge timing or throughput stay sequential. Scenarios too long for
+// make test carry the interoplong build tag and a name ending in Long (make interop-long).
 package interop

@@ -28,6 +28,7 @@ import (
 // make test runs 1 kraftd + 2 Kafka; make interop-long also 2 kraftd + 1 Kafka
 // (TestDynamicMixedQuorumLong).
 func TestDynamicMixedQuorum(t *testing.T) {
+	t.Parallel() // see interop/doc.go: the long mixed tests overlap their waits
 	dynamicMixed(t, []bool{true, false, false})
 }
 

@@ -130,6 +130,7 @@ func exitCode(err error) int {
 // configuration combinations Kafka 4.4's storage tool refuses, with the same
 // exit status and message, and accepts the ones it accepts.
 func TestFormatRefusalsMatchKafka(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	voters := "1@localhost:9093:" + dirA
 	cases := []formatCase{

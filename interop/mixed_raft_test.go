@@ -33,6 +33,7 @@ const (
 var kafkaRaftDebug = map[string]string{"org.apache.kafka.raft.KafkaRaftClient": "DEBUG"}
 
 func TestMixedRaftQuorum(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka

@@ -107,6 +107,7 @@ func sameCLI(t *testing.T, env *kafkatest.Env, bin string, conn []string, sub st
 // quorum, prints the same for the same situation (dry runs, duplicate voter, unknown
 // voter, wrong directory id), and both describe the quorum the same way.
 func TestQuorumCLIWithKafka(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	bin := kafkatest.BuildKraftd(t)
 	port1 := kafkatest.FreePort(t)
