@@ -107,6 +107,7 @@ func (d *Driver) exitRole(now time.Time, from Role, fromEpoch Epoch) {
 		d.parked.CompleteAll(func(p *parkedFetch) {
 			d.replyParkedError(p, kerr.NotLeaderForPartition.Code)
 		})
+		d.finishChange(errNotLeader, "")
 		d.leader = nil
 	}
 	if d.follower != nil && d.follower.snapshot != nil {

@@ -6,6 +6,7 @@ type apiKey int16
 
 const (
 	apiFetch            apiKey = 1
+	apiApiVersions      apiKey = 18
 	apiVote             apiKey = 52
 	apiBeginQuorumEpoch apiKey = 53
 	apiEndQuorumEpoch   apiKey = 54
@@ -24,6 +25,8 @@ func (k apiKey) String() string {
 		return "EndQuorumEpoch"
 	case apiFetchSnapshot:
 		return "FetchSnapshot"
+	case apiApiVersions:
+		return "ApiVersions"
 	}
 	return "api?"
 }
