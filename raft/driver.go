@@ -446,6 +446,8 @@ func (d *Driver) handleResponse(now time.Time, m Message) {
 			success = p.key == apiFetch && d.handleFetchResponse(now, p, r)
 		case *kmsg.FetchSnapshotResponse:
 			success = p.key == apiFetchSnapshot && d.handleFetchSnapshotResponse(now, p, r)
+		case *kmsg.UpdateRaftVoterResponse:
+			success = p.key == apiUpdateRaftVoter && d.handleUpdateRaftVoterResponse(r)
 		case *kmsg.ApiVersionsResponse:
 			success = p.key == apiApiVersions && d.handleApiVersionsResponse(now, p.to, r, nil)
 		default:

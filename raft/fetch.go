@@ -266,8 +266,12 @@ type followerState struct {
 	// fetch is reset by every successful Fetch/FetchSnapshot answer; when
 	// it expires a voter starts an election and an observer looks for the
 	// leader through the bootstrap servers.
-	fetch      timer
-	hasFetched bool // a successful Fetch/FetchSnapshot response arrived in this epoch
+	fetch timer
+	// updateVoter: each time it expires a voter whose recorded endpoints
+	// or kraft.version range are stale sends UpdateRaftVoter instead of a
+	// Fetch (Kafka 4.4: every fetch.timeout).
+	updateVoter timer
+	hasFetched  bool // a successful Fetch/FetchSnapshot response arrived in this epoch
 	// snapshot is non-nil while a snapshot is being downloaded; regular
 	// fetches pause meanwhile.
 	snapshot SnapshotWriter
@@ -285,6 +289,14 @@ func (f *followerState) poll(d *Driver, now time.Time) {
 		case expired:
 			d.lg.Info("fetch timeout expired; starting an election", zapNode("leader", d.leaderID), zapEpoch("epoch", d.epoch))
 			d.startElection(now)
+		case f.updateVoter.expired(now) && !d.reqs.fetchInFlight():
+			// Checked between fetches: with a long-poll Fetch almost always
+			// in flight, Kafka's check at the timer's expiry rarely finds
+			// the leader free.
+			f.updateVoter.reset(now, d.cfg.FetchTimeout)
+			if !d.maybeSendUpdateVoter(now) {
+				d.maybeSendFetch(now, f)
+			}
 		default:
 			d.maybeSendFetch(now, f)
 		}
@@ -303,6 +315,9 @@ func (f *followerState) poll(d *Driver, now time.Time) {
 func (f *followerState) deadline(d *Driver, now time.Time) time.Time {
 	if d.shuttingDown || (!d.isVoter && !f.fetch.deadline.After(now)) {
 		return time.Time{}
+	}
+	if d.isVoter && f.updateVoter.deadline.After(now) {
+		return earliest(f.fetch.deadline, f.updateVoter.deadline)
 	}
 	return f.fetch.deadline
 }

@@ -149,6 +149,7 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 		d.retries = 0
 		d.follower = &followerState{}
 		d.follower.fetch.reset(now, d.cfg.FetchTimeout)
+		d.follower.updateVoter.reset(now, d.cfg.FetchTimeout)
 		d.state = d.follower
 	case RoleResigned:
 		// Restarted as Resigned: no successor order is known.
@@ -291,6 +292,7 @@ func (d *Driver) epochExhausted(now time.Time) bool {
 		d.election.backoff.reset(now, d.cfg.FetchTimeout)
 	case d.follower != nil:
 		d.follower.fetch.reset(now, d.cfg.FetchTimeout)
+		d.follower.updateVoter.reset(now, d.cfg.FetchTimeout)
 	case d.resigned != nil:
 		d.resigned.election.reset(now, d.cfg.FetchTimeout)
 	}

@@ -7,6 +7,7 @@ type apiKey int16
 const (
 	apiFetch            apiKey = 1
 	apiApiVersions      apiKey = 18
+	apiUpdateRaftVoter  apiKey = 82
 	apiVote             apiKey = 52
 	apiBeginQuorumEpoch apiKey = 53
 	apiEndQuorumEpoch   apiKey = 54
@@ -27,6 +28,8 @@ func (k apiKey) String() string {
 		return "FetchSnapshot"
 	case apiApiVersions:
 		return "ApiVersions"
+	case apiUpdateRaftVoter:
+		return "UpdateRaftVoter"
 	}
 	return "api?"
 }

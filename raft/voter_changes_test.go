@@ -220,3 +220,51 @@ func TestVoterChangeRefusals(t *testing.T) {
 		t.Fatalf("add past its deadline: %+v", r)
 	}
 }
+
+// A follower whose recorded endpoint is stale sends UpdateRaftVoter to the
+// leader once its update period (fetch.timeout) expires.
+func TestFollowerSendsUpdateVoter(t *testing.T) {
+	l := rafttest.NewMemLog()
+	writeTestBootstrapSnapshot(t, l, []int32{1, 2})
+	cfg := raft.DefaultConfig()
+	cfg.NodeID, cfg.DirectoryID, cfg.ClusterID = 2, testDir(2), testCluster
+	cfg.ListenerName = "CONTROLLER"
+	cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9102}} // the set records 9002
+	cfg.Bootstrap = []raft.Endpoint{{Host: "127.0.0.1", Port: 9001}}
+	tr := &fakeTransport{}
+	now := time.Unix(100, 0)
+	store := newStore(raft.ElectionState{Epoch: 1, LeaderID: 1, VotedID: -1})
+	d, err := raft.NewDriver(cfg, l, store, tr, rand.New(rand.NewPCG(1, 1)), zaptest.NewLogger(t), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Status(); st.Role != raft.RoleFollower {
+		t.Fatalf("status %+v", st)
+	}
+	var update *kmsg.UpdateRaftVoterRequest
+	for i := 0; i < 10 && update == nil; i++ {
+		now = now.Add(300 * time.Millisecond)
+		if _, err := d.Poll(now); err != nil {
+			t.Fatal(err)
+		}
+		sent := tr.sent
+		tr.sent = nil
+		for _, o := range sent {
+			switch r := o.Request.(type) {
+			case *kmsg.FetchRequest:
+				if err := d.Step(now, raft.Message{From: o.To, Corr: o.Corr, Response: fetchResp(1, 1, 0, nil)}); err != nil {
+					t.Fatal(err)
+				}
+			case *kmsg.UpdateRaftVoterRequest:
+				update = r
+			}
+		}
+	}
+	if update == nil {
+		t.Fatal("no UpdateRaftVoter within 3s")
+	}
+	if update.VoterID != 2 || update.VoterDirectoryID != testDir(2) || update.CurrentLeaderEpoch != 1 ||
+		len(update.Listeners) != 1 || update.Listeners[0].Port != 9102 || update.KRaftVersionFeature.MaxSupportedVersion != 1 {
+		t.Fatalf("update %+v", update)
+	}
+}
