@@ -446,6 +446,10 @@ func (d *Driver) handleResponse(now time.Time, m Message) {
 			success = p.key == apiFetch && d.handleFetchResponse(now, p, r)
 		case *kmsg.FetchSnapshotResponse:
 			success = p.key == apiFetchSnapshot && d.handleFetchSnapshotResponse(now, p, r)
+		case *kmsg.AddRaftVoterResponse:
+			success = p.key == apiAddRaftVoter && d.handleJoinResponse(r.ErrorCode, errDuplicateVoter)
+		case *kmsg.RemoveRaftVoterResponse:
+			success = p.key == apiRemoveRaftVoter && d.handleJoinResponse(r.ErrorCode, errVoterNotFound)
 		case *kmsg.UpdateRaftVoterResponse:
 			success = p.key == apiUpdateRaftVoter && d.handleUpdateRaftVoterResponse(r)
 		case *kmsg.ApiVersionsResponse:

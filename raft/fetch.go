@@ -305,6 +305,7 @@ func (f *followerState) poll(d *Driver, now time.Time) {
 	switch {
 	case expired, d.reqs.backingOff(d.leaderID, now):
 		d.maybeSendAnyVoterFetch(now)
+	case d.maybeAutoJoin(now, f):
 	case !d.reqs.anyInFlight():
 		d.maybeSendFetch(now, f)
 	}
@@ -316,7 +317,7 @@ func (f *followerState) deadline(d *Driver, now time.Time) time.Time {
 	if d.shuttingDown || (!d.isVoter && !f.fetch.deadline.After(now)) {
 		return time.Time{}
 	}
-	if d.isVoter && f.updateVoter.deadline.After(now) {
+	if (d.isVoter || d.cfg.AutoJoin) && f.updateVoter.deadline.After(now) {
 		return earliest(f.fetch.deadline, f.updateVoter.deadline)
 	}
 	return f.fetch.deadline

@@ -7,6 +7,8 @@ type apiKey int16
 const (
 	apiFetch            apiKey = 1
 	apiApiVersions      apiKey = 18
+	apiAddRaftVoter     apiKey = 80
+	apiRemoveRaftVoter  apiKey = 81
 	apiUpdateRaftVoter  apiKey = 82
 	apiVote             apiKey = 52
 	apiBeginQuorumEpoch apiKey = 53
@@ -28,6 +30,10 @@ func (k apiKey) String() string {
 		return "FetchSnapshot"
 	case apiApiVersions:
 		return "ApiVersions"
+	case apiAddRaftVoter:
+		return "AddRaftVoter"
+	case apiRemoveRaftVoter:
+		return "RemoveRaftVoter"
 	case apiUpdateRaftVoter:
 		return "UpdateRaftVoter"
 	}

@@ -221,16 +221,19 @@ func TestVoterChangeRefusals(t *testing.T) {
 	}
 }
 
-// A follower whose recorded endpoint is stale sends UpdateRaftVoter to the
-// leader once its update period (fetch.timeout) expires.
-func TestFollowerSendsUpdateVoter(t *testing.T) {
+// followerSends runs node 2 as a follower of leader 1 in a dynamic quorum
+// with the given bootstrap voters, answering its fetches, until it sends a
+// request other than Fetch (nil after 3s).
+func followerSends(t *testing.T, voters []int32, tune func(*raft.Config)) kmsg.Request {
+	t.Helper()
 	l := rafttest.NewMemLog()
-	writeTestBootstrapSnapshot(t, l, []int32{1, 2})
+	writeTestBootstrapSnapshot(t, l, voters)
 	cfg := raft.DefaultConfig()
 	cfg.NodeID, cfg.DirectoryID, cfg.ClusterID = 2, testDir(2), testCluster
 	cfg.ListenerName = "CONTROLLER"
-	cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9102}} // the set records 9002
+	cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9002}}
 	cfg.Bootstrap = []raft.Endpoint{{Host: "127.0.0.1", Port: 9001}}
+	tune(&cfg)
 	tr := &fakeTransport{}
 	now := time.Unix(100, 0)
 	store := newStore(raft.ElectionState{Epoch: 1, LeaderID: 1, VotedID: -1})
@@ -241,8 +244,7 @@ func TestFollowerSendsUpdateVoter(t *testing.T) {
 	if st := d.Status(); st.Role != raft.RoleFollower {
 		t.Fatalf("status %+v", st)
 	}
-	var update *kmsg.UpdateRaftVoterRequest
-	for i := 0; i < 10 && update == nil; i++ {
+	for i := 0; i < 10; i++ {
 		now = now.Add(300 * time.Millisecond)
 		if _, err := d.Poll(now); err != nil {
 			t.Fatal(err)
@@ -250,21 +252,49 @@ func TestFollowerSendsUpdateVoter(t *testing.T) {
 		sent := tr.sent
 		tr.sent = nil
 		for _, o := range sent {
-			switch r := o.Request.(type) {
-			case *kmsg.FetchRequest:
-				if err := d.Step(now, raft.Message{From: o.To, Corr: o.Corr, Response: fetchResp(1, 1, 0, nil)}); err != nil {
-					t.Fatal(err)
-				}
-			case *kmsg.UpdateRaftVoterRequest:
-				update = r
+			if _, ok := o.Request.(*kmsg.FetchRequest); !ok {
+				return o.Request
+			}
+			if err := d.Step(now, raft.Message{From: o.To, Corr: o.Corr, Response: fetchResp(1, 1, 0, nil)}); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}
-	if update == nil {
-		t.Fatal("no UpdateRaftVoter within 3s")
+	return nil
+}
+
+// A follower whose recorded endpoint is stale sends UpdateRaftVoter to the
+// leader once its update period (fetch.timeout) expires.
+func TestFollowerSendsUpdateVoter(t *testing.T) {
+	req := followerSends(t, []int32{1, 2}, func(c *raft.Config) {
+		c.Endpoints[0].Port = 9102 // the set records 9002
+	})
+	update, ok := req.(*kmsg.UpdateRaftVoterRequest)
+	if !ok {
+		t.Fatalf("sent %v, want UpdateRaftVoter", req)
 	}
 	if update.VoterID != 2 || update.VoterDirectoryID != testDir(2) || update.CurrentLeaderEpoch != 1 ||
 		len(update.Listeners) != 1 || update.Listeners[0].Port != 9102 || update.KRaftVersionFeature.MaxSupportedVersion != 1 {
 		t.Fatalf("update %+v", update)
+	}
+}
+
+// With auto-join an observer asks to be added (answered at append), and an
+// observer whose id is a voter under another directory asks to remove that
+// voter first; without it, it only fetches.
+func TestAutoJoin(t *testing.T) {
+	if req := followerSends(t, []int32{1}, func(*raft.Config) {}); req != nil {
+		t.Fatalf("observer without auto-join sent %v", req)
+	}
+	req := followerSends(t, []int32{1}, func(c *raft.Config) { c.AutoJoin = true })
+	add, ok := req.(*kmsg.AddRaftVoterRequest)
+	if !ok || add.VoterID != 2 || add.VoterDirectoryID != testDir(2) || add.AckWhenCommitted ||
+		len(add.Listeners) != 1 || add.Listeners[0].Port != 9002 {
+		t.Fatalf("auto-join sent %+v, want AddRaftVoter of 2 without AckWhenCommitted", req)
+	}
+	req = followerSends(t, []int32{1, 2}, func(c *raft.Config) { c.AutoJoin, c.DirectoryID = true, testDir(7) })
+	rm, ok := req.(*kmsg.RemoveRaftVoterRequest)
+	if !ok || rm.VoterID != 2 || rm.VoterDirectoryID != testDir(2) {
+		t.Fatalf("auto-join with a new directory sent %+v, want RemoveRaftVoter of 2's old directory", req)
 	}
 }
