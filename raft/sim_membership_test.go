@@ -10,13 +10,18 @@ package raft_test
 //
 // Invariants, besides the others (sim_check_test.go):
 //
-//	M1  at most one uncommitted voter change: a Voters record is appended
-//	    only when the previous one is committed (every log's Voters records
-//	    after the committed end number at most one per epoch... checked as:
-//	    no log holds two Voters records above its leader's high watermark)
-//	M2  a node leads only while its voter set in force holds it (a removed
-//	    voter never leads); a node votes only if it was a voter once
-//	S5  is checked against the voter set in force at the committed offset.
+//	M1  at most one uncommitted voter change: a leader's log never holds two
+//	    Voters records of its epoch above its high watermark
+//	M2  a node becomes leader only while its voter set in force holds its
+//	    key (a removed voter never leads)
+//	S5  a commit is durable on a majority of the voter set in force at its
+//	    offset, or of the leader's latest set (Kafka counts the latest set,
+//	    committed or not, so entries before an appended addition commit on
+//	    a majority of the new set)
+//
+// Nodes outside the voter set may grant votes, as Kafka's do. Two stalls
+// that Kafka 4.4 shares are recognised and counted rather than failed
+// (removedLeaderStall).
 
 import (
 	"time"

@@ -8,7 +8,9 @@ package raft_test
 // duplicates, delays and reorders messages, forges requests from another
 // cluster, partitions (full, split, one-way, partial), crashes (losing
 // what was not fsynced), pauses, fails fsyncs, resigns and shuts down
-// leaders, and snapshots and deletes logs. Every request gets exactly one
+// leaders, and snapshots and deletes logs; in mix "membership" observers
+// auto-join and voters (the leader too) are removed or get new directory
+// ids (sim_membership_test.go). Every request gets exactly one
 // answer (a response, or an error at the request timeout), as from the
 // real transport. After the fault phase everything heals and the quorum
 // must commit, converge and go quiet.
@@ -18,7 +20,7 @@ package raft_test
 // failure prints the seed, its options, the last events and the command
 // that replays it with a full trace.
 //
-//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix
+//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (membership 30)
 //	make sim SEEDS=10000 SEED_BASE=5000000           # any seeds, summaries
 //	go test ./raft -run 'TestSimSeeds/all/seed=7$' -sim.seed=7 -sim.mix=all -v -sim.trace
 
