@@ -172,7 +172,8 @@ func (d *Driver) checkQuorumTimeout() time.Duration { return d.cfg.FetchTimeout 
 // poll: resign if asked or check quorum expired, drain appends, send
 // BeginQuorumEpoch when due.
 func (l *leaderState) poll(d *Driver, now time.Time) {
-	if d.shuttingDown || l.resignRequested || (d.voters.Len() > 1 && l.checkQuorum.expired(now)) {
+	alone := d.voters.IsOnlyVoter(d.localKey())
+	if d.shuttingDown || l.resignRequested || (!alone && l.checkQuorum.expired(now)) {
 		if !d.shuttingDown && !l.resignRequested {
 			d.lg.Warn("resigning: fewer than a majority of voters fetched within the check-quorum timeout",
 				zapEpoch("epoch", d.epoch), zap.Duration("timeout", d.checkQuorumTimeout()))
@@ -180,7 +181,7 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 		d.becomeResigned(now)
 		return
 	}
-	if d.voters.Len() == 1 {
+	if alone {
 		l.checkQuorum.reset(now, d.checkQuorumTimeout())
 	}
 	l.changePending(d, now)
@@ -217,7 +218,9 @@ func (l *leaderState) deadline(d *Driver, now time.Time) time.Time {
 	if l.resignRequested || d.shuttingDown {
 		resign = now
 	}
-	if d.voters.Len() > 1 {
+	// Only a leader that is the single voter has no quorum to check: one
+	// that removed itself from a one-voter set still needs its fetches.
+	if !d.voters.IsOnlyVoter(d.localKey()) {
 		checkQuorum = l.checkQuorum.deadline
 	}
 	linger, _ := l.acc.drainDeadline()

@@ -397,6 +397,7 @@ type netMsg struct {
 	err            error // a transport error delivered as the response
 	body           []byte
 	bogus          bool // a forged copy with a foreign cluster id (S12)
+	admin          bool // an admin's voter change (sim_membership_test.go)
 	// maxEpoch: the forged copy keeps the cluster id but names epoch
 	// MaxInt32, which no node can move to (INVALID_REQUEST, S12).
 	maxEpoch bool
@@ -1029,6 +1030,9 @@ func (s *sim) arrive(e *event) *simNode {
 	if n.inc != m.toInc {
 		s.answerErr(m, errConnClosed)
 		return n
+	}
+	if m.admin && s.faultsOver {
+		return n // the nemesis' voter changes end with the fault phase
 	}
 	if m.key == protocol.KeyApiVersions {
 		s.answerApiVersions(m)
