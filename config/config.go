@@ -28,6 +28,7 @@ type Config struct {
 	AppendLinger       time.Duration // controller.quorum.append.linger.ms
 	RequestTimeout     time.Duration // controller.quorum.request.timeout.ms
 	RetryBackoff       time.Duration // controller.quorum.retry.backoff.ms
+	AutoJoin           bool          // controller.quorum.auto.join.enable (KIP-1186)
 
 	LogDirs        []string
 	MetadataLogDir string
@@ -109,6 +110,22 @@ func (r *reader) get(key, def string) string {
 	if v, ok := r.p.Get(key); ok {
 		return strings.TrimSpace(v)
 	}
+	return def
+}
+
+// bool reads a boolean key as Kafka's ConfigDef does: true or false in
+// any case.
+func (r *reader) bool(key string, def bool) bool {
+	v := r.get(key, "")
+	switch {
+	case v == "":
+		return def
+	case strings.EqualFold(v, "true"):
+		return true
+	case strings.EqualFold(v, "false"):
+		return false
+	}
+	r.bad("%s: %q is not true or false", key, v)
 	return def
 }
 

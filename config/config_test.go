@@ -94,6 +94,13 @@ func TestConfigValidation(t *testing.T) {
 				t.Error("not a voter controller")
 			}
 		}},
+		{name: "auto join", overrides: map[string]string{"controller.quorum.auto.join.enable": "TRUE"}, check: func(t *testing.T, c *Config) {
+			if !c.AutoJoin {
+				t.Error("controller.quorum.auto.join.enable=TRUE not read")
+			}
+		}},
+		{name: "auto join not a boolean", overrides: map[string]string{"controller.quorum.auto.join.enable": "yes"},
+			wantErr: []string{"controller.quorum.auto.join.enable"}},
 		{name: "node not in voters", overrides: map[string]string{"node.id": "7"}, wantErr: []string{"node.id: 7 is not in controller.quorum.voters"}},
 		{name: "observer as broker", overrides: map[string]string{"node.id": "7", "process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:0"}, check: func(t *testing.T, c *Config) {
 			if c.IsController() || c.IsVoter() {

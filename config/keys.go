@@ -24,7 +24,7 @@ var ignoredKafkaKeys = keySet([]string{
 	"unstable.feature.versions.enable", "group.initial.rebalance.delay.ms",
 	"sasl.mechanism.controller.protocol", "auto.create.topics.enable",
 	"default.replication.factor", "min.insync.replicas", "log.flush.interval.messages",
-	"log.flush.interval.ms", "controller.quorum.auto.join.enable",
+	"log.flush.interval.ms",
 })
 
 func keySet(lists ...[]string) map[string]bool {

@@ -12,6 +12,7 @@ var quorumKeys = []string{
 	"controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms",
 	"controller.quorum.election.backoff.max.ms", "controller.quorum.append.linger.ms",
 	"controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
+	"controller.quorum.auto.join.enable",
 }
 
 // Kafka's defaults (QuorumConfig).
@@ -71,6 +72,7 @@ func (c *Config) readQuorum(r *reader) {
 	c.AppendLinger = r.ms("controller.quorum.append.linger.ms", defaultAppendLingerMs, 0)
 	c.RequestTimeout = r.ms("controller.quorum.request.timeout.ms", defaultRequestTimeoutMs, 1)
 	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", defaultRetryBackoffMs, 0)
+	c.AutoJoin = r.bool("controller.quorum.auto.join.enable", false)
 }
 
 // readVoters reads controller.quorum.voters and returns the set of ids.

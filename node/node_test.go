@@ -136,6 +136,13 @@ func TestRaftConfigMapping(t *testing.T) {
 	if v := rc.Voters[2]; v.ID != 3 || v.Endpoints[0] != (raft.Endpoint{Name: "CONTROLLER", Host: "::1", Port: 9095}) {
 		t.Fatalf("voter %+v", v)
 	}
+	if rc.AutoJoin {
+		t.Fatal("auto-join on by default")
+	}
+	p.Set("controller.quorum.auto.join.enable", "true")
+	if joining, err := config.New(p, false); err != nil || !raftConfig(joining).AutoJoin {
+		t.Fatalf("controller.quorum.auto.join.enable=true does not reach the raft config (%v)", err)
+	}
 	bound := map[string]net.Addr{"CONTROLLER": &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9093}}
 	eps := advertisedEndpoints(cfg, bound)
 	if len(eps) != 1 || eps[0] != (raft.Endpoint{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9093}) {

@@ -62,6 +62,10 @@ type Config struct {
 	// peer answers a pre-vote with UNSUPPORTED_VERSION the node becomes
 	// Candidate at once, as Kafka 4.x does.
 	PreVote bool
+	// AutoJoin is controller.quorum.auto.join.enable (KIP-1186) for a
+	// controller: as an observer of a kraft.version 1 quorum it asks the
+	// leader to add it as a voter.
+	AutoJoin bool
 	// FsyncAsObserver makes observers fsync appended data (controllers do,
 	// brokers do not). Voters always fsync.
 	FsyncAsObserver bool

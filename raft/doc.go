@@ -51,6 +51,23 @@
 // directory id when the set records one); membership is re-evaluated when
 // the set changes.
 //
+// # Voter changes
+//
+// As Kafka 4.4 (voter_changes.go): the leader serves AddRaftVoter,
+// RemoveRaftVoter and UpdateRaftVoter once its high watermark is known at
+// kraft.version 1, one Add or Remove at a time and only once the latest
+// Voters record is committed. An Add first asks the new voter for
+// ApiVersions (its kraft.version range must hold the finalized level) and
+// needs it to be a caught-up observer. The Voters record is in force once
+// appended; Add and Remove answer when it commits (Add v1 with
+// AckWhenCommitted false, and Update, at append), time out after the
+// request timeout and fail with NOT_LEADER_OR_FOLLOWER when leadership is
+// lost. A leader that removed itself leads until the change commits, then
+// resigns. A voter whose recorded endpoints or kraft.version range are stale
+// sends UpdateRaftVoter every fetch.timeout; an observer controller with
+// auto-join asks to be added, or to remove its id's old directory first
+// (follower_changes.go).
+//
 // Start-up follows kraft-state-machine.md section 3: a node whose file says
 // it led the epoch restarts Resigned; a vote for itself restarts Candidate;
 // the chosen state is written back; a single voter elects itself at once.
@@ -81,8 +98,11 @@
 //	Prospective       election, [T, 2T) -> pre-vote failed
 //	Candidate         election, [T, 2T) -> lost; then backoff -> new election
 //	Follower          fetch, fetch.timeout, reset by every successful answer
-//	                  and shortened by EndQuorumEpoch -> election (voters) or
-//	                  leader discovery (observers)
+//	                  and shortened by EndQuorumEpoch -> election (voters
+//	                  only: an observer asks a bootstrap server only while
+//	                  requests to the leader back off, as Kafka 4.4);
+//	                  update, fetch.timeout -> UpdateRaftVoter (stale voter)
+//	                  or auto-join (observer)
 //	Leader            check quorum, 1.5 x fetch.timeout -> resign;
 //	                  BeginQuorumEpoch, fetch.timeout/2 -> resend to voters
 //	                  that have not fetched within it; append linger

@@ -402,11 +402,11 @@ func (d *Driver) dispatchRequest(now time.Time, req kmsg.Request, ref RequestRef
 	case *kmsg.DescribeQuorumRequest:
 		resp = d.handleDescribeQuorum(now, r)
 	case *kmsg.AddRaftVoterRequest:
-		resp = d.handleAddRaftVoter(r)
+		resp = d.handleAddRaftVoter(now, r, ref)
 	case *kmsg.RemoveRaftVoterRequest:
-		resp = d.handleRemoveRaftVoter(r)
+		resp = d.handleRemoveRaftVoter(now, r, ref)
 	case *kmsg.UpdateRaftVoterRequest:
-		resp = d.handleUpdateRaftVoter(r)
+		resp = d.handleUpdateRaftVoter(now, r)
 	default:
 		// The network layer only passes raft apis; anything else is a
 		// wiring bug, answered generically so the connection is not stuck.
@@ -446,6 +446,14 @@ func (d *Driver) handleResponse(now time.Time, m Message) {
 			success = p.key == apiFetch && d.handleFetchResponse(now, p, r)
 		case *kmsg.FetchSnapshotResponse:
 			success = p.key == apiFetchSnapshot && d.handleFetchSnapshotResponse(now, p, r)
+		case *kmsg.AddRaftVoterResponse:
+			success = p.key == apiAddRaftVoter && d.handleJoinResponse(r.ErrorCode, errDuplicateVoter)
+		case *kmsg.RemoveRaftVoterResponse:
+			success = p.key == apiRemoveRaftVoter && d.handleJoinResponse(r.ErrorCode, errVoterNotFound)
+		case *kmsg.UpdateRaftVoterResponse:
+			success = p.key == apiUpdateRaftVoter && d.handleUpdateRaftVoterResponse(r)
+		case *kmsg.ApiVersionsResponse:
+			success = p.key == apiApiVersions && d.handleApiVersionsResponse(now, p.to, r, nil)
 		default:
 			d.remoteLg.Warn("unexpected response api", zap.Int16("key", m.Response.Key()))
 		}
@@ -464,6 +472,9 @@ func (d *Driver) handleSendError(now time.Time, p pending, err error) bool {
 		d.lg.Info("peer does not support pre-vote; becoming candidate", zapNode("peer", p.to))
 		d.becomeCandidate(now)
 		return true
+	}
+	if p.key == apiApiVersions {
+		return d.handleApiVersionsResponse(now, p.to, nil, err)
 	}
 	d.lg.Debug("request failed", zapNode("to", p.to), zap.Stringer("api", p.key), zap.Error(err))
 	return false

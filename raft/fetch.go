@@ -266,8 +266,12 @@ type followerState struct {
 	// fetch is reset by every successful Fetch/FetchSnapshot answer; when
 	// it expires a voter starts an election and an observer looks for the
 	// leader through the bootstrap servers.
-	fetch      timer
-	hasFetched bool // a successful Fetch/FetchSnapshot response arrived in this epoch
+	fetch timer
+	// updateVoter: each time it expires a voter whose recorded endpoints
+	// or kraft.version range are stale sends UpdateRaftVoter instead of a
+	// Fetch (Kafka 4.4: every fetch.timeout).
+	updateVoter timer
+	hasFetched  bool // a successful Fetch/FetchSnapshot response arrived in this epoch
 	// snapshot is non-nil while a snapshot is being downloaded; regular
 	// fetches pause meanwhile.
 	snapshot SnapshotWriter
@@ -275,36 +279,56 @@ type followerState struct {
 
 // poll: a voter whose fetch timer expired starts an election (never while
 // shutting down); otherwise fetch (or download the snapshot) from the
-// leader. Observers fall back to the bootstrap servers when the leader
-// cannot be reached.
+// leader. Observers fall back to the bootstrap servers while requests to
+// the leader back off.
 func (f *followerState) poll(d *Driver, now time.Time) {
-	expired := f.fetch.expired(now)
 	if d.isVoter {
 		switch {
 		case d.shuttingDown:
-		case expired:
+		case f.fetch.expired(now):
 			d.lg.Info("fetch timeout expired; starting an election", zapNode("leader", d.leaderID), zapEpoch("epoch", d.epoch))
 			d.startElection(now)
+		case f.updateVoter.expired(now) && !d.reqs.fetchInFlight():
+			// Checked between fetches: with a long-poll Fetch almost always
+			// in flight, Kafka's check at the timer's expiry rarely finds
+			// the leader free.
+			f.updateVoter.reset(now, d.cfg.FetchTimeout)
+			if !d.maybeSendUpdateVoter(now) {
+				d.maybeSendFetch(now, f)
+			}
 		default:
 			d.maybeSendFetch(now, f)
 		}
 		return
 	}
+	// As Kafka 4.4's maybeSendFetchToBestNode: the fetch timer plays no
+	// part for an observer (a bootstrap server naming the same leader
+	// would not reset it, and the observer would never fetch from a
+	// leader outside the bootstrap servers again); a failed request to
+	// the leader backs off, and then a bootstrap server is asked.
 	switch {
-	case expired, d.reqs.backingOff(d.leaderID, now):
+	case d.reqs.backingOff(d.leaderID, now):
 		d.maybeSendAnyVoterFetch(now)
+	case d.maybeAutoJoin(now, f):
 	case !d.reqs.anyInFlight():
 		d.maybeSendFetch(now, f)
 	}
 }
 
-// deadline: an observer's expired fetch timer only redirects its fetches,
-// which wait on the request backoff instead, so it counts until it expires.
+// deadline: a voter's fetch timer, and the update period of a voter or an
+// auto-joining observer; an observer acts on no fetch timer.
 func (f *followerState) deadline(d *Driver, now time.Time) time.Time {
-	if d.shuttingDown || (!d.isVoter && !f.fetch.deadline.After(now)) {
+	if d.shuttingDown {
 		return time.Time{}
 	}
-	return f.fetch.deadline
+	var update time.Time
+	if (d.isVoter || d.cfg.AutoJoin) && f.updateVoter.deadline.After(now) {
+		update = f.updateVoter.deadline
+	}
+	if !d.isVoter {
+		return update
+	}
+	return earliest(f.fetch.deadline, update)
 }
 
 func (d *Driver) maybeSendFetch(now time.Time, f *followerState) {

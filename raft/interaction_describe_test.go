@@ -147,8 +147,46 @@ func describeMsg(m any) string {
 					p.CurrentLeader.LeaderEpoch, offEpoch(p.SnapshotID.EndOffset, p.SnapshotID.Epoch), p.Size, p.Position, len(p.Bytes))
 			}
 		}
+	default:
+		describeVoterChange(m, f, errField)
 	}
 	return b.String()
+}
+
+// describeVoterChange covers AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter
+// and the ApiVersions a leader sends to a joining voter.
+func describeVoterChange(m any, f func(string, ...any), errField func(int16)) {
+	msg := func(s *string) {
+		if s != nil {
+			f("msg=%q", *s)
+		}
+	}
+	switch r := m.(type) {
+	case *kmsg.AddRaftVoterRequest:
+		f("voter=%d%s listeners=%d ack-when-committed=%v", r.VoterID, dirName(r.VoterDirectoryID), len(r.Listeners), r.AckWhenCommitted)
+	case *kmsg.AddRaftVoterResponse:
+		errField(r.ErrorCode)
+		msg(r.ErrorMessage)
+	case *kmsg.RemoveRaftVoterRequest:
+		f("voter=%d%s", r.VoterID, dirName(r.VoterDirectoryID))
+	case *kmsg.RemoveRaftVoterResponse:
+		errField(r.ErrorCode)
+		msg(r.ErrorMessage)
+	case *kmsg.UpdateRaftVoterRequest:
+		f("voter=%d%s epoch=%d", r.VoterID, dirName(r.VoterDirectoryID), r.CurrentLeaderEpoch)
+		for _, l := range r.Listeners {
+			f("%s=%s:%d", l.Name, l.Host, l.Port)
+		}
+		f("kraft.version=%d-%d", r.KRaftVersionFeature.MinSupportedVersion, r.KRaftVersionFeature.MaxSupportedVersion)
+	case *kmsg.UpdateRaftVoterResponse:
+		errField(r.ErrorCode)
+		f("leader=%s epoch=%d", idName(r.CurrentLeader.LeaderID), r.CurrentLeader.LeaderEpoch)
+	case *kmsg.ApiVersionsResponse:
+		errField(r.ErrorCode)
+		for _, ft := range r.SupportedFeatures {
+			f("%s=%d-%d", ft.Name, ft.MinVersion, ft.MaxVersion)
+		}
+	}
 }
 
 // offEpoch renders an (offset, epoch) pair the way Kafka names snapshots.

@@ -353,6 +353,13 @@ func (e *ienv) deliver(m *envelope) {
 		e.queue = append(e.queue, failure(m, errIConnRefused))
 		return
 	}
+	if av, ok := m.req.(*kmsg.ApiVersionsRequest); ok {
+		// The network layer answers ApiVersions; the driver never sees it.
+		resp := protocol.NewApiVersionsResponse(av.GetVersion())
+		e.effect("%d->%d %s", m.to, m.from, describeMsg(resp))
+		e.queue = append(e.queue, &envelope{from: m.to, to: m.from, inc: m.inc, corr: m.corr, resp: resp, via: m.via})
+		return
+	}
 	if m.req != nil {
 		r := &iref{from: m.from, via: m.via, inc: m.inc, corr: m.corr, api: msgName(m.req)}
 		dst.open = append(dst.open, r)

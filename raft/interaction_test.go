@@ -27,7 +27,10 @@ package raft_test
 //	partition 1 | 2 3 / heal            cut the network between groups / undo it
 //	raw-request 2 from=1 BeginQuorumEpoch epoch=5 leader=1
 //	                                    step a hand-made request (Vote, BeginQuorumEpoch,
-//	                                    EndQuorumEpoch, Fetch) into 2, printing its answer
+//	                                    EndQuorumEpoch, Fetch, AddRaftVoter voter=4 [port=P]
+//	                                    [no-ack], RemoveRaftVoter voter=4, UpdateRaftVoter
+//	                                    voter=2 epoch=1 port=P) into 2, printing its answer
+//	                                    (a voter change's once it completes)
 //	snapshot 1                          snapshot node 1 at its high watermark, drop the log before it
 //	status [1 ...] / log 1              quorum view and persisted state / the log's batches
 //	_breakpoint                         no-op, a place for a debugger breakpoint
@@ -323,6 +326,8 @@ func (e *ienv) handleRawRequest(t *testing.T, d *datadriven.TestData) {
 		req = endReq(num("leader", int(from)), num("epoch", 0), succ...)
 	case "Fetch":
 		req = fetchReq(num("replica", int(from)), num("epoch", 0), int64(num("offset", 0)), num("last-fetched-epoch", 0), num("max-wait", 0))
+	case "AddRaftVoter", "RemoveRaftVoter", "UpdateRaftVoter":
+		req = voterChangeReq(api, num("voter", 0), num("epoch", 0), num("port", 0), d.HasArg("no-ack"))
 	default:
 		d.Fatalf(t, "raw-request: unsupported api %q", api)
 	}
@@ -469,6 +474,40 @@ const (
 
 // testDir is node id's directory id in dynamic scripts.
 func testDir(id int32) [16]byte { return [16]byte{0: byte(id), 15: 0xd1} }
+
+// voterChangeReq is an admin's AddRaftVoter / RemoveRaftVoter, or a
+// voter's UpdateRaftVoter, for node voter (directory testDir, listener
+// CONTROLLER at 127.0.0.1:port, 9000+voter when port is 0).
+func voterChangeReq(api string, voter, epoch, port int32, noAck bool) kmsg.Request {
+	if port == 0 {
+		port = 9000 + voter
+	}
+	switch api {
+	case "AddRaftVoter":
+		r := kmsg.NewPtrAddRaftVoterRequest()
+		r.ClusterID = strp(testCluster)
+		r.VoterID, r.VoterDirectoryID = voter, testDir(voter)
+		l := kmsg.NewAddRaftVoterRequestListener()
+		l.Name, l.Host, l.Port = "CONTROLLER", "127.0.0.1", uint16(port)
+		r.Listeners = append(r.Listeners, l)
+		r.AckWhenCommitted = !noAck
+		return r
+	case "RemoveRaftVoter":
+		r := kmsg.NewPtrRemoveRaftVoterRequest()
+		r.ClusterID = strp(testCluster)
+		r.VoterID, r.VoterDirectoryID = voter, testDir(voter)
+		return r
+	}
+	r := kmsg.NewPtrUpdateRaftVoterRequest()
+	r.ClusterID = strp(testCluster)
+	r.CurrentLeaderEpoch = epoch
+	r.VoterID, r.VoterDirectoryID = voter, testDir(voter)
+	l := kmsg.NewUpdateRaftVoterRequestListener()
+	l.Name, l.Host, l.Port = "CONTROLLER", "127.0.0.1", uint16(port)
+	r.Listeners = append(r.Listeners, l)
+	r.KRaftVersionFeature.MinSupportedVersion, r.KRaftVersionFeature.MaxSupportedVersion = 0, 1
+	return r
+}
 
 // writeTestBootstrapSnapshot writes the 0-0 snapshot kafka-storage format
 // --initial-controllers writes for voters (port 9000+id, directory testDir).

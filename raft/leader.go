@@ -52,6 +52,9 @@ type leaderState struct {
 	// new records or MaxWaitMs (what Fetch v18's HighWatermark asks for).
 	hwMoved bool
 
+	// change is the AddRaftVoter or RemoveRaftVoter in flight, nil if none.
+	change *pendingChange
+
 	acc         accumulator
 	unflushed   bool            // appended since the last fsync
 	appendTimes map[int64]int64 // batch base offset -> append time (unix ns), for listeners
@@ -87,25 +90,36 @@ func (d *Driver) becomeLeader(now time.Time) {
 		return
 	}
 	l := d.leader
-	leo := l.epochStartOffset
+	leo := d.appendControlBatch(now, d.epochStartRecords(granted))
+	if d.fatal != nil {
+		return
+	}
+	l.acc.reset(d.log.EndOffset().Offset, d.epoch)
+	d.lg.Info("became leader", zapEpoch("epoch", d.epoch), zap.Int64("epochStartOffset", leo),
+		zap.Int32s("grantingVoters", granted))
+}
+
+// appendControlBatch writes a control batch of recs at the log end and
+// returns its base offset; the caller moves the accumulator past it.
+func (d *Driver) appendControlBatch(now time.Time, recs []protocol.Record) int64 {
+	l := d.leader
+	base := d.log.EndOffset().Offset
 	batch := protocol.AppendBatch(nil, protocol.Batch{
-		BaseOffset:           leo,
+		BaseOffset:           base,
 		PartitionLeaderEpoch: int32(d.epoch),
 		Control:              true,
 		BaseTimestamp:        now.UnixMilli(),
 		MaxTimestamp:         now.UnixMilli(),
-		Records:              d.epochStartRecords(granted),
+		Records:              recs,
 	})
 	if _, err := d.log.Append(batch); err != nil {
-		d.fail(fmt.Errorf("raft: append LeaderChange at offset %d epoch %d: %w", leo, d.epoch, err))
-		return
+		d.fail(fmt.Errorf("raft: append control batch at offset %d epoch %d: %w", base, d.epoch, err))
+		return base
 	}
 	l.unflushed = true
-	l.appendTimes[leo] = now.UnixNano()
-	l.acc.reset(d.log.EndOffset().Offset, d.epoch)
+	l.appendTimes[base] = now.UnixNano()
 	d.noteAppended(now, batch)
-	d.lg.Info("became leader", zapEpoch("epoch", d.epoch), zap.Int64("epochStartOffset", leo),
-		zap.Int32s("grantingVoters", granted))
+	return base
 }
 
 // epochStartRecords are the control records of the epoch's first batch
@@ -158,7 +172,8 @@ func (d *Driver) checkQuorumTimeout() time.Duration { return d.cfg.FetchTimeout 
 // poll: resign if asked or check quorum expired, drain appends, send
 // BeginQuorumEpoch when due.
 func (l *leaderState) poll(d *Driver, now time.Time) {
-	if d.shuttingDown || l.resignRequested || (d.voters.Len() > 1 && l.checkQuorum.expired(now)) {
+	alone := d.voters.IsOnlyVoter(d.localKey())
+	if d.shuttingDown || l.resignRequested || (!alone && l.checkQuorum.expired(now)) {
 		if !d.shuttingDown && !l.resignRequested {
 			d.lg.Warn("resigning: fewer than a majority of voters fetched within the check-quorum timeout",
 				zapEpoch("epoch", d.epoch), zap.Duration("timeout", d.checkQuorumTimeout()))
@@ -166,9 +181,10 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 		d.becomeResigned(now)
 		return
 	}
-	if d.voters.Len() == 1 {
+	if alone {
 		l.checkQuorum.reset(now, d.checkQuorumTimeout())
 	}
+	l.changePending(d, now)
 	if l.acc.shouldDrain(now) {
 		d.drainAppends(now)
 		if d.fatal != nil {
@@ -202,11 +218,17 @@ func (l *leaderState) deadline(d *Driver, now time.Time) time.Time {
 	if l.resignRequested || d.shuttingDown {
 		resign = now
 	}
-	if d.voters.Len() > 1 {
+	// Only a leader that is the single voter has no quorum to check: one
+	// that removed itself from a one-voter set still needs its fetches.
+	if !d.voters.IsOnlyVoter(d.localKey()) {
 		checkQuorum = l.checkQuorum.deadline
 	}
 	linger, _ := l.acc.drainDeadline()
-	return earliest(resign, l.beginQuorum.deadline, checkQuorum, linger)
+	var change time.Time
+	if l.change != nil {
+		change = l.change.deadline
+	}
+	return earliest(resign, l.beginQuorum.deadline, checkQuorum, linger, change)
 }
 
 // drainAppends writes every accumulated batch to the log (offsets were
@@ -269,6 +291,7 @@ func (d *Driver) flushLeader(now time.Time) {
 		self.lastFetch, self.lastCaughtUp = now, now
 	}
 	d.maybeAdvanceHighWatermark()
+	d.changeCommitted()
 	// Parked fetches wait for the log end offset to pass their offset.
 	if d.parked.Len() > 0 {
 		complete := func(p *parkedFetch) { d.completeParked(now, p) }

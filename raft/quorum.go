@@ -107,6 +107,7 @@ func (d *Driver) exitRole(now time.Time, from Role, fromEpoch Epoch) {
 		d.parked.CompleteAll(func(p *parkedFetch) {
 			d.replyParkedError(p, kerr.NotLeaderForPartition.Code)
 		})
+		d.finishChange(errNotLeader, "")
 		d.leader = nil
 	}
 	if d.follower != nil && d.follower.snapshot != nil {
@@ -148,6 +149,7 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 		d.retries = 0
 		d.follower = &followerState{}
 		d.follower.fetch.reset(now, d.cfg.FetchTimeout)
+		d.follower.updateVoter.reset(now, d.cfg.FetchTimeout)
 		d.state = d.follower
 	case RoleResigned:
 		// Restarted as Resigned: no successor order is known.
@@ -290,6 +292,7 @@ func (d *Driver) epochExhausted(now time.Time) bool {
 		d.election.backoff.reset(now, d.cfg.FetchTimeout)
 	case d.follower != nil:
 		d.follower.fetch.reset(now, d.cfg.FetchTimeout)
+		d.follower.updateVoter.reset(now, d.cfg.FetchTimeout)
 	case d.resigned != nil:
 		d.resigned.election.reset(now, d.cfg.FetchTimeout)
 	}

@@ -186,6 +186,12 @@ func TestVoterChangesRefused(t *testing.T) {
 	add.ClusterID = strp(testCluster)
 	add.VoterID = 4
 	add.VoterDirectoryID = [16]byte{1}
+	if r := c.request(add).(*kmsg.AddRaftVoterResponse); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("add voter without a default-listener endpoint: %d, want INVALID_REQUEST", r.ErrorCode)
+	}
+	l := kmsg.NewAddRaftVoterRequestListener()
+	l.Name, l.Host, l.Port = "CONTROLLER", "localhost", 9004
+	add.Listeners = append(add.Listeners, l)
 	if r := c.request(add).(*kmsg.AddRaftVoterResponse); r.ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Errorf("add voter: %d, want UNSUPPORTED_VERSION", r.ErrorCode)
 	}

@@ -6,6 +6,10 @@ type apiKey int16
 
 const (
 	apiFetch            apiKey = 1
+	apiApiVersions      apiKey = 18
+	apiAddRaftVoter     apiKey = 80
+	apiRemoveRaftVoter  apiKey = 81
+	apiUpdateRaftVoter  apiKey = 82
 	apiVote             apiKey = 52
 	apiBeginQuorumEpoch apiKey = 53
 	apiEndQuorumEpoch   apiKey = 54
@@ -24,6 +28,14 @@ func (k apiKey) String() string {
 		return "EndQuorumEpoch"
 	case apiFetchSnapshot:
 		return "FetchSnapshot"
+	case apiApiVersions:
+		return "ApiVersions"
+	case apiAddRaftVoter:
+		return "AddRaftVoter"
+	case apiRemoveRaftVoter:
+		return "RemoveRaftVoter"
+	case apiUpdateRaftVoter:
+		return "UpdateRaftVoter"
 	}
 	return "api?"
 }

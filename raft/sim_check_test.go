@@ -117,7 +117,11 @@ type checker struct {
 	appendedAt   map[string]int64 // workload payload -> offset Append returned
 	appendedIn   map[string]int32 // workload payload -> epoch it was appended in
 	committedAt  map[string]int64 // workload payload -> committed offset
-	maxCommitted int              // highest workload payload number committed
+	// bootVoters is the initial voter set; voterHistory the committed
+	// Voters records (sim_membership_test.go).
+	bootVoters   []int32
+	voterHistory []votersEntry
+	maxCommitted int // highest workload payload number committed
 
 	// Liveness and convergence after the fault phase.
 	phase         int // 0 faults, 1 waiting for a commit, 2 converging, 3 idle
@@ -137,6 +141,9 @@ func (c *checker) init(s *sim) {
 	c.appendedAt = map[string]int64{}
 	c.appendedIn = map[string]int32{}
 	c.committedAt = map[string]int64{}
+	for i := range s.opts.voters {
+		c.bootVoters = append(c.bootVoters, int32(i+1))
+	}
 	s.after(500*time.Millisecond, c.periodic)
 }
 
@@ -173,7 +180,10 @@ func (c *checker) onPersist(n *simNode, st raft.ElectionState) {
 			s.fail("S2: node %d voted for %d and then %d in epoch %d", n.id, v, st.VotedID, st.Epoch)
 		}
 		c.votes[k] = st.VotedID
-		if !n.voter {
+		// Kafka lets a node outside the voter set grant votes (its up-to-date
+		// rule still applies), so with membership changes any node with an
+		// id may vote.
+		if !n.voter && !s.m.membership {
 			s.fail("observer %d persisted a vote for %d in epoch %d", n.id, st.VotedID, st.Epoch)
 		}
 	}
@@ -222,10 +232,16 @@ func (c *checker) afterEvent(n *simNode) {
 			s.tracef("node %d %s -> %s epoch=%d leader=%d hw=%d leo=%d", n.id, nc.lastRole, st.Role, st.Epoch, st.LeaderID, st.HighWatermark, st.LogEndOffset)
 			if st.Role == raft.RoleLeader {
 				s.stats.leaderChanges++
-				if !n.voter {
+				if !n.voter && !s.m.membership {
 					s.fail("observer %d became leader of epoch %d", n.id, st.Epoch)
 					return
 				}
+			}
+		}
+		if s.m.membership {
+			c.checkMembership(n, st)
+			if s.violation != "" {
+				return
 			}
 		}
 		if st.Role == raft.RoleLeader {
@@ -334,6 +350,9 @@ func (c *checker) extend(n *simNode, hw int64) {
 			return
 		}
 		e := cEntry{base: b.BaseOffset, last: b.LastOffset, epoch: b.Epoch, control: dec.Control, data: b.Data}
+		if dec.Control {
+			c.noteCommittedVoters(dec)
+		}
 		e.cum = 14695981039346656037
 		if k := len(c.C); k > 0 {
 			e.cum = c.C[k-1].cum
@@ -375,24 +394,23 @@ func (c *checker) extend(n *simNode, hw int64) {
 	}
 	// S5: what is committed is durable on a majority of voters, with the
 	// same content.
-	durable := 0
-	var who []int32
-	for _, v := range s.nodes {
-		if !v.voter {
-			continue
-		}
-		c.verify(v)
-		if s.violation != "" {
+	voters := c.voterIDsAt(c.committedEnd - 1)
+	who := c.durableOn(voters)
+	if s.violation != "" {
+		return
+	}
+	if len(who) < len(voters)/2+1 && s.m.membership && n.up {
+		// A leader counts the latest voter set, committed or not (as
+		// Kafka): the entries before an appended addition commit on a
+		// majority of the new set.
+		voters = n.drv.Status().Voters.IDs()
+		if who = c.durableOn(voters); s.violation != "" {
 			return
 		}
-		if v.disk.FlushedOffset() >= c.committedEnd && v.chk.verifiedEnd >= c.committedEnd {
-			durable++
-			who = append(who, v.id)
-		}
 	}
-	if durable < s.opts.voters/2+1 {
-		s.fail("S5: committed end %d (high watermark %d reported by node %d) is durable on only %v of %d voters",
-			c.committedEnd, hw, n.id, who, s.opts.voters)
+	if len(who) < len(voters)/2+1 {
+		s.fail("S5: committed end %d (high watermark %d reported by node %d) is durable on only %v of voters %v",
+			c.committedEnd, hw, n.id, who, voters)
 		return
 	}
 	s.tracef("commit [%d,%d) via node %d, durable on %v", from, c.committedEnd, n.id, who)
@@ -403,6 +421,24 @@ func (c *checker) extend(n *simNode, hw int64) {
 		s.workloadOn = false
 		s.tracef("LIVENESS: committed a new record %v after the heal; workload stopped, waiting for convergence", c.commitLatency)
 	}
+}
+
+// durableOn lists the nodes of voters that hold C flushed and verified.
+func (c *checker) durableOn(voters []int32) []int32 {
+	var who []int32
+	for _, v := range c.s.nodes {
+		if v.id < 0 || !slices.Contains(voters, v.id) {
+			continue
+		}
+		c.verify(v)
+		if c.s.violation != "" {
+			return nil
+		}
+		if v.disk.FlushedOffset() >= c.committedEnd && v.chk.verifiedEnd >= c.committedEnd || v.ghostEnd >= c.committedEnd {
+			who = append(who, v.id)
+		}
+	}
+	return who
 }
 
 // verify advances n's matched prefix (batches equal to C) and checks that
@@ -596,6 +632,14 @@ func (c *checker) periodic() {
 	c.checkOpenRequests()
 	switch c.phase {
 	case 1:
+		if s.now > c.deadline && s.m.membership && c.removedLeaderStall() {
+			// Kafka 4.4 stalls the same way (see removedLeaderStall):
+			// counted, and the seed's liveness checks end here.
+			s.stats.removedLeaderStalls++
+			s.tracef("LIVENESS: stalled by a removed leader's longer log; not a kraftd fault")
+			c.done = true
+			return
+		}
 		if s.now > c.deadline {
 			s.fail("L1: no record appended after the heal was committed within %v (committed end %d, leader %v)", livenessBound, c.committedEnd, c.describeLeaders())
 			return

@@ -8,7 +8,9 @@ package raft_test
 // duplicates, delays and reorders messages, forges requests from another
 // cluster, partitions (full, split, one-way, partial), crashes (losing
 // what was not fsynced), pauses, fails fsyncs, resigns and shuts down
-// leaders, and snapshots and deletes logs. Every request gets exactly one
+// leaders, and snapshots and deletes logs; in mix "membership" observers
+// auto-join and voters (the leader too) are removed or get new directory
+// ids (sim_membership_test.go). Every request gets exactly one
 // answer (a response, or an error at the request timeout), as from the
 // real transport. After the fault phase everything heals and the quorum
 // must commit, converge and go quiet.
@@ -18,7 +20,7 @@ package raft_test
 // failure prints the seed, its options, the last events and the command
 // that replays it with a full trace.
 //
-//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix
+//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (membership 30)
 //	make sim SEEDS=10000 SEED_BASE=5000000           # any seeds, summaries
 //	go test ./raft -run 'TestSimSeeds/all/seed=7$' -sim.seed=7 -sim.mix=all -v -sim.trace
 
@@ -70,6 +72,7 @@ type mix struct {
 	snapshots  bool // nodes snapshot at their high watermark and delete the log below
 	lyingDisk  bool // fsync lies (self-test of the checker only)
 	realDisk   bool // metadatalog.Log and quorum-state files on a crashable MemFS
+	membership bool // dynamic quorum, auto-joining observers, voter removals (sim_membership_test.go)
 }
 
 var mixes = []mix{
@@ -79,6 +82,7 @@ var mixes = []mix{
 	{name: "crashes", crashes: true, resigns: true, snapshots: true},
 	{name: "all", lossy: true, partitions: true, crashes: true, resigns: true, snapshots: true},
 	{name: "disk", crashes: true, resigns: true, snapshots: true, realDisk: true},
+	{name: "membership", partitions: true, crashes: true, resigns: true, snapshots: true, membership: true},
 }
 
 func TestSimSeeds(t *testing.T) {
@@ -96,6 +100,10 @@ func TestSimSeeds(t *testing.T) {
 	for _, m := range mixes {
 		if *simMix != "" && *simMix != m.name {
 			continue
+		}
+		n := n
+		if *simSeeds <= 0 && *simSeed < 0 && m.membership {
+			n /= 4 // the slowest mix; make sim runs it in full
 		}
 		t.Run(m.name, func(t *testing.T) {
 			var tot simTotals
@@ -264,6 +272,7 @@ type simTotals struct {
 	snapshots, retentions, fetchSnapshots, snapshotLoads            int
 	checkQuorumChecks                                               int
 	bogus                                                           int
+	removals, newDirs, voterChanges, removedLeaderStalls            int
 }
 
 func (t *simTotals) add(r simResult) {
@@ -287,12 +296,16 @@ func (t *simTotals) add(r simResult) {
 	t.snapshotLoads += st.snapshotLoads
 	t.checkQuorumChecks += st.checkQuorumChecks
 	t.bogus += st.bogus
+	t.removals += st.removals
+	t.newDirs += st.newDirs
+	t.removedLeaderStalls += st.removedLeaderStalls
+	t.voterChanges += r.voterChanges
 }
 
 func (t simTotals) String() string {
-	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked, %d forged requests refused; slowest post-heal commit %v",
+	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked, %d forged requests refused, %d voter removals asked, %d new directories, %d voter sets committed, %d removed-leader stalls; slowest post-heal commit %v",
 		t.steps, t.virtual.Round(time.Second), t.committed, t.leaderChanges, t.crashes, t.partitions, t.pauses, t.diskFaults, t.resigns, t.drops, t.dups,
-		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.bogus, t.maxLatency)
+		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.bogus, t.removals, t.newDirs, t.voterChanges, t.removedLeaderStalls, t.maxLatency)
 }
 
 type simResult struct {
@@ -307,6 +320,9 @@ type simResult struct {
 	committed int64
 	latency   time.Duration // heal to first new commit
 	counts    simCounts
+	// voterChanges is how many Voters records committed after the
+	// bootstrap set.
+	voterChanges int
 }
 
 func (r simResult) report() string {
@@ -381,6 +397,7 @@ type netMsg struct {
 	err            error // a transport error delivered as the response
 	body           []byte
 	bogus          bool // a forged copy with a foreign cluster id (S12)
+	admin          bool // an admin's voter change (sim_membership_test.go)
 	// maxEpoch: the forged copy keeps the cluster id but names epoch
 	// MaxInt32, which no node can move to (INVALID_REQUEST, S12).
 	maxEpoch bool
@@ -403,9 +420,15 @@ type simRef struct {
 }
 
 type simNode struct {
-	idx      int
-	id       int32 // -1 for the id-less observer
-	voter    bool
+	idx   int
+	id    int32 // -1 for the id-less observer
+	voter bool
+	// everVoter: the node was in its voter set in force at some point
+	// (membership mix), so it may vote.
+	everVoter bool
+	// ghostEnd is how much committed data the node's replaced disks held
+	// (membership mix: a new directory id).
+	ghostEnd int64
 	dir      [16]byte
 	disk     simDisk
 	mem      *rafttest.MemLog // the MemLog under disk, nil with real storage
@@ -463,6 +486,8 @@ type sim struct {
 	traceAt   int
 
 	stats simCounts
+
+	adminCorr uint64 // correlation ids of admin requests (sim_membership_test.go)
 }
 
 type simCounts struct {
@@ -470,6 +495,7 @@ type simCounts struct {
 	snapshots, snapshotLoads, retentions, fetchSnapshots                                                             int
 	checkQuorumChecks                                                                                                int
 	bogus                                                                                                            int
+	removals, newDirs, removedLeaderStalls                                                                           int
 }
 
 func newSim(m mix, seed uint64, out func(string)) *sim {
@@ -480,7 +506,17 @@ func newSim(m mix, seed uint64, out func(string)) *sim {
 	s.opts = drawOpts(m, rng)
 	// Drawn from its own stream so the other options of a seed stay what
 	// they were before dynamic quorums existed.
-	s.opts.dynamic = rand.New(rand.NewPCG(seed, 0xd1a)).IntN(2) == 0
+	s.opts.dynamic = rand.New(rand.NewPCG(seed, 0xd1a)).IntN(2) == 0 || m.membership
+	if m.membership {
+		// Someone to join: observers with ids (auto-join).
+		s.opts.observers = max(s.opts.observers, 1)
+		if s.opts.idless {
+			s.opts.observers++
+		}
+		// They are controllers, which fsync as observers too (a new
+		// voter's fetch offsets count toward the high watermark).
+		s.opts.observerNoFsync = false
+	}
 	s.logger = zap.NewNop()
 	if *simLog {
 		s.logger, _ = zap.NewDevelopment()
@@ -512,6 +548,7 @@ func (s *sim) result() simResult {
 	res := simResult{mix: s.m.name, seed: s.seed, opts: s.opts, steps: s.steps, virtual: s.now, violation: s.violation}
 	res.stats = fmt.Sprintf("committed end %d, %+v", s.chk.committedEnd, s.stats)
 	res.committed, res.latency, res.counts = s.chk.committedEnd, s.chk.commitLatency, s.stats
+	res.voterChanges = len(s.chk.voterHistory)
 	if s.violation != "" {
 		res.trace = s.traceTail()
 	}
@@ -621,6 +658,19 @@ func (s *sim) setup() {
 	}
 }
 
+// bootstrapNodes are the indexes of the nodes listed in
+// controller.quorum.bootstrap.servers: the initial voters, or with
+// membership changes every node with an id (any may be the leader later).
+func (s *sim) bootstrapNodes() []int {
+	var out []int
+	for i := range s.opts.voters + s.opts.observers {
+		if i < s.opts.voters || s.m.membership && (!s.opts.idless || i != s.opts.voters+s.opts.observers-1) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 func (s *sim) jitter(d time.Duration) time.Duration {
 	return d/2 + time.Duration(s.rng.Int64N(int64(d)))
 }
@@ -648,12 +698,14 @@ func (s *sim) config(n *simNode) raft.Config {
 	}
 	cfg.FsyncAsObserver = !s.opts.observerNoFsync
 	cfg.PreVote = s.opts.preVote
+	cfg.AutoJoin = s.m.membership
 	if n.id >= 0 {
 		cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", n.id), Port: 9093}}
 	}
 	if !n.voter || s.opts.dynamic {
-		for _, v := range s.voterCfg {
-			cfg.Bootstrap = append(cfg.Bootstrap, v.Endpoints[0])
+		for _, i := range s.bootstrapNodes() {
+			id := s.nodes[i].id
+			cfg.Bootstrap = append(cfg.Bootstrap, raft.Endpoint{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", id), Port: 9093})
 		}
 		if n.id < 0 || s.opts.dynamic {
 			cfg.Voters = nil // the voter set comes from the log or the leader
@@ -979,6 +1031,13 @@ func (s *sim) arrive(e *event) *simNode {
 		s.answerErr(m, errConnClosed)
 		return n
 	}
+	if m.admin && s.faultsOver {
+		return n // the nemesis' voter changes end with the fault phase
+	}
+	if m.key == protocol.KeyApiVersions {
+		s.answerApiVersions(m)
+		return n
+	}
 	req := kmsg.RequestForKey(m.key)
 	req.SetVersion(m.version)
 	if err := req.ReadFrom(m.body); err != nil {
@@ -1150,8 +1209,8 @@ func (t *simTransport) Send(o raft.Outbound) {
 		if i, ok := s.byID[o.To]; ok {
 			to = i
 		}
-	} else if b := int(-o.To - 2); b >= 0 && b < s.opts.voters {
-		to = b
+	} else if b, boot := int(-o.To-2), s.bootstrapNodes(); b >= 0 && b < len(boot) {
+		to = boot[b]
 	}
 	n.pending[o.Corr] = pendingOut{toID: o.To, to: to, key: key, ver: vr.Max}
 	s.schedule(s.now+simRequestTimeout, &event{kind: evTimeout, node: n.idx, inc: n.inc, token: o.Corr})
@@ -1304,6 +1363,9 @@ func (s *sim) nemesis() {
 	if s.m.resigns {
 		actions = append(actions, s.resign)
 	}
+	if s.m.membership {
+		actions = append(actions, s.changeVoters, s.changeVoters)
+	}
 	actions[s.rng.IntN(len(actions))]()
 }
 
@@ -1391,12 +1453,17 @@ func (s *sim) checkQuorumLater(links [][2]int, d time.Duration) {
 		if !l.up || !l.voter || l.drv.Status().Role != raft.RoleLeader {
 			continue
 		}
-		heard := 0
-		for _, v := range s.nodes {
-			if v.voter && (v == l || !cut[[2]int{v.idx, l.idx}]) {
-				heard++
+		reached := func() int {
+			n := 0
+			vs := l.drv.Status().Voters
+			for _, v := range s.nodes {
+				if v.id >= 0 && vs.ContainsID(raft.NodeID(v.id)) && (v == l || !cut[[2]int{v.idx, l.idx}]) {
+					n++
+				}
 			}
+			return n
 		}
+		heard, vs := reached(), l.drv.Status().Voters
 		bound := 3*simFetchTimeout/2 + simMaxFetchWait + 11*s.opts.delayMax + 100*time.Millisecond
 		if heard > 1 {
 			// Voters still heard can complete a window together with a
@@ -1404,13 +1471,16 @@ func (s *sim) checkQuorumLater(links [][2]int, d time.Duration) {
 			// postpones the expiry by up to one more window.
 			bound += 3 * simFetchTimeout / 2
 		}
-		if heard > s.opts.voters/2 || d <= bound {
+		if heard > vs.Len()/2 || d <= bound {
 			continue
 		}
 		epoch, inc, from := l.drv.Status().Epoch, l.inc, s.now
 		s.after(bound, func() {
 			if !l.up || l.inc != inc || l.pauseEnd > from || s.faultsOver {
 				return // restarted, paused, or the end of faults healed the cut
+			}
+			if st := l.drv.Status(); s.m.membership && reached() > st.Voters.Len()/2 {
+				return // a voter change gave the leader a majority it reaches
 			}
 			s.stats.checkQuorumChecks++
 			if st := l.drv.Status(); st.Role == raft.RoleLeader && st.Epoch == epoch {
