@@ -54,6 +54,12 @@ type leaderState struct {
 
 	// change is the AddRaftVoter or RemoveRaftVoter in flight, nil if none.
 	change *pendingChange
+	// volatileVoters is, at kraft.version 0, the static voter set with
+	// what UpdateRaftVoter requests told this leader (directory ids,
+	// endpoints, kraft.version ranges): kept in memory only, as Kafka 4.4's
+	// LeaderState.volatileVoters, for an upgrade to kraft.version 1. nil
+	// until the first update.
+	volatileVoters *VoterSet
 
 	acc         accumulator
 	unflushed   bool            // appended since the last fsync

@@ -272,10 +272,15 @@ func (d *Driver) handleUpdateRaftVoter(now time.Time, req *kmsg.UpdateRaftVoterR
 
 // updateVoter is UpdateVoterHandler past the request checks: it appends
 // the updated set and answers at once, without waiting for the commit.
+//
+// At kraft.version 0 there is no Voters record to append: as Kafka 4.4
+// does, the update goes into the leader's in-memory copy of the static set
+// (volatileVoters), which an upgrade to kraft.version 1 would write out.
 func (d *Driver) updateVoter(now time.Time, n VoterNode) int16 {
 	code, _ := d.voterChangeState(now, "updating")
-	if code == errUnsupportedVersion {
-		code = errRequestTimedOut
+	static := code == errUnsupportedVersion
+	if static {
+		code = errNone
 	}
 	if code != errNone {
 		return code
@@ -284,11 +289,19 @@ func (d *Driver) updateVoter(now time.Time, n VoterNode) int16 {
 		return errInvalidRequest
 	}
 	vs, _ := d.kraft.latestVoters()
+	if static && d.leader.volatileVoters != nil {
+		vs = *d.leader.volatileVoters
+	}
 	next, ok := vs.Update(n)
 	if !ok {
 		return errVoterNotFound
 	}
-	d.appendVotersRecord(now, next)
+	if static {
+		d.leader.volatileVoters = &next
+		d.lg.Info("updated in-memory voters (kraft.version 0)", zap.Stringer("voters", next))
+	} else {
+		d.appendVotersRecord(now, next)
+	}
 	d.countCheckQuorum(now, n.Key.ID)
 	return errNone
 }

@@ -298,3 +298,57 @@ func TestAutoJoin(t *testing.T) {
 		t.Fatalf("auto-join with a new directory sent %+v, want RemoveRaftVoter of 2's old directory", req)
 	}
 }
+
+// At kraft.version 0, Kafka 4.4's leader takes a voter's UpdateRaftVoter into
+// an in-memory copy of the static set (for a later kraft.version upgrade) and
+// answers NONE; JVM followers of a kraftd leader in a static quorum send it
+// every fetch timeout and log an error for any other answer. Nothing is
+// appended: there is no Voters record at kraft.version 0.
+func TestUpdateVoterAtKRaftVersion0(t *testing.T) {
+	cfg := raft.DefaultConfig()
+	cfg.NodeID, cfg.DirectoryID, cfg.ClusterID = 1, testDir(1), testCluster
+	cfg.ListenerName = "CONTROLLER"
+	cfg.Voters = []raft.Voter{{ID: 1, Endpoints: []raft.Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9001}}}}
+	cfg.AppendLinger = 0
+	c := &changeCtx{t: t, tr: &fakeTransport{}, now: time.Unix(100, 0)}
+	l := rafttest.NewMemLog()
+	d, err := raft.NewDriver(cfg, l, rafttest.NewMemStateStore(), c.tr, rand.New(rand.NewPCG(1, 1)), zaptest.NewLogger(t), c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.d = d
+	st := d.Status()
+	if st.Role != raft.RoleLeader || st.HighWatermark < 1 {
+		t.Fatalf("static single voter: %+v", st)
+	}
+	update := func(id int32) int16 {
+		req := kmsg.NewPtrUpdateRaftVoterRequest()
+		cluster := testCluster
+		req.ClusterID = &cluster
+		req.CurrentLeaderEpoch = st.Epoch
+		req.VoterID, req.VoterDirectoryID = id, testDir(id)
+		l := kmsg.NewUpdateRaftVoterRequestListener()
+		l.Name, l.Host, l.Port = "CONTROLLER", "127.0.0.1", 9001
+		req.Listeners = append(req.Listeners, l)
+		req.KRaftVersionFeature.MinSupportedVersion, req.KRaftVersionFeature.MaxSupportedVersion = 0, 1
+		_, resp := c.step(req)
+		r, ok := resp.(*kmsg.UpdateRaftVoterResponse)
+		if !ok {
+			t.Fatalf("UpdateRaftVoter answer %T", resp)
+		}
+		if r.CurrentLeader.LeaderID != 1 || r.CurrentLeader.LeaderEpoch != st.Epoch {
+			t.Errorf("CurrentLeader %+v", r.CurrentLeader)
+		}
+		return r.ErrorCode
+	}
+	end := l.EndOffset()
+	if code := update(1); code != 0 {
+		t.Errorf("update of static voter 1 at kraft.version 0: %v, want NONE", kerr.ErrorForCode(code))
+	}
+	if code := update(5); code != kerr.VoterNotFound.Code {
+		t.Errorf("update of non-voter 5: %v, want VOTER_NOT_FOUND", kerr.ErrorForCode(code))
+	}
+	if got := l.EndOffset(); got != end {
+		t.Errorf("log end moved from %v to %v: nothing may be appended at kraft.version 0", end, got)
+	}
+}
