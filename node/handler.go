@@ -27,25 +27,8 @@ type reqRef struct {
 // responseErrorCode is the top-level error code of a raft response (where
 // INCONSISTENT_CLUSTER_ID is reported), 0 for other kinds.
 func responseErrorCode(resp kmsg.Response) int16 {
-	switch r := resp.(type) {
-	case *kmsg.VoteResponse:
-		return r.ErrorCode
-	case *kmsg.BeginQuorumEpochResponse:
-		return r.ErrorCode
-	case *kmsg.EndQuorumEpochResponse:
-		return r.ErrorCode
-	case *kmsg.FetchResponse:
-		return r.ErrorCode
-	case *kmsg.FetchSnapshotResponse:
-		return r.ErrorCode
-	case *kmsg.AddRaftVoterResponse:
-		return r.ErrorCode
-	case *kmsg.RemoveRaftVoterResponse:
-		return r.ErrorCode
-	case *kmsg.UpdateRaftVoterResponse:
-		return r.ErrorCode
-	}
-	return 0
+	code, _ := protocol.TopLevelErrorCode(resp)
+	return code
 }
 
 // requestClusterID is a raft request's cluster id for logs.

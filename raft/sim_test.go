@@ -1243,11 +1243,7 @@ func (t *simTransport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 	}
 	r.replied = true
 	if r.msg.bogus {
-		if ec, ok := resp.(interface{ GetErrorCode() int16 }); ok {
-			r.code = ec.GetErrorCode()
-		} else {
-			r.code = topErrorCode(resp)
-		}
+		r.code = topErrorCode(resp)
 		if r.code == 0 {
 			r.code = partitionErrorCode(resp)
 		}
@@ -1729,17 +1725,8 @@ func partitionErrorCode(resp kmsg.Response) int16 {
 }
 
 func topErrorCode(resp kmsg.Response) int16 {
-	switch r := resp.(type) {
-	case *kmsg.VoteResponse:
-		return r.ErrorCode
-	case *kmsg.BeginQuorumEpochResponse:
-		return r.ErrorCode
-	case *kmsg.EndQuorumEpochResponse:
-		return r.ErrorCode
-	case *kmsg.FetchResponse:
-		return r.ErrorCode
-	case *kmsg.FetchSnapshotResponse:
-		return r.ErrorCode
+	if code, ok := protocol.TopLevelErrorCode(resp); ok {
+		return code
 	}
 	return -1
 }

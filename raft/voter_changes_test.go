@@ -119,13 +119,8 @@ func (c *changeCtx) answerVersions(id int32, resp *kmsg.ApiVersionsResponse) {
 }
 
 func code(resp kmsg.Response) int16 {
-	switch r := resp.(type) {
-	case *kmsg.AddRaftVoterResponse:
-		return r.ErrorCode
-	case *kmsg.RemoveRaftVoterResponse:
-		return r.ErrorCode
-	case *kmsg.UpdateRaftVoterResponse:
-		return r.ErrorCode
+	if c, ok := protocol.TopLevelErrorCode(resp); ok {
+		return c
 	}
 	return -100
 }
