@@ -28,11 +28,8 @@
 // order and messages (features.go holds its metadata.version and feature
 // tables). It refuses an already formatted dir unless IgnoreFormatted, and
 // refuses dirs formatted with another cluster id or node id in any case. It
-// prints the bootstrap records, then for each new dir writes
-// bootstrap.checkpoint (a header control batch, one batch of
-// FeatureLevelRecords, a footer control batch, as Kafka's BatchFileWriter
-// did; Kafka 4.4 no longer writes it but still reads it), for a
-// controller's metadata dir the bootstrap snapshot
+// prints the bootstrap records, then for each new dir writes, for a
+// controller's metadata dir, the bootstrap snapshot
 // __cluster_metadata-0/00000000000000000000-0000000000.checkpoint (Kafka
 // 4.4's bootstrap: a control batch with the SnapshotHeader and, for
 // kraft.version 1, the KRaftVersion and Voters records, then the

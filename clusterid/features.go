@@ -1,6 +1,7 @@
 package clusterid
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -238,4 +239,21 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// featureLevelRecordAPIKey is FeatureLevelRecord's metadata record type.
+const featureLevelRecordAPIKey = 12
+
+// featureLevelRecord encodes FeatureLevelRecord v0 in the metadata log's
+// ApiMessageAndVersion framing: frame version 1, api key, version (unsigned
+// varints), then the flexible body {Name compact string, FeatureLevel int16,
+// tags}.
+func featureLevelRecord(name string, level int16) []byte {
+	b := binary.AppendUvarint(nil, 1)
+	b = binary.AppendUvarint(b, featureLevelRecordAPIKey)
+	b = binary.AppendUvarint(b, 0)
+	b = binary.AppendUvarint(b, uint64(len(name))+1)
+	b = append(b, name...)
+	b = binary.BigEndian.AppendUint16(b, uint16(level))
+	return append(b, 0) // no tagged fields
 }

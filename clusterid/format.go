@@ -33,7 +33,7 @@ type FormatOptions struct {
 	Features map[string]int16
 	// Out receives the progress lines kafka-storage prints (may be nil).
 	Out io.Writer
-	// Now stamps bootstrap.checkpoint batches and the meta.properties date
+	// Now stamps the bootstrap snapshot's batches and the meta.properties date
 	// comment; nil = time.Now.
 	Now func() time.Time
 	// Broker is set when process.roles lacks controller: such a node gets no
@@ -58,9 +58,8 @@ type FormatOptions struct {
 // Format prepares log dirs for a node as Kafka 4.4's `kafka-storage format`
 // does. Every dir must be unformatted unless IgnoreFormatted; dirs formatted
 // with another cluster id or node id are an error either way. It prints the
-// bootstrap records, then formats each new dir: bootstrap.checkpoint
-// (which Kafka 4.4 still reads, though its own format no longer writes it),
-// for a controller's metadata dir the bootstrap snapshot 0-0 (Kafka 4.4's
+// bootstrap records, then formats each new dir: for a controller's metadata
+// dir the bootstrap snapshot 0-0 (Kafka 4.4's
 // bootstrap: features, and for kraft.version 1 the initial voters), and last
 // a version 1 meta.properties with a fresh directory id (or the node's own
 // in InitialControllers). Each file is written atomically and durably before
@@ -174,9 +173,10 @@ func voterDirectoryID(o FormatOptions) (UUID, error) {
 	return id, nil
 }
 
-// format writes dir's files in their durable order: bootstrap.checkpoint,
-// the bootstrap snapshot (a controller's metadata dir only), and last
-// meta.properties, whose presence marks the dir formatted.
+// format writes dir's files in their durable order: the bootstrap snapshot
+// (a controller's metadata dir only), then meta.properties, whose presence
+// marks the dir formatted. Like Kafka 4.4's storage tool it writes no
+// bootstrap.checkpoint: the bootstrap records live in the snapshot.
 func (w *dirWriter) format(dir string) error {
 	isMeta := filepath.Clean(dir) == filepath.Clean(w.o.MetadataDir)
 	fmt.Fprintf(w.out, "Formatting %s %s with metadata.version %s.\n", w.kind(isMeta), dir, w.features.mv.Name)
@@ -184,9 +184,6 @@ func (w *dirWriter) format(dir string) error {
 		return fmt.Errorf("clusterid: format %s: %w", dir, err)
 	}
 	t := w.now()
-	if err := writeBootstrapCheckpoint(w.fsys, dir, w.records, t); err != nil {
-		return fmt.Errorf("clusterid: format %s: %w", dir, err)
-	}
 	if isMeta && !w.o.Broker {
 		snap := BootstrapSnapshot(w.features.levels[featureKRaftVersion], w.o.InitialControllers, w.o.ControllerListener, w.records, t)
 		if err := writeBootstrapSnapshot(w.fsys, dir, snap); err != nil {

@@ -18,7 +18,7 @@ import (
 
 // crashFormatOptions formats a data dir and the metadata dir of a dynamic
 // quorum whose voter 1 is this node, so every kind of file format writes is
-// covered: meta.properties, bootstrap.checkpoint and the bootstrap snapshot.
+// covered: meta.properties and the bootstrap snapshot.
 func crashFormatOptions(t *testing.T) FormatOptions {
 	voters, err := ParseInitialControllers("1@a:9093:J8aAPcfLQt2bqs1JT_rMgQ,2@b:9093:Dq3E_1nWQ5-qDjymY8nuzQ")
 	if err != nil {
@@ -72,7 +72,6 @@ func checkFormattedDirs(fsys *vfs.MemFS, o FormatOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	checkpoint := BootstrapCheckpoint(fs.records(), now)
 	snapshot := BootstrapSnapshot(1, o.InitialControllers, o.ControllerListener, fs.records(), now)
 	partDir := filepath.Join(o.MetadataDir, "__cluster_metadata-0")
 	formatted := 0
@@ -88,13 +87,11 @@ func checkFormattedDirs(fsys *vfs.MemFS, o FormatOptions) (int, error) {
 		if mp.Version != 1 || mp.ClusterID != o.ClusterID || mp.NodeID != o.NodeID || mp.DirectoryID.IsZero() {
 			return 0, fmt.Errorf("%s holds %+v", Path(dir), mp)
 		}
-		want := map[string][]byte{
-			filepath.Join(dir, BootstrapFile): checkpoint,
-		}
-		names := []string{BootstrapFile, MetaPropertiesFile}
+		want := map[string][]byte{}
+		names := []string{MetaPropertiesFile}
 		if dir == o.MetadataDir {
 			want[filepath.Join(partDir, BootstrapSnapshotName)] = snapshot
-			names = []string{"__cluster_metadata-0", BootstrapFile, MetaPropertiesFile}
+			names = []string{"__cluster_metadata-0", MetaPropertiesFile}
 			if got, _ := fsys.List(partDir); !reflect.DeepEqual(got, []string{BootstrapSnapshotName}) {
 				return 0, fmt.Errorf("%s holds %q beside meta.properties", partDir, got)
 			}
@@ -154,7 +151,6 @@ func TestFormatCrashAtEveryStep(t *testing.T) {
 func TestFormatCrashTestSeesMissingFsyncs(t *testing.T) {
 	for _, skip := range []string{
 		"meta.properties.tmp",             // meta.properties torn
-		"bootstrap.checkpoint.tmp",        // meta.properties without its checkpoint
 		"-bootstrap.checkpoint.part",      // snapshot torn
 		"/data/meta/__cluster_metadata-0", // snapshot rename lost
 		"/data",                           // new log dirs lost

@@ -145,8 +145,13 @@ func TestFormat(t *testing.T) {
 		t.Fatal("dirs share a directory id")
 	}
 
-	// bootstrap.checkpoint: header, FeatureLevelRecords, footer.
-	raw, err := os.ReadFile(filepath.Join(meta, BootstrapFile))
+	// As Kafka 4.4, no bootstrap.checkpoint: the data dir holds only
+	// meta.properties, and the metadata dir's bootstrap snapshot holds the
+	// header, the FeatureLevelRecords and the footer.
+	if names, err := os.ReadDir(data); err != nil || len(names) != 1 || names[0].Name() != MetaPropertiesFile {
+		t.Fatalf("data dir holds %v (%v), want only %s", names, err, MetaPropertiesFile)
+	}
+	raw, err := os.ReadFile(filepath.Join(meta, "__cluster_metadata-0", BootstrapSnapshotName))
 	if err != nil {
 		t.Fatal(err)
 	}

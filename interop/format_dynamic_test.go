@@ -7,6 +7,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,6 +189,9 @@ func TestFormatDynamicMatchesKafka(t *testing.T) {
 		if kl, gl := outputLines(k), outputLines(g); !slices.Equal(kl, gl) {
 			t.Errorf("%s: output differs\nKafka:  %q\nkraftd: %q", c.name, kl, gl)
 		}
+		if kf, gf := formattedFiles(t, k), formattedFiles(t, g); !slices.Equal(kf, gf) {
+			t.Errorf("%s: files differ\nKafka:  %q\nkraftd: %q", c.name, kf, gf)
+		}
 		kmeta, gmeta := readMeta(t, k), readMeta(t, g)
 		if kmeta.ClusterID != gmeta.ClusterID || kmeta.NodeID != gmeta.NodeID || (c.name == "initial voter" && kmeta.DirectoryID != gmeta.DirectoryID) {
 			t.Errorf("%s: meta.properties: Kafka %+v, kraftd %+v", c.name, kmeta, gmeta)
@@ -209,6 +213,26 @@ func outputLines(r formatRun) []string {
 	lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(r.stdout, r.root, "ROOT")), "\n")
 	slices.Sort(lines)
 	return lines
+}
+
+// formattedFiles lists the files a run wrote under its root, relative to
+// it (no bootstrap.checkpoint since Kafka 4.4).
+func formattedFiles(t *testing.T, r formatRun) []string {
+	t.Helper()
+	var files []string
+	config := filepath.Join(r.root, "server.properties")
+	err := filepath.WalkDir(r.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || p == config {
+			return err
+		}
+		rel, err := filepath.Rel(r.root, p)
+		files = append(files, rel)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 func readMeta(t *testing.T, r formatRun) clusterid.MetaProperties {

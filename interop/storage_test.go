@@ -66,7 +66,7 @@ func TestKafkaFormattedDirReadByKraftd(t *testing.T) {
 
 // TestKraftdFormattedDirUsedByKafka: a log dir formatted by kraftd (clusterid.Format) is
 // accepted by Kafka's storage tool and log dump tool, and a real Kafka controller starts on
-// it, bootstraps from kraftd's bootstrap.checkpoint and elects itself; metadatalog then reads
+// it, bootstraps from kraftd's bootstrap snapshot and elects itself; metadatalog then reads
 // the segment Kafka wrote there.
 func TestKraftdFormattedDirUsedByKafka(t *testing.T) {
 	env := kafkatest.Require(t)
@@ -102,10 +102,10 @@ func TestKraftdFormattedDirUsedByKafka(t *testing.T) {
 		t.Errorf("kafka-storage info found problems:\n%s", info)
 	}
 
-	boot := filepath.Join(dir, clusterid.BootstrapFile)
+	boot := filepath.Join(dir, "__cluster_metadata-0", clusterid.BootstrapSnapshotName)
 	dump, err := env.DumpLog(ctx, kafkatest.DumpOptions{ClusterMetadataDecoder: true}, boot)
 	if err != nil {
-		t.Fatalf("kafka-dump-log rejects kraftd's %s: %v", clusterid.BootstrapFile, err)
+		t.Fatalf("kafka-dump-log rejects kraftd's bootstrap snapshot %s: %v", boot, err)
 	}
 	files, err := kafkatest.ParseDumpLog(dump)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestKraftdFormattedDirUsedByKafka(t *testing.T) {
 		strconv.Itoa(int(clusterid.DefaultMetadataVersion.Level)) + `}}`
 	if len(files) != 1 || len(files[0].Batches) < 2 || !hasRecord(files[0], "payload: "+mvRecord) ||
 		!hasRecordPrefix(files[0], "SnapshotHeader ") || !hasRecordPrefix(files[0], "SnapshotFooter ") {
-		t.Errorf("kafka-dump-log of kraftd's bootstrap.checkpoint lacks header, %s or footer:\n%s", mvRecord, dump)
+		t.Errorf("kafka-dump-log of kraftd's bootstrap snapshot lacks header, %s or footer:\n%s", mvRecord, dump)
 	}
 	for _, b := range files[0].Batches {
 		if b.Fields["isvalid"] != "true" {
@@ -144,7 +144,7 @@ func TestKraftdFormattedDirUsedByKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(files) != 1 || !hasRecord(files[0], "payload: "+mvRecord) {
-		t.Errorf("Kafka did not bootstrap from kraftd's %s (want %s in its log):\n%s", clusterid.BootstrapFile, mvRecord, dump)
+		t.Errorf("Kafka did not bootstrap from kraftd's snapshot (want %s in its log):\n%s", mvRecord, dump)
 	}
 	// And kraftd reads the log Kafka wrote on kraftd's dir (after a clean shutdown).
 	readKafkaLogWithMetadatalog(t, env, ctrl.PartitionDir)

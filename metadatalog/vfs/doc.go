@@ -1,6 +1,6 @@
 // Package vfs is the one file-system seam of kraftd's storage: the metadata
 // log, its snapshots, the quorum-state file and the formatted log dirs
-// (meta.properties, bootstrap.checkpoint, the bootstrap snapshot) are all
+// (meta.properties, the bootstrap snapshot) are all
 // read and written through FS, so the same code runs on the OS, on MemFS
 // (power-loss images) and under FaultFS (injected errors). It is a leaf
 // package (standard library only) so both metadatalog and clusterid can use
