@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/internal/javamap"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -112,7 +113,7 @@ func (d *Driver) handleAddRaftVoter(now time.Time, req *kmsg.AddRaftVoterRequest
 	endpoints := addVoterEndpoints(req.Listeners)
 	if code == errNone {
 		if _, ok := endpointNamed(endpoints, d.cfg.ListenerName); !ok {
-			code, msg = errInvalidRequest, fmt.Sprintf("Add voter request didn't include the endpoint (%s) for the default listener %s",
+			code, msg = errInvalidRequest, fmt.Sprintf("Add voter request didn't include the endpoint (%s) for the default listener ListenerName(%s)",
 				javaEndpoints(endpoints), d.cfg.ListenerName)
 		}
 	}
@@ -443,10 +444,22 @@ func javaOptionalOffset(off int64) string {
 	return fmt.Sprintf("Optional[%d]", off)
 }
 
+// javaEndpoints is Kafka's Endpoints.toString of an AddRaftVoter request's
+// listeners: a HashMap sized for them, keyed by name (a repeated name keeps
+// its first place and its last address), each address unresolved.
 func javaEndpoints(es []Endpoint) string {
-	parts := make([]string, 0, len(es))
+	addr := map[string]string{}
+	var names []string
 	for _, e := range es {
-		parts = append(parts, fmt.Sprintf("ListenerName(%s)=%s:%d", e.Name, e.Host, e.Port))
+		if _, ok := addr[e.Name]; !ok {
+			names = append(names, e.Name)
+		}
+		addr[e.Name] = fmt.Sprintf("%s/<unresolved>:%d", e.Host, e.Port)
+	}
+	names = javamap.Order(names, javamap.StringHash, javamap.PresizedCapacity(len(es), len(names)))
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("ListenerName(%s)=%s", n, addr[n]))
 	}
 	return "Endpoints(endpoints={" + strings.Join(parts, ", ") + "})"
 }

@@ -183,6 +183,23 @@ func TestVoterChangeRefusals(t *testing.T) {
 	} else if m := r.(*kmsg.AddRaftVoterResponse).ErrorMessage; m == nil || *m == "" {
 		t.Fatal("DUPLICATE_VOTER without a message")
 	}
+	// No endpoint on the default listener: Kafka 4.4's words, listeners in
+	// its HashMap order, a repeated name keeping its first place.
+	noDefault := c.addReq(3)
+	noDefault.Listeners = nil
+	for i, name := range []string{"plaintext", "CONTROLLER2", "SSL", "PLAINTEXT"} {
+		l := kmsg.NewAddRaftVoterRequestListener()
+		l.Name, l.Host, l.Port = name, "h"+name, uint16(9000+i)
+		noDefault.Listeners = append(noDefault.Listeners, l)
+	}
+	want := "Add voter request didn't include the endpoint (Endpoints(endpoints={ListenerName(SSL)=hSSL/<unresolved>:9002, " +
+		"ListenerName(PLAINTEXT)=hPLAINTEXT/<unresolved>:9003, ListenerName(CONTROLLER2)=hCONTROLLER2/<unresolved>:9001})) " +
+		"for the default listener ListenerName(CONTROLLER)"
+	if _, r := c.step(noDefault); code(r) != kerr.InvalidRequest.Code {
+		t.Fatalf("add without the default listener: %+v", r)
+	} else if m := r.(*kmsg.AddRaftVoterResponse).ErrorMessage; m == nil || *m != want {
+		t.Fatalf("add without the default listener: message %v\nwant %q", m, want)
+	}
 	if _, r := c.step(c.removeReq(3)); code(r) != kerr.VoterNotFound.Code {
 		t.Fatalf("remove of a non-voter: %+v", r)
 	}
