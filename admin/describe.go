@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,26 +36,12 @@ func DescribeQuorum(ctx context.Context, b Bootstrap) (*Quorum, error) {
 	if len(b.Addrs) == 0 {
 		return nil, errors.New("admin: describe quorum: no bootstrap address")
 	}
-	var lastErr error
-	backoff := 100 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("describe quorum: %w (last error: %v)", ctx.Err(), lastErr)
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, time.Second)
-		}
-		q, retry, err := describeOnce(ctx, b.Addrs[attempt%len(b.Addrs)], b.Brokers)
-		if err == nil {
-			return q, nil
-		}
-		if !retry {
-			return nil, err
-		}
-		lastErr = err
-	}
+	var q *Quorum
+	err := withRetries(ctx, "describe quorum: ", func(n int) (retry bool, err error) {
+		q, retry, err = describeOnce(ctx, b.Addrs[n%len(b.Addrs)], b.Brokers)
+		return retry, err
+	})
+	return q, err
 }
 
 // describeOnce asks one bootstrap address for the cluster (and a bootstrap

@@ -89,43 +89,24 @@ func callController(ctx context.Context, b Bootstrap, req kmsg.Request, errOf fu
 	if len(b.Addrs) == 0 {
 		return errors.New("admin: no bootstrap address")
 	}
-	var lastErr error
-	backoff := 100 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%w (last error: %v)", ctx.Err(), lastErr)
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, time.Second)
-		}
-		target, retry, err := controllerTarget(ctx, b, attempt)
+	return withRetries(ctx, "", func(n int) (retry bool, err error) {
+		target, retry, err := controllerTarget(ctx, b, n)
 		if err != nil {
-			if !retry {
-				return err
-			}
-			lastErr = err
-			continue
+			return retry, err
 		}
 		resp, err := Request(ctx, target, req)
 		if err != nil {
 			if unsupported := notAdvertised(ctx, target, req.Key()); unsupported != nil {
-				return unsupported
+				return false, unsupported
 			}
-			lastErr = fmt.Errorf("%s to %s: %w", kmsg.NameForKey(req.Key()), target, err)
-			continue
+			return true, fmt.Errorf("%s to %s: %w", kmsg.NameForKey(req.Key()), target, err)
 		}
 		code, msg := errOf(resp)
 		if code == 0 {
-			return nil
+			return false, nil
 		}
-		rerr := &ResponseError{Code: code, Message: msg}
-		if code != kerr.NotController.Code {
-			return rerr
-		}
-		lastErr = rerr
-	}
+		return code == kerr.NotController.Code, &ResponseError{Code: code, Message: msg}
+	})
 }
 
 // controllerTarget picks the address of one attempt: the attempt's
