@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kraftd/kraftd/internal/javamap"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -48,16 +49,32 @@ func (n *VoterNode) isVoter(k ReplicaKey) bool {
 	return n.Key.ID == k.ID && (!n.Key.HasDirectory() || n.Key.DirectoryID == k.DirectoryID)
 }
 
-// normalized is n with its own copy of its endpoints, sorted by name, so
-// sets compare equal whatever order the listeners were given in.
+// normalized is n with its own copy of its endpoints, one per name (a
+// repeated name keeps its first place and its last address, as a map put
+// does) in the order Kafka's Endpoints, a HashMap sized for them, iterates
+// them: the order Kafka writes them in a Voters record and describes them.
 func (n VoterNode) normalized() VoterNode {
-	n.Endpoints = slices.Clone(n.Endpoints)
-	slices.SortFunc(n.Endpoints, func(a, b Endpoint) int { return strings.Compare(a.Name, b.Name) })
+	at := map[string]int{}
+	var eps []Endpoint
+	for _, e := range n.Endpoints {
+		if i, ok := at[e.Name]; ok {
+			eps[i] = e
+			continue
+		}
+		at[e.Name] = len(eps)
+		eps = append(eps, e)
+	}
+	n.Endpoints = javamap.Order(eps, func(e Endpoint) int32 { return javamap.StringHash(e.Name) },
+		javamap.PresizedCapacity(len(n.Endpoints), len(eps)))
 	return n
 }
 
+// equal compares two voters; endpoints as sets, as Kafka's Endpoints.equals
+// compares maps.
 func (n *VoterNode) equal(o *VoterNode) bool {
-	return n.Key == o.Key && n.KRaftVersions == o.KRaftVersions && slices.Equal(n.Endpoints, o.Endpoints)
+	byName := func(a, b Endpoint) int { return strings.Compare(a.Name, b.Name) }
+	return n.Key == o.Key && n.KRaftVersions == o.KRaftVersions &&
+		slices.Equal(slices.SortedFunc(slices.Values(n.Endpoints), byName), slices.SortedFunc(slices.Values(o.Endpoints), byName))
 }
 
 // endpoint is the voter's listener named name.
@@ -72,19 +89,57 @@ func (n *VoterNode) endpoint(name string) (Endpoint, bool) {
 
 // VoterSet is an immutable set of voters sorted by id. Methods that change
 // it return a new set; the zero value is the empty set.
+//
+// It also remembers the order Kafka's VoterSet, a HashMap of ids, would
+// iterate the same voters after the same history (built from a record, then
+// copied and changed one voter at a time), so that the Voters records
+// kraftd writes are Kafka's bytes whatever the ids.
 type VoterSet struct {
 	voters []VoterNode
+	java   javaOrder
+}
+
+// javaOrder is a HashMap<Integer, _>'s iteration order and table size.
+type javaOrder struct {
+	ids      []NodeID
+	capacity int
+}
+
+func nodeHash(id NodeID) int32 { return javamap.IntHash(int32(id)) }
+
+// put is the order after new HashMap(this) and then a put of each id in
+// added (a new key goes last in its bucket; an existing one keeps its place).
+func (o javaOrder) put(added ...NodeID) javaOrder {
+	c := javamap.CopyCapacity(len(o.ids))
+	ids := javamap.Order(o.ids, nodeHash, c)
+	for _, id := range added {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	c = javamap.Grow(c, len(ids))
+	return javaOrder{ids: javamap.Order(ids, nodeHash, c), capacity: c}
+}
+
+// remove is the order after new HashMap(this) and then a remove of id.
+func (o javaOrder) remove(id NodeID) javaOrder {
+	c := javamap.CopyCapacity(len(o.ids))
+	ids := slices.DeleteFunc(javamap.Order(o.ids, nodeHash, c), func(x NodeID) bool { return x == id })
+	return javaOrder{ids: ids, capacity: c}
 }
 
 // NewVoterSet builds a set from nodes (any order). Ids must be >= 0 and
-// distinct.
+// distinct. The Java order is that of VoterSet.fromVotersRecord for a
+// record listing nodes in the given order.
 func NewVoterSet(nodes []VoterNode) (VoterSet, error) {
 	vs := make([]VoterNode, len(nodes))
+	order := make([]NodeID, len(nodes))
 	for i, n := range nodes {
 		if n.Key.ID < 0 {
 			return VoterSet{}, fmt.Errorf("voter id %d is negative", n.Key.ID)
 		}
 		vs[i] = n.normalized()
+		order[i] = n.Key.ID
 	}
 	slices.SortFunc(vs, func(a, b VoterNode) int { return int(a.Key.ID) - int(b.Key.ID) })
 	for i := 1; i < len(vs); i++ {
@@ -92,7 +147,8 @@ func NewVoterSet(nodes []VoterNode) (VoterSet, error) {
 			return VoterSet{}, fmt.Errorf("voter id %d listed twice", vs[i].Key.ID)
 		}
 	}
-	return VoterSet{voters: vs}, nil
+	c := javamap.PresizedCapacity(len(order), len(order))
+	return VoterSet{voters: vs, java: javaOrder{ids: javamap.Order(order, nodeHash, c), capacity: c}}, nil
 }
 
 // staticVoterSet is the set controller.quorum.voters describes (kraft.version
@@ -102,7 +158,12 @@ func staticVoterSet(voters []Voter) (VoterSet, error) {
 	for i, v := range voters {
 		nodes[i] = VoterNode{Key: ReplicaKey{ID: NodeID(v.ID), DirectoryID: v.DirectoryID}, Endpoints: v.Endpoints}
 	}
-	return NewVoterSet(nodes)
+	vs, err := NewVoterSet(nodes)
+	// Kafka parses the config into a HashMap sized for it (NewVoterSet's
+	// order) and collects that into a default HashMap.
+	c := javamap.GrownCapacity(len(nodes))
+	vs.java = javaOrder{ids: javamap.Order(vs.java.ids, nodeHash, c), capacity: c}
+	return vs, err
 }
 
 // voterSetFromRecord decodes a VotersRecord. Listener names are upper-cased,
@@ -122,10 +183,12 @@ func voterSetFromRecord(r *protocol.VotersRecord) (VoterSet, error) {
 	return NewVoterSet(nodes)
 }
 
-// Record encodes the set as a VotersRecord v0, voters in id order.
+// Record encodes the set as a VotersRecord v0, voters and their endpoints
+// in Kafka's order.
 func (s VoterSet) Record() protocol.VotersRecord {
-	r := protocol.VotersRecord{Voters: make([]protocol.VotersRecordVoter, len(s.voters))}
-	for i, v := range s.voters {
+	r := protocol.VotersRecord{Voters: make([]protocol.VotersRecordVoter, 0, len(s.voters))}
+	for _, id := range s.java.ids {
+		v, _ := s.Voter(id)
 		rv := protocol.VotersRecordVoter{
 			VoterID:             int32(v.Key.ID),
 			VoterDirectoryID:    v.Key.DirectoryID,
@@ -135,7 +198,7 @@ func (s VoterSet) Record() protocol.VotersRecord {
 		for _, e := range v.Endpoints {
 			rv.Endpoints = append(rv.Endpoints, protocol.VotersRecordEndpoint{Name: e.Name, Host: e.Host, Port: uint16(e.Port)})
 		}
-		r.Voters[i] = rv
+		r.Voters = append(r.Voters, rv)
 	}
 	return r
 }
@@ -197,7 +260,11 @@ func (s VoterSet) Add(n VoterNode) (VoterSet, bool) {
 		return s, false
 	}
 	out, err := NewVoterSet(append(slices.Clone(s.voters), n))
-	return out, err == nil
+	if err != nil {
+		return s, false
+	}
+	out.java = s.java.put(n.Key.ID)
+	return out, true
 }
 
 // Remove returns the set without k; false when k is not exactly a voter's
@@ -207,7 +274,8 @@ func (s VoterSet) Remove(k ReplicaKey) (VoterSet, bool) {
 	if !ok || v.Key != k || len(s.voters) <= 1 {
 		return s, false
 	}
-	return VoterSet{voters: slices.DeleteFunc(slices.Clone(s.voters), func(v VoterNode) bool { return v.Key.ID == k.ID })}, true
+	voters := slices.DeleteFunc(slices.Clone(s.voters), func(v VoterNode) bool { return v.Key.ID == k.ID })
+	return VoterSet{voters: voters, java: s.java.remove(k.ID)}, true
 }
 
 // Update returns the set with the voter matching n.Key replaced by n; false
@@ -222,7 +290,7 @@ func (s VoterSet) Update(n VoterNode) (VoterSet, bool) {
 			out[i] = n.normalized()
 		}
 	}
-	return VoterSet{voters: out}, true
+	return VoterSet{voters: out, java: s.java.put(n.Key.ID)}, true
 }
 
 // NeedsUpdate reports whether n names a voter of the set whose recorded

@@ -1,6 +1,8 @@
 package raft
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kraftd/kraftd/protocol"
@@ -213,4 +215,85 @@ func TestKRaftStateCheckRefusesNonOverlappingChanges(t *testing.T) {
 	if vs, off := k.latestVoters(); off != -1 || !vs.Equal(boot) {
 		t.Fatalf("after truncation latest %v at %d", vs, off)
 	}
+}
+
+// The Voters records kraftd writes list voters and endpoints in the order
+// Kafka 4.4's VoterSet (a HashMap of ids, copied on every change) and
+// Endpoints (a HashMap sized for its listeners) give them; the expected
+// orders were printed by Kafka 4.4's VoterSet.toVotersRecord after the same
+// history.
+func TestVoterSetRecordInKafkaOrder(t *testing.T) {
+	node := func(id NodeID, names ...string) VoterNode {
+		n := VoterNode{Key: ReplicaKey{ID: id}, KRaftVersions: VersionRange{0, 1}}
+		if len(names) == 0 {
+			names = []string{"CONTROLLER"}
+		}
+		for _, name := range names {
+			n.Endpoints = append(n.Endpoints, Endpoint{Name: name, Host: "h", Port: 9000 + int32(id)})
+		}
+		return n
+	}
+	fromIDs := func(ids ...NodeID) VoterSet {
+		var r protocol.VotersRecord
+		for _, id := range ids {
+			r.Voters = append(r.Voters, protocol.VotersRecordVoter{VoterID: int32(id), MaxSupportedVersion: 1,
+				Endpoints: []protocol.VotersRecordEndpoint{{Name: "CONTROLLER", Host: "h", Port: uint16(9000 + id)}}})
+		}
+		vs, err := voterSetFromRecord(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs
+	}
+	order := func(vs VoterSet) string {
+		var b strings.Builder
+		for _, v := range vs.Record().Voters {
+			fmt.Fprint(&b, v.VoterID)
+			if len(v.Endpoints) > 1 {
+				b.WriteString("(")
+				for _, e := range v.Endpoints {
+					b.WriteString(e.Name + " ")
+				}
+				b.WriteString(")")
+			}
+			b.WriteString(",")
+		}
+		return b.String()
+	}
+	check := func(what string, vs VoterSet, want string) {
+		t.Helper()
+		if got := order(vs); got != want {
+			t.Errorf("%s: %s, Kafka writes %s", what, got, want)
+		}
+	}
+	check("record 2,3,4", fromIDs(2, 3, 4), "4,2,3,")
+	check("record 4,3,2", fromIDs(4, 3, 2), "4,2,3,")
+	check("record 1,9,2", fromIDs(1, 9, 2), "1,9,2,")
+	check("record 100,7,3000", fromIDs(100, 7, 3000), "100,3000,7,")
+	vs := fromIDs(1, 2, 3)
+	steps := []struct {
+		what string
+		next func(VoterSet) (VoterSet, bool)
+		want string
+	}{
+		{"+9", func(s VoterSet) (VoterSet, bool) { return s.Add(node(9)) }, "1,9,2,3,"},
+		{"+17", func(s VoterSet) (VoterSet, bool) { return s.Add(node(17)) }, "1,9,17,2,3,"},
+		{"+5", func(s VoterSet) (VoterSet, bool) { return s.Add(node(5)) }, "1,9,17,2,3,5,"},
+		{"-2", func(s VoterSet) (VoterSet, bool) { return s.Remove(ReplicaKey{ID: 2}) }, "1,17,3,5,9,"},
+		{"update 9", func(s VoterSet) (VoterSet, bool) { return s.Update(node(9, "SSL", "CONTROLLER", "PLAINTEXT")) },
+			"1,17,9(CONTROLLER SSL PLAINTEXT ),3,5,"},
+		{"+33", func(s VoterSet) (VoterSet, bool) { return s.Add(node(33, "B", "A")) }, "1,17,9(CONTROLLER SSL PLAINTEXT ),33(A B ),3,5,"},
+	}
+	for _, st := range steps {
+		var ok bool
+		if vs, ok = st.next(vs); !ok {
+			t.Fatalf("%s refused", st.what)
+		}
+		check("1,2,3 then "+st.what, vs, st.want)
+	}
+	static, err := staticVoterSet([]Voter{{ID: 3}, {ID: 2}, {ID: 4}, {ID: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("static 3,2,4,20", static, "2,3,4,20,")
 }

@@ -5,13 +5,12 @@ import (
 	"unicode/utf16"
 )
 
-// GrownCapacity is the table size of a default HashMap (16) after n puts:
-// it doubles while n exceeds 3/4 of it.
-func GrownCapacity(n int) int { return grow(16, n) }
+// GrownCapacity is the table size of a default HashMap (16) after n puts.
+func GrownCapacity(n int) int { return Grow(16, n) }
 
 // PresizedCapacity is the table size of new HashMap(size) after n puts: the
-// table starts at tableSizeFor(size) and doubles the same way.
-func PresizedCapacity(size, n int) int { return grow(tableSizeFor(size), n) }
+// table starts at tableSizeFor(size).
+func PresizedCapacity(size, n int) int { return Grow(tableSizeFor(size), n) }
 
 // CopyCapacity is the table size of new HashMap(m) for a map of n entries:
 // tableSizeFor(n/0.75 + 1).
@@ -25,7 +24,9 @@ func tableSizeFor(n int) int {
 	return c
 }
 
-func grow(c, n int) int {
+// Grow is the table size of a HashMap with table size c once it holds n
+// entries: it doubles while n exceeds 3/4 of it.
+func Grow(c, n int) int {
 	for float32(n) > float32(c)*0.75 {
 		c *= 2
 	}
