@@ -85,6 +85,7 @@ type KraftdConfig struct {
 	DirectoryID      string // test-kraft-server-start: --replica-directory-id, NewUUID() when empty
 	Dir              string // log dir; fresh when empty
 	NoFormat         bool
+	FormatArgs       []string // start: extra `controller format` flags (--standalone, -N ...)
 	Props            Props
 	Args             []string // extra command flags (e.g. --throughput, --record-size)
 }
@@ -98,7 +99,7 @@ type Kraftd struct {
 	Addr        string
 	LogDir      string
 	ConfigPath  string
-	DirectoryID string // test-kraft-server-start only
+	DirectoryID string // test-kraft-server-start, or start after a dynamic format
 }
 
 // StartKraftd builds (once) and starts a kraftd node with the same properties Kafka nodes
@@ -137,11 +138,15 @@ func StartKraftd(t testing.TB, cfg KraftdConfig) *Kraftd {
 		k.ClusterID = cfg.ClusterID
 		if !cfg.NoFormat {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			out, err := exec.CommandContext(ctx, bin, "format", "--config", k.ConfigPath, "--cluster-id", cfg.ClusterID).CombinedOutput()
+			format := append([]string{"format", "--config", k.ConfigPath, "--cluster-id", cfg.ClusterID}, cfg.FormatArgs...)
+			out, err := exec.CommandContext(ctx, bin, format...).CombinedOutput()
 			cancel()
 			if err != nil {
 				t.Fatalf("kafkatest: controller format: %v\n%s", err, out)
 			}
+		}
+		if meta, err := MetaProperties(dir); err == nil {
+			k.DirectoryID = meta["directory.id"]
 		}
 	case "test-kraft-server-start":
 		if cfg.DirectoryID == "" {
