@@ -2,6 +2,7 @@ package interop
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -274,5 +275,33 @@ func jvmFirst(t *testing.T, secondJVM bool) {
 	describeSame(t, q.env, q.bin, after.addr, len(voters))
 
 	q.stopAll()
-	q.checkLogs(committed)
+	// The first leader copies the bootstrap snapshot's voter set into its log.
+	wantSets := [][]int32{{1}, {1, 2}, {2}}
+	if secondJVM {
+		wantSets = [][]int32{{1}, {1, 2}, {1, 2, 3}, {2, 3}}
+	}
+	checkVoterSets(t, q.checkLogs(committed), wantSets)
+}
+
+var dumpedVoterID = regexp.MustCompile(`"voterId":(\d+)`)
+
+// checkVoterSets wants the Voters records kafka-dump-log decoded from a log (checkLogs'
+// lines) to name the voter sets want, in order: one record per change.
+func checkVoterSets(t *testing.T, records []string, want [][]int32) {
+	t.Helper()
+	var got [][]int32
+	for _, r := range records {
+		if !strings.Contains(r, "KRaftVoters") && !strings.Contains(r, "Voters:") {
+			continue
+		}
+		var ids []int32
+		for _, m := range dumpedVoterID.FindAllStringSubmatch(r, -1) {
+			id, _ := strconv.Atoi(m[1])
+			ids = append(ids, int32(id))
+		}
+		got = append(got, ids)
+	}
+	if !slices.EqualFunc(got, want, slices.Equal[[]int32]) {
+		t.Errorf("kafka-dump-log's Voters records name %v, want %v:\n%s", got, want, strings.Join(records, "\n"))
+	}
 }

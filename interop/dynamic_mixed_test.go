@@ -264,8 +264,9 @@ func (q *dynQuorum) waitCaughtUp(leader *dynNode, timeout time.Duration) int64 {
 
 // checkLogs: every node's log holds the same batches up to the committed offset (byte for
 // byte, metadatalog reading), and kafka-dump-log decodes them the same on every node,
-// KRaftVersion and Voters records included.
-func (q *dynQuorum) checkLogs(committed int64) {
+// KRaftVersion and Voters records included. It returns the first node's decoded records
+// ("offset rest" lines).
+func (q *dynQuorum) checkLogs(committed int64) []string {
 	t := q.t
 	var ref [][]byte
 	for i, n := range q.nodes {
@@ -337,6 +338,7 @@ func (q *dynQuorum) checkLogs(committed int64) {
 				strings.Join(got, "\n"), strings.Join(first, "\n"))
 		}
 	}
+	return first
 }
 
 func countSides(xs []bool, v bool) int {
