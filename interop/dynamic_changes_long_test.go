@@ -47,7 +47,7 @@ func autoJoin(t *testing.T, kraftdLeads bool) {
 	if leader != first {
 		t.Fatalf("%s leads, want %s", leader.label(), first.label())
 	}
-	describeSame(t, q.env, q.bin, first.addr, 2)
+	q.describeAgree(first.addr, 2)
 
 	q.removeWithKafka(first, joiner)
 	leader, d = q.waitMembers(both, 90*time.Second)
@@ -59,7 +59,7 @@ func autoJoin(t *testing.T, kraftdLeads bool) {
 	if !kraftdLeads {
 		ours = joiner
 	}
-	describeSame(t, q.env, q.bin, ours.addr, 2)
+	q.describeAgree(ours.addr, 2)
 
 	committed := q.waitCaughtUp(leader, 60*time.Second)
 	q.stopAll()

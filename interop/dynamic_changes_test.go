@@ -225,12 +225,12 @@ func jvmFirst(t *testing.T, secondJVM bool) {
 	// 2. kraftd, formatted --no-initial-controllers, observes and is added by Kafka's tool.
 	ours := q.startKraftd(2, nil, "--no-initial-controllers")
 	q.waitMembers(members{voters: []int32{1}, observers: []int32{2}}, 60*time.Second)
-	describeSame(t, q.env, q.bin, ours.addr, 1)
+	q.describeAgree(ours.addr, 1)
 	q.addWithKafka(jvm, ours)
 	voters := []int32{1, 2}
 	leader, d = q.waitMembers(members{voters: voters}, 30*time.Second)
 	t.Logf("after kraftd's addition: %s", formatQuorum(d))
-	describeSame(t, q.env, q.bin, jvm.addr, len(voters))
+	q.describeAgree(jvm.addr, len(voters))
 
 	// 3. A second JVM joins the same way.
 	if secondJVM {
@@ -240,7 +240,7 @@ func jvmFirst(t *testing.T, secondJVM bool) {
 		voters = []int32{1, 2, 3}
 		leader, d = q.waitMembers(members{voters: voters}, 30*time.Second)
 		t.Logf("after the second JVM's addition: %s", formatQuorum(d))
-		describeSame(t, q.env, q.bin, ours.addr, len(voters))
+		q.describeAgree(ours.addr, len(voters))
 	}
 	if leader != jvm {
 		t.Fatalf("%s leads before the removal, want the JVM that was formatted --standalone", leader.label())
@@ -256,7 +256,7 @@ func jvmFirst(t *testing.T, secondJVM bool) {
 		t.Fatalf("after the removal %s leads epoch %d (before: %s epoch %d)", next.label(), nd.LeaderEpoch, jvm.label(), d.LeaderEpoch)
 	}
 	t.Logf("after the JVM leader's removal: %s leads: %s", next.label(), formatQuorum(nd))
-	describeSame(t, q.env, q.bin, next.addr, len(voters))
+	q.describeAgree(next.addr, len(voters))
 
 	// The removed JVM replicates as an observer; once it holds the committed log it is
 	// killed, and the quorum keeps its leader.
@@ -272,7 +272,6 @@ func jvmFirst(t *testing.T, secondJVM bool) {
 	if after != next || ad.LeaderEpoch != nd.LeaderEpoch {
 		t.Errorf("after the removed JVM was killed %s leads epoch %d, want %s epoch %d", after.label(), ad.LeaderEpoch, next.label(), nd.LeaderEpoch)
 	}
-	describeSame(t, q.env, q.bin, after.addr, len(voters))
 
 	q.stopAll()
 	// The first leader copies the bootstrap snapshot's voter set into its log.
@@ -280,7 +279,40 @@ func jvmFirst(t *testing.T, secondJVM bool) {
 	if secondJVM {
 		wantSets = [][]int32{{1}, {1, 2}, {1, 2, 3}, {2, 3}}
 	}
-	checkVoterSets(t, q.checkLogs(committed), wantSets)
+	records := q.checkLogs(committed)
+	checkVoterSets(t, records, wantSets)
+	checkLastLeaderChange(t, records, next.id, jvm.id)
+}
+
+// describeAgree runs Kafka's describe --status and --replication and kraftd's
+// describe-quorum with the same flags through addr and wants the fields that do not move
+// to agree (describeSame without --human-readable, which TestQuorumCLIWithKafka covers).
+func (q *changeQuorum) describeAgree(addr string, voters int) {
+	conn := []string{"--bootstrap-controller", addr}
+	parallel(
+		func() { describeStatusSame(q.t, q.env, q.bin, conn, voters) },
+		func() { describeReplicationSame(q.t, q.env, q.bin, conn, false) },
+	)
+}
+
+// checkLastLeaderChange wants the log's last LeaderChange record to name leader, elected
+// without removed: neither among its voters nor among those that granted their vote.
+func checkLastLeaderChange(t *testing.T, records []string, leader, removed int32) {
+	t.Helper()
+	var last string
+	for _, r := range records {
+		if strings.Contains(r, "LeaderChange:") {
+			last = r
+		}
+	}
+	if !strings.Contains(last, fmt.Sprintf(`"leaderId":%d,`, leader)) {
+		t.Errorf("last LeaderChange record %q: want leader %d", last, leader)
+	}
+	for _, m := range dumpedVoterID.FindAllStringSubmatch(last, -1) {
+		if m[1] == strconv.Itoa(int(removed)) {
+			t.Errorf("last LeaderChange record %q names the removed node %d", last, removed)
+		}
+	}
 }
 
 var dumpedVoterID = regexp.MustCompile(`"voterId":(\d+)`)
