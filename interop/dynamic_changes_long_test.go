@@ -14,6 +14,7 @@ import (
 // before the JVM leader is removed: kraftd or that JVM leads, elected without the removed
 // node's vote.
 func TestDynamicChangesJVMFirstLong(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	jvmFirst(t, true)
 }
 
@@ -23,6 +24,7 @@ func TestDynamicChangesJVMFirstLong(t *testing.T) {
 // Removed by Kafka's remove-controller, it asks to be added again and is: Kafka 4.4 keeps
 // no memory of a removal, and kraftd does the same.
 func TestAutoJoinLong(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	t.Run("kraftd joins a Kafka leader", func(t *testing.T) { autoJoin(t, false) })
 	t.Run("Kafka joins a kraftd leader", func(t *testing.T) { autoJoin(t, true) })
 }
