@@ -222,7 +222,7 @@ func addedLine(n *dynNode) string {
 	return "Added controller " + strconv.Itoa(int(n.id)) + " with directory id " + n.dirID + " and endpoints: CONTROLLER://" + n.addr + "\n"
 }
 
-// TestDynamicReverseQuorum: the reverse of TestDynamicChanges. kraftd's `format
+// TestDynamicReverseQuorum: a kraftd quorum grown with Kafka controllers. kraftd's `format
 // --standalone` makes node 1 the single voter and leader of a dynamic quorum; two Kafka
 // 4.4 controllers formatted --no-initial-controllers join as observers through the
 // bootstrap servers; kraftd's add-controller adds one and Kafka's kafka-metadata-quorum
