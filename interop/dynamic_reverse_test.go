@@ -287,9 +287,9 @@ func TestDynamicReverseQuorum(t *testing.T) {
 	t.Logf("after removing %s: %s leads epoch %d", k1.label(), leader.label(), d.LeaderEpoch)
 	d = q.waitAllCaughtUp(leader, 60*time.Second)
 	q.checkVoters(d, []int32{2, 3}, []int32{1})
-	// Both tools still start at kraftd: the JVMs' controller channels stay on the
-	// node they first saw lead, so they never register and cannot name the leader.
-	describeSame(t, env, q.bin, k1.addr, 2)
+	// The JVMs registered with the JVM leader (kraftd turned them away with
+	// NOT_CONTROLLER), so the tools can start at the JVM leader now.
+	describeSame(t, env, q.bin, leader.addr, 2)
 	if _, err := kafkatest.DescribeQuorum(k1.addr, admin.MetadataTopic); err == nil {
 		t.Errorf("the removed %s still answers DescribeQuorum as leader", k1.label())
 	}
