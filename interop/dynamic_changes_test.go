@@ -192,8 +192,11 @@ func (q *changeQuorum) waitObserverAt(leader *dynNode, id int32, offset int64, t
 	}
 }
 
-// leaderTransitions counts the times a JVM's log says it became leader.
+// leaderTransitions counts the times a node's output says it became leader.
 func leaderTransitions(n *dynNode) int {
+	if n.kraftd {
+		return strings.Count(n.proc.Log(), `"to": "Leader(`)
+	}
 	return strings.Count(n.proc.Log(), "Completed transition to Leader(")
 }
 

@@ -67,8 +67,8 @@ func TestMixedControllerQuorum(t *testing.T) {
 // checkJVMHealthy fails on signs of a JVM controller in trouble while following kraftd: an
 // exit, a fatal fault or halt, or any error other than the expected one: a JVM controller
 // registers itself with the active controller (ControllerRegistration, api 70), which kraftd
-// is not (it runs no QuorumController) and does not advertise, so the registration manager
-// logs UnsupportedVersionException and retries.
+// is not (it runs no QuorumController): kraftd turns the registration away (node.Handle) and
+// the registration manager retries.
 func checkJVMHealthy(t *testing.T, q *kafkatest.MixedRaft, leader int32) {
 	t.Helper()
 	bad := regexp.MustCompile(`(?i)fatal|halt|Unexpected error .* in .* response`)
@@ -93,7 +93,7 @@ func checkJVMHealthy(t *testing.T, q *kafkatest.MixedRaft, leader int32) {
 			}
 			errs = append(errs, line)
 		}
-		t.Logf("Kafka controller %d following kraftd node %d: %d ControllerRegistration errors (kraftd does not serve api 70)", n.ID, leader, expected)
+		t.Logf("Kafka controller %d following kraftd node %d: %d ControllerRegistration errors (kraftd registers no controller)", n.ID, leader, expected)
 		if len(errs) > 0 {
 			t.Errorf("Kafka controller %d logged %d errors while following kraftd node %d, e.g.:\n%s", n.ID, len(errs), leader, strings.Join(errs[:min(len(errs), 5)], "\n"))
 		}

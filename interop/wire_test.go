@@ -16,12 +16,13 @@ import (
 )
 
 // raftApis are the api keys a KRaft peer or Kafka's admin tools send to a controller's
-// raft listener; kraftd must advertise exactly Kafka's ranges for each.
+// raft listener (and ControllerRegistration, which a JVM peer sends to the leader);
+// kraftd must advertise exactly Kafka's ranges for each.
 var raftApis = []int16{
 	protocol.KeyFetch, protocol.KeyApiVersions, protocol.KeyVote, protocol.KeyBeginQuorumEpoch,
 	protocol.KeyEndQuorumEpoch, protocol.KeyDescribeQuorum, protocol.KeyFetchSnapshot,
-	protocol.KeyDescribeCluster, protocol.KeyAddRaftVoter, protocol.KeyRemoveRaftVoter,
-	protocol.KeyUpdateRaftVoter,
+	protocol.KeyDescribeCluster, protocol.KeyControllerRegistration, protocol.KeyAddRaftVoter,
+	protocol.KeyRemoveRaftVoter, protocol.KeyUpdateRaftVoter,
 }
 
 // exchange sends one request over c with kraftd's codec and returns the raw response frame

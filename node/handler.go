@@ -92,6 +92,9 @@ func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.
 			respond(nil)
 		}
 		return
+	case *kmsg.ControllerRegistrationRequest:
+		respond(n.controllerRegistration(r))
+		return
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
 		*kmsg.FetchRequest, *kmsg.FetchSnapshotRequest,
 		*kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
@@ -182,6 +185,35 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 			resp.ControllerID = b.NodeID
 		}
 	}
+	return resp
+}
+
+// controllerRegistration answers a Kafka controller registering itself with
+// the active controller, which it takes the raft leader to be. kraftd keeps
+// no metadata, so it registers no one. A node that does not lead answers
+// NOT_CONTROLLER, as a Kafka controller that is not active does: the JVM
+// then looks up the raft leader again. (Not serving the api would leave the
+// JVM's controller channel on this node for good: an api missing from
+// ApiVersions fails locally, which does not move the channel, so after a
+// kraftd leader a JVM never registers and cannot answer DescribeCluster.) A
+// leader answers as a Kafka controller without a finalized
+// metadata.version; the JVM retries after a backoff.
+func (n *Node) controllerRegistration(req *kmsg.ControllerRegistrationRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ControllerRegistrationResponse)
+	st, known := n.Status()
+	var msg string
+	switch {
+	case known && st.LeaderID == n.rcfg.NodeID:
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		msg = "There is no finalized MetadataVersion, so direct-to-controller communication is not supported."
+	case known && st.LeaderID >= 0:
+		resp.ErrorCode = kerr.NotController.Code
+		msg = fmt.Sprintf("The active controller appears to be node %d.", st.LeaderID)
+	default:
+		resp.ErrorCode = kerr.NotController.Code
+		msg = "No controller appears to be active."
+	}
+	resp.ErrorMessage = &msg
 	return resp
 }
 

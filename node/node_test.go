@@ -84,6 +84,39 @@ func TestDescribeCluster(t *testing.T) {
 	}
 }
 
+// A Kafka controller's ControllerRegistration is turned away: NOT_CONTROLLER
+// by a node that does not lead, so the JVM asks the raft leader next, and
+// UNSUPPORTED_VERSION by the leader, which has no metadata.version.
+func TestControllerRegistrationTurnedAway(t *testing.T) {
+	n := testNode(t)
+	ci := &network.ConnInfo{Listener: "CONTROLLER", Remote: &net.TCPAddr{}}
+	req := kmsg.NewPtrControllerRegistrationRequest()
+	req.ControllerID = 2
+	for _, c := range []struct {
+		status *raft.Status
+		code   int16
+		msg    string
+	}{
+		{nil, kerr.NotController.Code, "No controller appears to be active."},
+		{&raft.Status{LeaderID: -1, Epoch: 3}, kerr.NotController.Code, "No controller appears to be active."},
+		{&raft.Status{LeaderID: 2, Epoch: 4}, kerr.NotController.Code, "The active controller appears to be node 2."},
+		{&raft.Status{LeaderID: 1, Epoch: 5}, kerr.UnsupportedVersion.Code, "There is no finalized MetadataVersion, so direct-to-controller communication is not supported."},
+	} {
+		if c.status != nil {
+			n.status.Store(c.status)
+		}
+		var got kmsg.Response
+		n.Handle(ci, protocolHeader(protocol.KeyControllerRegistration), req, func(r kmsg.Response) { got = r })
+		resp, ok := got.(*kmsg.ControllerRegistrationResponse)
+		if !ok || resp.ErrorCode != c.code || resp.ErrorMessage == nil || *resp.ErrorMessage != c.msg {
+			t.Errorf("status %+v: answer %+v, want error %d %q", c.status, got, c.code, c.msg)
+		}
+	}
+	if _, ok := protocol.Supported(protocol.KeyControllerRegistration); !ok {
+		t.Error("ControllerRegistration not advertised: a JVM would fail it locally and stay on this node")
+	}
+}
+
 // DescribeQuorum for __cluster_metadata reaches the driver renamed to the
 // node's topic and the reply carries the requested name again.
 func TestDescribeQuorumTopicRename(t *testing.T) {

@@ -18,9 +18,12 @@ const (
 	KeyDescribeQuorum   int16 = 55
 	KeyFetchSnapshot    int16 = 59
 	KeyDescribeCluster  int16 = 60
-	KeyAddRaftVoter     int16 = 80
-	KeyRemoveRaftVoter  int16 = 81
-	KeyUpdateRaftVoter  int16 = 82
+	// KeyControllerRegistration is served only to turn a Kafka controller's registration
+	// away (node.Handle): kraftd keeps no metadata.
+	KeyControllerRegistration int16 = 70
+	KeyAddRaftVoter           int16 = 80
+	KeyRemoveRaftVoter        int16 = 81
+	KeyUpdateRaftVoter        int16 = 82
 )
 
 // servedApis is the advertisement: one line per api, in ApiVersions order (ascending key).
@@ -43,6 +46,7 @@ var servedApis = [...]struct {
 	{KeyDescribeQuorum, VersionRange{0, 2}},
 	{KeyFetchSnapshot, VersionRange{0, 1}},
 	{KeyDescribeCluster, VersionRange{0, 2}},
+	{KeyControllerRegistration, VersionRange{0, 0}},
 	{KeyAddRaftVoter, VersionRange{0, 1}}, // v1: AckWhenCommitted (KIP-1186)
 	{KeyRemoveRaftVoter, VersionRange{0, 0}},
 	{KeyUpdateRaftVoter, VersionRange{0, 0}},
