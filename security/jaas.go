@@ -207,6 +207,7 @@ func (t *jaasTokenizer) skipLine() {
 
 func (t *jaasTokenizer) next() (jaasToken, error) {
 	for {
+		start := t.pos
 		r := t.read()
 		switch {
 		case r < 0:
@@ -250,7 +251,6 @@ func (t *jaasTokenizer) next() (jaasToken, error) {
 			}
 			return jaasToken{kind: tokNumber}, nil
 		case isJAASAlpha(r):
-			start := t.pos - utf8.RuneLen(r)
 			for {
 				n, size := t.peek()
 				if n < 0 || !isJAASAlpha(n) && !isJAASDigit(n) {
