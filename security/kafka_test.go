@@ -1,0 +1,225 @@
+package security_test
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kraftd/kraftd/interop/kafkatest"
+	"github.com/kraftd/kraftd/security"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// kafkaSecurity compiles testdata/KafkaSecurity.java once and returns a
+// function running it with Kafka 4.4's jars; it skips without them.
+var (
+	compileOnce sync.Once
+	classesDir  string
+	compileErr  error
+)
+
+func kafkaSecurity(t *testing.T) func(stdin string, args ...string) *exec.Cmd {
+	t.Helper()
+	env := kafkatest.Require(t)
+	cp := filepath.Join(env.LibDir, "*")
+	compileOnce.Do(func() {
+		classesDir, compileErr = os.MkdirTemp("", "kraftd-kafkasecurity")
+		if compileErr != nil {
+			return
+		}
+		javac := filepath.Join(filepath.Dir(env.Java), "javac")
+		out, err := exec.Command(javac, "-d", classesDir, "-cp", cp, "testdata/KafkaSecurity.java").CombinedOutput()
+		if err != nil {
+			compileErr = fmt.Errorf("javac: %v\n%s", err, out)
+		}
+	})
+	if compileErr != nil {
+		t.Fatal(compileErr)
+	}
+	return func(stdin string, args ...string) *exec.Cmd {
+		a := append([]string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", classesDir + string(os.PathListSeparator) + cp, "KafkaSecurity"}, args...)
+		return exec.Command(env.Java, a...)
+	}
+}
+
+func unhex(t *testing.T, s string) string {
+	t.Helper()
+	if s == "-" {
+		return "<null>"
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The JAAS parser against Kafka's own JaasConfig: the same entries, or
+// the same error text; the two refusals of text Kafka accepts oddly are
+// listed.
+func TestJAASAgainstKafka(t *testing.T) {
+	run := kafkaSecurity(t)
+	cases := []string{
+		`org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
+		`org.apache.kafka.common.security.scram.ScramLoginModule Required username=admin password='p"w';`,
+		`m required a="x\"y\\z\n\t\101\7\q" b="";`,
+		"// leading\nm /* inline */ optional k=\"v\";",
+		"/* c */ m optional // to the end\n k=\"v\";",
+		"m / x\n required k=v;",
+		"m\n  required\n  k=\"v\"\n  ;",
+		`m required k="1" k="2";`,
+		`m required ключ="значение";`,
+		`m required a.b-c$d_e="v" x=-y;`,
+		`a required; b optional;`,
+		"  ", "m", "m ;", "m mandatory;", `m required k="v"`, `m required k=;`, `m required k "v";`, `m required k=123;`,
+		`m required k=-;`, `m required /* k="v";`, `123 required;`, `m required k="v;`,
+		"m required k=\"v\n;", // Java ends the string at the line end
+		`m required 1="v";`,   // Java stores the option under a null key
+		"m required k=\"\\", `"quoted.Module" "required" k="v";`,
+	}
+	deliberate := map[int]bool{len(cases) - 4: true, len(cases) - 3: true}
+	dir := t.TempDir()
+	var files []string
+	for i, c := range cases {
+		f := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.WriteFile(f, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	out, err := run("", append([]string{"jaas"}, files...)...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("%d answers for %d cases:\n%s", len(lines), len(cases), out)
+	}
+	for i, c := range cases {
+		fields := strings.Fields(lines[i])
+		es, ourErr := security.ParseJAAS(c)
+		if fields[0] == "ERR" {
+			javaMsg := unhex(t, fields[1])
+			if ourErr == nil {
+				t.Errorf("%q: Kafka refuses (%s), kraftd accepts %+v", c, javaMsg, es)
+			} else if javaMsg != "<null>" && ourErr.Error() != javaMsg && !strings.HasPrefix(ourErr.Error(), "unterminated quoted string") {
+				// kraftd names an unterminated quote; Kafka reports the
+				// missing semicolon the quote swallowed.
+				t.Errorf("%q: kraftd says %q, Kafka %q", c, ourErr, javaMsg)
+			}
+			continue
+		}
+		if ourErr != nil {
+			if !deliberate[i] {
+				t.Errorf("%q: Kafka accepts (%s), kraftd refuses: %v", c, lines[i], ourErr)
+			}
+			continue
+		}
+		var ours []string
+		for _, e := range es {
+			ours = append(ours, "E", hex.EncodeToString([]byte(e.LoginModule)), e.ControlFlag)
+			var keys []string
+			for k := range e.Options {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				ours = append(ours, hex.EncodeToString([]byte(k))+"="+hex.EncodeToString([]byte(e.Options[k])))
+			}
+		}
+		if got, want := strings.Join(ours, " "), strings.Join(fields[1:], " "); got != want {
+			t.Errorf("%q:\nkraftd %s\nKafka  %s", c, got, want)
+		}
+	}
+}
+
+// Credentials derived by kraftd equal Kafka's ScramFormatter's (what
+// kafka-storage format --add-scram writes into UserScramCredentialRecord).
+func TestScramCredentialAgainstKafka(t *testing.T) {
+	run := kafkaSecurity(t)
+	salt := []byte("0123456789abcdef0123456789abcdef")
+	for _, mech := range []string{security.MechScramSHA256, security.MechScramSHA512} {
+		c, err := security.NewScramCredential(mech, "pässword", salt, 4096)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := run("", "cred", mech, "pässword", hex.EncodeToString(salt), "4096").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := hex.EncodeToString(c.StoredKey)+" "+hex.EncodeToString(c.ServerKey), strings.TrimSpace(string(out)); got != want {
+			t.Errorf("%s: kraftd %s, Kafka %s", mech, got, want)
+		}
+	}
+}
+
+// Kafka's own ScramSaslClient authenticates to kraftd's Authenticator, and
+// fails with Kafka's message on a wrong password.
+func TestScramExchangeWithKafkaClient(t *testing.T) {
+	run := kafkaSecurity(t)
+	store := security.NewScramStore()
+	for _, mech := range []string{security.MechScramSHA256, security.MechScramSHA512} {
+		c, err := security.NewScramCredential(mech, "alice-secret", nil, 8192)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store.Put(mech, "alice", c)
+	}
+	cfg := &security.SASLServerConfig{Mechanisms: []string{security.MechScramSHA256, security.MechScramSHA512}, Scram: store, MaxReceiveSize: 1 << 19}
+	for _, tt := range []struct{ mech, pass string }{
+		{security.MechScramSHA256, "alice-secret"}, {security.MechScramSHA512, "alice-secret"}, {security.MechScramSHA512, "wrong"},
+	} {
+		t.Run(tt.mech+"/"+tt.pass, func(t *testing.T) {
+			cmd := run("", "client", tt.mech, "alice", tt.pass)
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Wait()
+			defer stdin.Close()
+			lines := bufio.NewScanner(stdout)
+			a := security.NewAuthenticator(cfg)
+			now := time.Now()
+			if out := a.Request(17, 1, &kmsg.SASLHandshakeRequest{Version: 1, Mechanism: tt.mech}, now); out.Action != security.Respond {
+				t.Fatalf("handshake %+v", out)
+			}
+			for range 4 {
+				if !lines.Scan() {
+					t.Fatal("Kafka's client ended early")
+				}
+				if lines.Text() == "DONE" {
+					if tt.pass != "alice-secret" || !a.Authenticated() || a.Principal() != "alice" {
+						t.Fatalf("Kafka's client done, server authenticated=%v", a.Authenticated())
+					}
+					return
+				}
+				msg, err := hex.DecodeString(lines.Text())
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := a.Request(36, 2, &kmsg.SASLAuthenticateRequest{Version: 2, SASLAuthBytes: msg}, now)
+				r := out.Response.(*kmsg.SASLAuthenticateResponse)
+				if r.ErrorCode != 0 {
+					want := "Authentication failed during authentication due to invalid credentials with SASL mechanism " + tt.mech
+					if tt.pass == "alice-secret" || r.ErrorCode != kerr.SaslAuthenticationFailed.Code || *r.ErrorMessage != want {
+						t.Fatalf("answer %+v", r)
+					}
+					return
+				}
+				fmt.Fprintln(stdin, hex.EncodeToString(r.SASLAuthBytes))
+			}
+			t.Fatal("exchange did not end")
+		})
+	}
+}
