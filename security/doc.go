@@ -42,7 +42,11 @@
 // SCRAM credentials. Kafka 4.4 controllers verify SCRAM logins against
 // UserScramCredentialRecords in the metadata log (written into the
 // bootstrap snapshot by kafka-storage format --add-scram, later by
-// AlterUserScramCredentials), never against JAAS text. ScramStore holds
-// them; whoever reads those records fills it (ScramMechanismFromType maps
-// the record's mechanism byte).
+// AlterUserScramCredentials), never against JAAS text; JAAS user_<name>
+// entries serve PLAIN only. kraftd does the same: ScramStore holds the
+// credentials, ApplyBatches fills it from the bootstrap snapshot's batches
+// and ApplyMetadataRecord from each committed record value (other record
+// types are ignored), so kraftd and Kafka controllers of one quorum accept
+// the same SCRAM users. NewScramCredential derives what
+// kafka-storage format --add-scram writes (4096 iterations minimum).
 package security

@@ -2,6 +2,7 @@ package security_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -221,5 +222,73 @@ func TestScramExchangeWithKafkaClient(t *testing.T) {
 			}
 			t.Fatal("exchange did not end")
 		})
+	}
+}
+
+// Kafka 4.4 controllers take SCRAM credentials from UserScramCredentialRecords
+// that kafka-storage format --add-scram writes into the bootstrap snapshot:
+// a ScramStore filled from that snapshot authenticates the formatted user.
+func TestScramFromKafkaStorageFormat(t *testing.T) {
+	env := kafkatest.Require(t)
+	dir := t.TempDir()
+	logDir := filepath.Join(dir, "log")
+	props := kafkatest.Props{
+		"process.roles": "controller", "node.id": "1", "controller.quorum.voters": "1@localhost:9093",
+		"listeners": "CONTROLLER://localhost:9093", "controller.listener.names": "CONTROLLER",
+		"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT", "log.dirs": logDir,
+	}
+	cfgPath := filepath.Join(dir, "server.properties")
+	if err := props.WriteFile(cfgPath); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if out, err := env.StorageFormat(ctx, cfgPath, kafkatest.NewUUID(),
+		"--add-scram", "SCRAM-SHA-512=[name=alice,password=alice-secret]",
+		"--add-scram", "SCRAM-SHA-256=[name=bob,iterations=8192,password=bob-secret]"); err != nil {
+		t.Fatalf("format: %v\n%s", err, out)
+	}
+	snap, err := os.ReadFile(filepath.Join(logDir, "__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := security.NewScramStore()
+	n, err := store.ApplyBatches(snap)
+	if err != nil || n != 2 {
+		t.Fatalf("applied %d SCRAM records: %v", n, err)
+	}
+	if c, ok := store.Get(security.MechScramSHA256, "bob"); !ok || c.Iterations != 8192 {
+		t.Fatalf("bob: %+v %v", c, ok)
+	}
+	cfg := &security.SASLServerConfig{Mechanisms: []string{security.MechScramSHA256, security.MechScramSHA512}, Scram: store, MaxReceiveSize: 1 << 19}
+	for _, tt := range []struct{ mech, user, pass string }{
+		{security.MechScramSHA512, "alice", "alice-secret"}, {security.MechScramSHA256, "bob", "bob-secret"},
+	} {
+		a := security.NewAuthenticator(cfg)
+		m, err := security.ClientMechanism(&security.SASLSettings{ClientMechanism: tt.mech, ClientUsername: tt.user, ClientPassword: tt.pass})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := security.NewSASLClient(m, "localhost", 2)
+		hs := c.Handshake()
+		out := a.Request(17, 1, hs, time.Now())
+		req, err := c.OnHandshake(ctx, out.Response.(*kmsg.SASLHandshakeResponse))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for !a.Authenticated() {
+			out = a.Request(36, 2, req, time.Now())
+			next, done, _, err := c.OnAuthenticate(out.Response.(*kmsg.SASLAuthenticateResponse))
+			if err != nil {
+				t.Fatalf("%s: %v", tt.user, err)
+			}
+			if done {
+				break
+			}
+			req = next
+		}
+		if a.Principal() != tt.user {
+			t.Errorf("principal %q", a.Principal())
+		}
 	}
 }

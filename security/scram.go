@@ -1,12 +1,14 @@
 package security
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
 	"fmt"
 	"sync"
 
+	"github.com/kraftd/kraftd/protocol"
 	"github.com/xdg-go/scram"
 )
 
@@ -107,4 +109,65 @@ func (s *ScramStore) Get(mech, user string) (ScramCredential, bool) {
 	defer s.mu.RUnlock()
 	c, ok := s.m[[2]string{mech, user}]
 	return c, ok
+}
+
+// ApplyMetadataRecord applies one metadata log record value if it is a
+// UserScramCredentialRecord or RemoveUserScramCredentialRecord, and
+// reports whether it was one. Other record types are ignored.
+func (s *ScramStore) ApplyMetadataRecord(value []byte) (bool, error) {
+	typ, _, body, err := protocol.ParseMetadataRecord(value)
+	if err != nil {
+		return false, err
+	}
+	switch typ {
+	case protocol.UserScramCredentialRecordType:
+		var r protocol.UserScramCredentialRecord
+		if err := r.ReadFrom(body); err != nil {
+			return false, err
+		}
+		mech, ok := ScramMechanismFromType(r.Mechanism)
+		if !ok {
+			return false, fmt.Errorf("security: UserScramCredentialRecord for %q: unknown mechanism type %d", r.Name, r.Mechanism)
+		}
+		s.Put(mech, r.Name, ScramCredential{Salt: bytes.Clone(r.Salt), StoredKey: bytes.Clone(r.StoredKey), ServerKey: bytes.Clone(r.ServerKey), Iterations: r.Iterations})
+		return true, nil
+	case protocol.RemoveUserScramCredentialRecordType:
+		var r protocol.RemoveUserScramCredentialRecord
+		if err := r.ReadFrom(body); err != nil {
+			return false, err
+		}
+		if mech, ok := ScramMechanismFromType(r.Mechanism); ok {
+			s.Remove(mech, r.Name)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// ApplyBatches applies the SCRAM records found in a run of record batches
+// (a snapshot file such as the bootstrap 0-0 checkpoint that kafka-storage
+// format --add-scram writes, or log data), skipping control batches. It
+// returns how many SCRAM records it applied.
+func (s *ScramStore) ApplyBatches(data []byte) (int, error) {
+	n := 0
+	for len(data) > 0 {
+		b, rest, err := protocol.DecodeBatch(data)
+		if err != nil {
+			return n, err
+		}
+		data = rest
+		if b.Control {
+			continue
+		}
+		for _, r := range b.Records {
+			ok, err := s.ApplyMetadataRecord(r.Value)
+			if err != nil {
+				return n, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
+			}
+			if ok {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
