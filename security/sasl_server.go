@@ -158,6 +158,13 @@ func (a *Authenticator) Unparsable(cause error) Outcome {
 	return Outcome{Action: Close, Err: err}
 }
 
+// Oversized handles a frame larger than MaxReceiveSize before
+// authentication: Kafka fails authentication and closes without an answer.
+func (a *Authenticator) Oversized(size int64) Outcome {
+	a.state = stateFailed
+	return Outcome{Action: Close, Err: fmt.Errorf("Failing SASL authentication due to invalid receive size (%d bytes, sasl.server.max.receive.size %d)", size, a.cfg.MaxReceiveSize)}
+}
+
 // RawToken handles a frame after SaslHandshake v0.
 func (a *Authenticator) RawToken(token []byte, now time.Time) Outcome {
 	if !a.ExpectsRawToken() {
