@@ -39,6 +39,24 @@
 // allows; Outcome says what to send and whether to close. SASLClient drives
 // franz-go's client mechanisms for outbound connections.
 //
+// Driving it (the network layer). At start: config.New has resolved
+// Config.ListenerSecurity and Config.OutboundSecurity; NewServerSide per
+// controller listener (one ScramStore for all, filled by ApplyBatches from
+// the bootstrap snapshot and by ApplyMetadataRecord as records commit) and
+// NewClientSide for voters. Accepting: wrap the conn with
+// tls.Server(conn, side.TLSConfig()) when TLS; when side.NewAuthenticator()
+// is not nil, read frames of at most MaxReceiveSize (else Oversized) and
+// hand each to RawToken when ExpectsRawToken, else to Request with the
+// header's key and version and the kmsg request protocol.ParseRequest
+// decoded (Unparsable when it fails; a nil request for an ApiVersions
+// version kraftd does not serve); act on the Outcome; nothing reaches the
+// raft core until Authenticated. After that, a SaslHandshake or
+// SaslAuthenticate still goes to Request; any other request on a connection
+// whose SessionExpired closes it. Refusals go to one FailureLog line.
+// Dialing: tls.Client(conn, side.TLSConfig(host)), then NewSASLClient's
+// Handshake/OnHandshake/OnAuthenticate; re-authenticate after ReauthDelay of
+// the granted lifetime.
+//
 // SCRAM credentials. Kafka 4.4 controllers verify SCRAM logins against
 // UserScramCredentialRecords in the metadata log (written into the
 // bootstrap snapshot by kafka-storage format --add-scram, later by
