@@ -18,7 +18,10 @@
 //
 // TLS (tls.go, keystore.go). NewTLSMaterial loads JKS or PKCS12 stores
 // (format taken from the bytes, as Java's keystore.type.compat), PEM files
-// or inline PEM (PKCS#8 keys, encrypted ones under ssl.key.password), and
+// or inline PEM (PKCS#8 keys; with ssl.key.password set the key must be
+// encrypted, as Kafka requires, and kraftd decrypts PBES2, the openssl
+// default, while Kafka on Java 17 decrypts only legacy PBES1: for keys
+// every node of a mixed quorum reads, use unencrypted PEM, JKS or PKCS12), and
 // maps ssl.enabled.protocols, ssl.protocol and ssl.cipher.suites to
 // crypto/tls. ServerConfig serves ssl.client.auth none/requested/required;
 // ClientConfig(host) verifies the server's host name when

@@ -319,6 +319,11 @@ func pemKeyPair(text, keyPassword string) (tls.Certificate, error) {
 			if key != nil {
 				return tls.Certificate{}, errors.New("more than one private key")
 			}
+			if keyPassword != "" {
+				// Kafka decrypts the key whenever ssl.key.password is set
+				// and so refuses a plain one.
+				return tls.Certificate{}, errors.New("Invalid PEM keystore configs: ssl.key.password is set but the private key is not encrypted")
+			}
 			if key, err = x509.ParsePKCS8PrivateKey(b.der); err != nil {
 				return tls.Certificate{}, fmt.Errorf("Private key could not be loaded: %w", err)
 			}
@@ -329,7 +334,13 @@ func pemKeyPair(text, keyPassword string) (tls.Certificate, error) {
 			if keyPassword == "" {
 				return tls.Certificate{}, errors.New("the private key is encrypted: set ssl.key.password")
 			}
+			// PBES2 only (youmark/pkcs8): legacy PBES1 keys (openssl -v1),
+			// which Kafka on Java 17 takes, are refused; Java 17 in turn
+			// refuses PBES2 ("PBES2 SecretKeyFactory not available").
 			if key, err = pkcs8.ParsePKCS8PrivateKey(b.der, []byte(keyPassword)); err != nil {
+				if strings.Contains(err.Error(), "only PBES2") {
+					return tls.Certificate{}, fmt.Errorf("Private key could not be loaded: kraftd decrypts PBES2 keys only (re-encrypt with openssl pkcs8 -topk8 -v2 aes-256-cbc, or use an unencrypted key or a JKS/PKCS12 store): %w", err)
+				}
 				return tls.Certificate{}, fmt.Errorf("Private key could not be loaded (wrong ssl.key.password?): %w", err)
 			}
 		case "RSA PRIVATE KEY", "EC PRIVATE KEY":

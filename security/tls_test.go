@@ -331,3 +331,44 @@ func TestTLSReload(t *testing.T) {
 		t.Errorf("%d failure lines, want 1: %q", failures, logs)
 	}
 }
+
+// A plaintext Kafka client on an SSL port: the handshake fails with the
+// text the refusal log line carries, and a TLS client on a plaintext port
+// is recognisable from its first bytes.
+func TestPlaintextOnTLSPort(t *testing.T) {
+	ca := newCA(t, "ca")
+	server := ca.issue(t, "server", []string{"localhost"}, false)
+	m := material(t, pemSide(t, t.TempDir(), "s", server, ca), true, SSL)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	errc := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		errc <- tls.Server(c, m.ServerConfig()).Handshake()
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// An ApiVersions v3 request frame, as a plaintext Kafka client sends first.
+	frame := []byte{0, 0, 0, 0x20, 0, 18, 0, 3, 0, 0, 0, 1, 0, 6, 'k', 'r', 'a', 'f', 't', 'd', 0, 5, 'k', 'a', 'f', 'k', 'a', 4, '4', '.', '4', 0, 0, 0}
+	if _, err := c.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err == nil || !strings.Contains(err.Error(), "first record does not look like a TLS handshake") {
+		t.Errorf("server: %v", err)
+	}
+	if LooksLikeTLS(frame) || !LooksLikeTLS([]byte{0x16, 0x03, 0x01, 0x02, 0x00}) {
+		t.Error("LooksLikeTLS")
+	}
+}

@@ -4,6 +4,7 @@
 //   jaas FILE...                      parse each file with Kafka's JaasConfig
 //   cred MECH PASSWORD SALT_HEX ITERS the SCRAM credential Kafka derives
 //   client MECH USER PASSWORD         Kafka's ScramSaslClient, messages as hex lines on stdin/stdout
+//   pem (CHAIN_FILE KEY_FILE PASSWORD)... load inline PEM key stores with Kafka's DefaultSslEngineFactory
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -89,6 +90,24 @@ public class KafkaSecurity {
                     String line = in.readLine();
                     if (line == null) return;
                     challenge = HEX.parseHex(line.trim());
+                }
+            }
+            case "pem" -> {
+                for (int i = 1; i + 2 < args.length; i += 3) {
+                    java.util.Properties props = new java.util.Properties();
+                    props.put("ssl.keystore.type", "PEM");
+                    props.put("ssl.keystore.certificate.chain", Files.readString(Path.of(args[i])));
+                    props.put("ssl.keystore.key", Files.readString(Path.of(args[i + 1])));
+                    if (!args[i + 2].isEmpty()) props.put("ssl.key.password", args[i + 2]);
+                    org.apache.kafka.common.config.ConfigDef def = new org.apache.kafka.common.config.ConfigDef().withClientSslSupport();
+                    try (org.apache.kafka.common.security.ssl.DefaultSslEngineFactory f = new org.apache.kafka.common.security.ssl.DefaultSslEngineFactory()) {
+                        f.configure(def.parse(props));
+                        System.out.println("OK " + f.keystore().size());
+                    } catch (Throwable t) {
+                        StringBuilder sb = new StringBuilder("ERR " + t);
+                        for (Throwable c = t.getCause(); c != null; c = c.getCause()) sb.append(" <- ").append(c);
+                        System.out.println(sb.toString().replace('\n', ' '));
+                    }
                 }
             }
             default -> throw new IllegalArgumentException(args[0]);
