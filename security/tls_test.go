@@ -372,3 +372,52 @@ func TestPlaintextOnTLSPort(t *testing.T) {
 		t.Error("LooksLikeTLS")
 	}
 }
+
+// Handshakes racing with store rewrites always see a whole old or new
+// material (run under -race).
+func TestTLSReloadConcurrent(t *testing.T) {
+	ca := newCA(t, "ca")
+	certs := []*testCert{ca.issue(t, "a", []string{"localhost"}, false), ca.issue(t, "b", []string{"localhost"}, false)}
+	dir := t.TempDir()
+	p := pemSide(t, dir, "s", certs[0], ca)
+	srv := material(t, p, true, SSL)
+	srv.interval = 0
+	cli := material(t, pemSide(t, dir, "c", nil, ca), false, SSL)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c := certs[i%2]
+			tmp := p["ssl.keystore.location"] + ".tmp"
+			_ = os.WriteFile(tmp, []byte(c.keyPEM(t, "")+certPEM(c.cert)), 0o600)
+			_ = os.Rename(tmp, p["ssl.keystore.location"])
+		}
+	}()
+	var hs sync.WaitGroup
+	for range 4 {
+		hs.Add(1)
+		go func() {
+			defer hs.Done()
+			for range 10 {
+				cliErr, srvErr, cs := handshake(t, srv, cli, "localhost")
+				if cliErr != nil || srvErr != nil {
+					t.Errorf("client %v, server %v", cliErr, srvErr)
+					return
+				}
+				if cn := cs.PeerCertificates[0].Subject.CommonName; cn != "a" && cn != "b" {
+					t.Errorf("peer %s", cn)
+				}
+			}
+		}()
+	}
+	hs.Wait()
+	close(stop)
+	wg.Wait()
+}
