@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+
+	"github.com/kraftd/kraftd/security"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +20,11 @@ type Config struct {
 	Listeners               []Endpoint // in file order, names upper-cased
 	AdvertisedListeners     []Endpoint // effective: advertised.listeners overriding listeners per name
 	ControllerListenerNames []string   // upper-cased; the first is the raft listener
+
+	// ListenerSecurity is each listener's protocol and ssl/sasl settings
+	// (server side); OutboundSecurity those of connections to voters.
+	ListenerSecurity map[string]*security.Listener
+	OutboundSecurity *security.Listener
 
 	Voters           []VoterAddr
 	BootstrapServers []Endpoint

@@ -136,7 +136,28 @@ func TestConfigValidation(t *testing.T) {
 			}},
 		{name: "malformed listener", overrides: map[string]string{"listeners": "CONTROLLER:/127.0.0.1:9093"}, wantErr: []string{"malformed listener"}},
 		{name: "duplicate listener port", overrides: map[string]string{"listeners": "CONTROLLER://:9093,C2://:9093", "controller.listener.names": "CONTROLLER,C2"}, wantErr: []string{"same port 9093"}},
-		{name: "ssl refused", overrides: map[string]string{"listener.security.protocol.map": "CONTROLLER:SSL"}, wantErr: []string{"supports only PLAINTEXT"}},
+		{name: "unknown protocol refused", overrides: map[string]string{"listener.security.protocol.map": "CONTROLLER:TRACE"},
+			wantErr: []string{"Invalid security protocol `TRACE` defined in listener.security.protocol.map"}},
+		{name: "listener missing from the map", overrides: map[string]string{"listener.security.protocol.map": "OTHER:SSL"},
+			wantErr: []string{"No security protocol defined for listener CONTROLLER"}},
+		{name: "ssl needs a key store", overrides: map[string]string{"listener.security.protocol.map": "CONTROLLER:SSL"},
+			wantErr: []string{"listener CONTROLLER (SSL): ssl.keystore.location: an SSL listener needs a key store"}},
+		{name: "ssl and sasl settings resolved", overrides: map[string]string{"listener.security.protocol.map": "CONTROLLER:SASL_SSL",
+			"listener.name.controller.ssl.keystore.location": "/ks.p12", "ssl.keystore.password": "pw",
+			"listener.name.controller.sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.controller.protocol": "PLAIN",
+			"listener.name.controller.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b" user_a="b";`},
+			check: func(t *testing.T, c *Config) {
+				ls := c.ListenerSecurity["CONTROLLER"]
+				if ls == nil || ls.Protocol != "SASL_SSL" || ls.SSL.KeystoreLocation != "/ks.p12" || ls.SASL.JAAS["PLAIN"].PlainUsers()["a"] != "b" {
+					t.Errorf("listener security %+v", ls)
+				}
+				if o := c.OutboundSecurity; o == nil || o.SASL.ClientUsername != "a" || o.SSL.KeystorePassword != "pw" {
+					t.Errorf("outbound security %+v", o)
+				}
+				if len(c.Warnings) != 0 {
+					t.Errorf("security keys warned about: %q", c.Warnings)
+				}
+			}},
 		{name: "advertised overrides", overrides: map[string]string{"listeners": "CONTROLLER://0.0.0.0:9093", "advertised.listeners": "CONTROLLER://node1.example:9093"},
 			check: func(t *testing.T, c *Config) {
 				if got := c.AdvertisedControllerListeners(); len(got) != 1 || got[0].Host != "node1.example" {

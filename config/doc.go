@@ -11,13 +11,16 @@
 // Each concern has its file: its keys, Kafka's defaults and a read function
 // called from New: roles.go (node.id, process.roles), listeners.go,
 // quorum.go (voters, raft timers), log.go (log dirs, segments, retention,
-// snapshots), socket.go (request size, idle connections). keys.go lists the
+// snapshots), socket.go (request size, idle connections), security.go
+// (listener.security.protocol.map and the ssl/sasl settings, resolved by
+// package security into Config.ListenerSecurity and OutboundSecurity). keys.go lists the
 // keys of every concern and the Kafka keys accepted without effect.
 //
 //	p, err := config.Load(path, overrides)
 //	cfg, err := config.New(p, false)
 //	for _, w := range cfg.Warnings { log(w) }
 //
-// The package reads no other kraftd package: clusterid uses its parser for
+// The package reads no other kraftd package but security (which reads
+// none of kraftd's but protocol): clusterid uses its parser for
 // meta.properties.
 package config

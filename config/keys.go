@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"sort"
+
+	"github.com/kraftd/kraftd/security"
 )
 
 // knownKeys are the keys Config reads, one list per concern. A new concern
@@ -22,7 +24,7 @@ var ignoredKafkaKeys = keySet([]string{
 	"log.retention.bytes", "inter.broker.listener.name", "broker.id",
 	"metadata.max.idle.interval.ms", "unstable.api.versions.enable",
 	"unstable.feature.versions.enable", "group.initial.rebalance.delay.ms",
-	"sasl.mechanism.controller.protocol", "auto.create.topics.enable",
+	"auto.create.topics.enable",
 	"default.replication.factor", "min.insync.replicas", "log.flush.interval.messages",
 	"log.flush.interval.ms",
 })
@@ -42,7 +44,7 @@ func keySet(lists ...[]string) map[string]bool {
 func (c *Config) warnUnknownKeys(p *Properties) {
 	var unknown []string
 	for _, k := range p.Keys {
-		if !knownKeys[k] && !ignoredKafkaKeys[k] {
+		if !knownKeys[k] && !ignoredKafkaKeys[k] && !security.IsSecurityKey(k) {
 			unknown = append(unknown, k)
 		}
 	}

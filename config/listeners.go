@@ -7,9 +7,8 @@ import (
 	"strings"
 )
 
-// listenerKeys are the keys of the node's listeners. Security keys
-// (ssl.*, sasl.*, per-listener overrides) belong here when kraftd accepts
-// protocols other than PLAINTEXT.
+// listenerKeys are the keys of the node's listeners. The security keys
+// (ssl.*, sasl.*, listener.name.* overrides) are security.IsSecurityKey's.
 var listenerKeys = []string{
 	"listeners", "advertised.listeners", "controller.listener.names", "listener.security.protocol.map",
 }
@@ -55,30 +54,13 @@ func (c *Config) byControllerName(eps []Endpoint) []Endpoint {
 }
 
 // readListeners reads the listeners, the controller listener names, their
-// security protocols and the advertised endpoints. It runs after readRoles:
-// which listeners are allowed depends on the roles.
+// security protocols and settings, and the advertised endpoints. It runs
+// after readRoles: which listeners are allowed depends on the roles.
 func (c *Config) readListeners(r *reader) {
-	secMap := readSecurityMap(r)
 	names := c.readListenerList(r)
 	c.readControllerNames(r, names)
-	c.checkSecurityProtocols(r, secMap)
+	c.readSecurity(r)
 	c.readAdvertised(r, names)
-}
-
-// readSecurityMap reads listener.security.protocol.map as NAME -> PROTOCOL.
-func readSecurityMap(r *reader) map[string]string {
-	secMap := map[string]string{}
-	s := r.get("listener.security.protocol.map", "")
-	for _, e := range SplitList(s) {
-		name, proto, ok := strings.Cut(e, ":")
-		name, proto = strings.ToUpper(strings.TrimSpace(name)), strings.ToUpper(strings.TrimSpace(proto))
-		if !ok || name == "" || proto == "" {
-			r.bad("listener.security.protocol.map: malformed entry %q (want NAME:PROTOCOL)", e)
-			continue
-		}
-		secMap[name] = proto
-	}
-	return secMap
 }
 
 // readListenerList reads listeners and returns the set of their names.
@@ -146,37 +128,6 @@ func (c *Config) readControllerNames(r *reader, listeners map[string]bool) {
 			}
 		}
 	}
-}
-
-// checkSecurityProtocols refuses every listener that is not PLAINTEXT.
-// Without a map, a listener named like a protocol uses it and any other
-// name is implicitly PLAINTEXT (as Kafka treats controller listeners).
-func (c *Config) checkSecurityProtocols(r *reader, secMap map[string]string) {
-	for _, l := range c.Listeners {
-		proto, ok := secMap[l.Name]
-		if !ok {
-			switch {
-			case isSecurityProtocol(l.Name):
-				proto = l.Name
-			case len(secMap) > 0:
-				r.bad("listener.security.protocol.map: no security protocol for listener %s", l.Name)
-				continue
-			default:
-				proto = "PLAINTEXT"
-			}
-		}
-		if proto != "PLAINTEXT" {
-			r.bad("listeners: %s uses security protocol %s; kraftd supports only PLAINTEXT", l.Name, proto)
-		}
-	}
-}
-
-func isSecurityProtocol(s string) bool {
-	switch s {
-	case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
-		return true
-	}
-	return false
 }
 
 // readAdvertised sets AdvertisedListeners: per name, the advertised endpoint

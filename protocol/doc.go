@@ -34,6 +34,9 @@
 //   - Control records are one-record (or few-record) control batches whose key is
 //     {version 0, type} and whose value is a flexible version-0 message: LeaderChange
 //     (kmsg), SnapshotHeader, SnapshotFooter, KRaftVersion and Voters (control.go).
+//   - Metadata records (ApiMessageAndVersion framing) are decoded only where kraftd needs
+//     them: the SCRAM credential records a controller authenticates against
+//     (scram_records.go).
 //
 // Decoding never trusts its input: sizes and counts are checked against the bytes present
 // before anything is allocated, and errors say what was wrong and where. Decoded messages
