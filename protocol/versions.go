@@ -16,6 +16,7 @@ const (
 	KeyBeginQuorumEpoch int16 = 53
 	KeyEndQuorumEpoch   int16 = 54
 	KeyDescribeQuorum   int16 = 55
+	KeyUpdateFeatures   int16 = 57
 	KeyFetchSnapshot    int16 = 59
 	KeyDescribeCluster  int16 = 60
 	KeyAddRaftVoter     int16 = 80
@@ -41,6 +42,9 @@ var servedApis = [...]struct {
 	{KeyBeginQuorumEpoch, VersionRange{0, 1}},
 	{KeyEndQuorumEpoch, VersionRange{0, 1}},
 	{KeyDescribeQuorum, VersionRange{0, 2}},
+	// kraft.version only (the kraft.version upgrade); v2 drops the
+	// per-feature results.
+	{KeyUpdateFeatures, VersionRange{0, 2}},
 	{KeyFetchSnapshot, VersionRange{0, 1}},
 	{KeyDescribeCluster, VersionRange{0, 2}},
 	{KeyAddRaftVoter, VersionRange{0, 1}}, // v1: AckWhenCommitted (KIP-1186)
