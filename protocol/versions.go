@@ -159,3 +159,14 @@ func NewApiVersionsResponse(reqVersion int16) *kmsg.ApiVersionsResponse {
 	}
 	return resp
 }
+
+// SetFinalizedKRaftVersion lists kraft.version at level in an ApiVersions v3+ answer's
+// FinalizedFeatures, as Kafka's nodes do once it is above 0 (level 0 is not listed).
+func SetFinalizedKRaftVersion(resp *kmsg.ApiVersionsResponse, level int16) {
+	if level <= 0 {
+		return
+	}
+	f := kmsg.NewApiVersionsResponseFinalizedFeature()
+	f.Name, f.MinVersionLevel, f.MaxVersionLevel = KRaftVersionFeature, level, level
+	resp.FinalizedFeatures = append(resp.FinalizedFeatures, f)
+}
