@@ -22,7 +22,7 @@ var raftApis = []int16{
 	protocol.KeyFetch, protocol.KeyApiVersions, protocol.KeyVote, protocol.KeyBeginQuorumEpoch,
 	protocol.KeyEndQuorumEpoch, protocol.KeyDescribeQuorum, protocol.KeyFetchSnapshot,
 	protocol.KeyDescribeCluster, protocol.KeyControllerRegistration, protocol.KeyAddRaftVoter,
-	protocol.KeyRemoveRaftVoter, protocol.KeyUpdateRaftVoter,
+	protocol.KeyRemoveRaftVoter, protocol.KeyUpdateRaftVoter, protocol.KeyUpdateFeatures, // kraft.version upgrades
 }
 
 // exchange sends one request over c with kraftd's codec and returns the raw response frame

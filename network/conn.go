@@ -385,7 +385,7 @@ func (c *conn) readLoop() {
 				hdr.APIKey, hdr.APIVersion, hdr.CorrelationID, err)))
 			return
 		case hdr.APIKey == protocol.KeyApiVersions:
-			c.answerSelf(hdr, apiVersionsResponse(req.(*kmsg.ApiVersionsRequest)))
+			c.answerSelf(hdr, apiVersionsResponse(req.(*kmsg.ApiVersionsRequest), c.s.cfg.FinalizedKRaftVersion))
 		default:
 			c.beginRequest()
 			if !c.dispatch(hdr, req) {
@@ -424,13 +424,18 @@ func (c *conn) answerSelf(hdr protocol.RequestHeader, resp kmsg.Response) {
 }
 
 // apiVersionsResponse answers a supported ApiVersions request, refusing invalid client
-// software names and versions at v3+ with INVALID_REQUEST as Kafka does.
-func apiVersionsResponse(req *kmsg.ApiVersionsRequest) kmsg.Response {
+// software names and versions at v3+ with INVALID_REQUEST as Kafka does. kraftVersion,
+// when set, gives the finalized kraft.version.
+func apiVersionsResponse(req *kmsg.ApiVersionsRequest, kraftVersion func() int16) kmsg.Response {
 	resp := protocol.NewApiVersionsResponse(req.Version)
 	if req.Version >= 3 && (!validSoftwareString(req.ClientSoftwareName) || !validSoftwareString(req.ClientSoftwareVersion)) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		resp.ApiKeys = nil
 		resp.SupportedFeatures = nil
+		return resp
+	}
+	if kraftVersion != nil && req.Version >= 3 {
+		protocol.SetFinalizedKRaftVersion(resp, kraftVersion())
 	}
 	return resp
 }

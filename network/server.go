@@ -100,7 +100,12 @@ type ServerConfig struct {
 	PartialFrameTimeout time.Duration
 	// WriteTimeout bounds one write of responses to a client that stops reading.
 	WriteTimeout time.Duration
-	Logger       *zap.Logger
+	// FinalizedKRaftVersion, when set, is the node's finalized kraft.version, which
+	// ApiVersions v3+ lists in FinalizedFeatures once it is above 0, as Kafka's
+	// controllers do (kafka-features describe reads it there). Called per request, from
+	// connection goroutines.
+	FinalizedKRaftVersion func() int16
+	Logger                *zap.Logger
 }
 
 // ErrServerClosed is returned by Start after Shutdown.

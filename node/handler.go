@@ -97,7 +97,8 @@ func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.
 		return
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
 		*kmsg.FetchRequest, *kmsg.FetchSnapshotRequest,
-		*kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
+		*kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest,
+		*kmsg.UpdateFeaturesRequest:
 		ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: requestClusterID(req)}
 		if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
 			respond(nil) // close the connection

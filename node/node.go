@@ -179,6 +179,10 @@ func (n *Node) startNetwork() (err error) {
 		listeners = append(listeners, network.ListenerConfig{Name: l.Name, Addr: l.HostPort()})
 	}
 	sc := serverConfig(n.cfg, listeners)
+	sc.FinalizedKRaftVersion = func() int16 {
+		st, _ := n.Status()
+		return st.KRaftVersion
+	}
 	sc.Logger = n.lg.Named("network")
 	n.server, err = network.NewServer(sc, n)
 	if err != nil {

@@ -17,7 +17,7 @@ func TestHeaderVersionsEveryServedVersion(t *testing.T) {
 	// First flexible version per api, from Kafka's message schemas.
 	firstFlexible := map[int16]int16{
 		KeyFetch: 12, KeyApiVersions: 3, KeyVote: 0, KeyBeginQuorumEpoch: 1, KeyEndQuorumEpoch: 1,
-		KeyDescribeQuorum: 0, KeyFetchSnapshot: 0, KeyDescribeCluster: 0, KeyControllerRegistration: 0,
+		KeyDescribeQuorum: 0, KeyUpdateFeatures: 0, KeyFetchSnapshot: 0, KeyDescribeCluster: 0, KeyControllerRegistration: 0,
 		KeyAddRaftVoter: 0, KeyRemoveRaftVoter: 0, KeyUpdateRaftVoter: 0,
 	}
 	for _, key := range ServedKeys() {

@@ -16,6 +16,7 @@ const (
 	KeyBeginQuorumEpoch int16 = 53
 	KeyEndQuorumEpoch   int16 = 54
 	KeyDescribeQuorum   int16 = 55
+	KeyUpdateFeatures   int16 = 57
 	KeyFetchSnapshot    int16 = 59
 	KeyDescribeCluster  int16 = 60
 	// KeyControllerRegistration is served only to turn a Kafka controller's registration
@@ -44,6 +45,9 @@ var servedApis = [...]struct {
 	{KeyBeginQuorumEpoch, VersionRange{0, 1}},
 	{KeyEndQuorumEpoch, VersionRange{0, 1}},
 	{KeyDescribeQuorum, VersionRange{0, 2}},
+	// kraft.version only (the kraft.version upgrade); v2 drops the
+	// per-feature results.
+	{KeyUpdateFeatures, VersionRange{0, 2}},
 	{KeyFetchSnapshot, VersionRange{0, 1}},
 	{KeyDescribeCluster, VersionRange{0, 2}},
 	{KeyControllerRegistration, VersionRange{0, 0}},
@@ -158,4 +162,15 @@ func NewApiVersionsResponse(reqVersion int16) *kmsg.ApiVersionsResponse {
 		resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{f}
 	}
 	return resp
+}
+
+// SetFinalizedKRaftVersion lists kraft.version at level in an ApiVersions v3+ answer's
+// FinalizedFeatures, as Kafka's nodes do once it is above 0 (level 0 is not listed).
+func SetFinalizedKRaftVersion(resp *kmsg.ApiVersionsResponse, level int16) {
+	if level <= 0 {
+		return
+	}
+	f := kmsg.NewApiVersionsResponseFinalizedFeature()
+	f.Name, f.MinVersionLevel, f.MaxVersionLevel = KRaftVersionFeature, level, level
+	resp.FinalizedFeatures = append(resp.FinalizedFeatures, f)
 }

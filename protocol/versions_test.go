@@ -165,3 +165,17 @@ func TestApiVersionsUnsupportedRequestParsesHeader(t *testing.T) {
 		}
 	}
 }
+
+// kraft.version is listed as finalized only above level 0, at min = max = level, as Kafka's
+// controllers list it (kafka-features describe reads FinalizedVersionLevel there).
+func TestSetFinalizedKRaftVersion(t *testing.T) {
+	resp := NewApiVersionsResponse(4)
+	SetFinalizedKRaftVersion(resp, 0)
+	if len(resp.FinalizedFeatures) != 0 {
+		t.Fatalf("level 0 listed: %+v", resp.FinalizedFeatures)
+	}
+	SetFinalizedKRaftVersion(resp, 1)
+	if f := resp.FinalizedFeatures; len(f) != 1 || f[0].Name != KRaftVersionFeature || f[0].MinVersionLevel != 1 || f[0].MaxVersionLevel != 1 {
+		t.Fatalf("level 1: %+v", f)
+	}
+}

@@ -91,13 +91,15 @@ type Status struct {
 	// Voters is the voter set in force (immutable: safe to share with
 	// other goroutines).
 	Voters VoterSet
+	// KRaftVersion is the finalized kraft.version at the log end.
+	KRaftVersion int16
 }
 
 // Equal reports whether two statuses say the same.
 func (s Status) Equal(o Status) bool {
 	return s.NodeID == o.NodeID && s.Role == o.Role && s.Epoch == o.Epoch && s.LeaderID == o.LeaderID &&
 		s.HighWatermark == o.HighWatermark && s.LogEndOffset == o.LogEndOffset && s.VotedID == o.VotedID &&
-		s.Voters.Equal(o.Voters)
+		s.Voters.Equal(o.Voters) && s.KRaftVersion == o.KRaftVersion
 }
 
 // Errors returned by the driver API.

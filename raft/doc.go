@@ -68,6 +68,19 @@
 // auto-join asks to be added, or to remove its id's old directory first
 // (follower_changes.go).
 //
+// # kraft.version upgrade
+//
+// As Kafka 4.4 (upgrade.go): at kraft.version 0 each voter sends
+// UpdateRaftVoter once to every new leader, which keeps the reported
+// directory ids, endpoints and kraft.version ranges in memory
+// (volatileVoters) and appends nothing. UpdateFeatures(kraft.version=1)
+// (kafka-features upgrade) succeeds once every voter's range holds 1: the
+// leader appends KRaftVersion(1) and the Voters record of that set as one
+// control batch, in force at once like any Voters record, and answers when
+// it commits. From then on the node is a kraft.version 1 node (quorum-state
+// data_version 1, dynamic voter changes); truncation before the commit
+// rewinds it to the static set.
+//
 // Start-up follows kraft-state-machine.md section 3: a node whose file says
 // it led the epoch restarts Resigned; a vote for itself restarts Candidate;
 // the chosen state is written back; a single voter elects itself at once.

@@ -331,7 +331,7 @@ func (d *Driver) Status() Status {
 	return Status{
 		NodeID: int32(d.self()), Role: d.role, Epoch: int32(d.epoch), LeaderID: int32(d.leaderID),
 		HighWatermark: d.hw, LogEndOffset: d.log.EndOffset().Offset, VotedID: int32(d.votedID),
-		Voters: d.voters,
+		Voters: d.voters, KRaftVersion: d.kraftVersion(),
 	}
 }
 
@@ -407,6 +407,8 @@ func (d *Driver) dispatchRequest(now time.Time, req kmsg.Request, ref RequestRef
 		resp = d.handleRemoveRaftVoter(now, r, ref)
 	case *kmsg.UpdateRaftVoterRequest:
 		resp = d.handleUpdateRaftVoter(now, r)
+	case *kmsg.UpdateFeaturesRequest:
+		resp = d.handleUpdateFeatures(now, r, ref)
 	default:
 		// The network layer only passes raft apis; anything else is a
 		// wiring bug, answered generically so the connection is not stuck.

@@ -272,6 +272,9 @@ type followerState struct {
 	// Fetch (Kafka 4.4: every fetch.timeout).
 	updateVoter timer
 	hasFetched  bool // a successful Fetch/FetchSnapshot response arrived in this epoch
+	// updatedLeader: at kraft.version 0, this epoch's leader took this
+	// voter's UpdateRaftVoter.
+	updatedLeader bool
 	// snapshot is non-nil while a snapshot is being downloaded; regular
 	// fetches pause meanwhile.
 	snapshot SnapshotWriter

@@ -9,10 +9,17 @@ import (
 
 // maybeSendUpdateVoter sends UpdateRaftVoter to the leader when the voter
 // set in force records other endpoints or another kraft.version range for
-// this voter than it has now (Kafka's pollFollowerAsVoter). Returns
-// whether it sent.
+// this voter than it has now (Kafka's pollFollowerAsVoter), or, at
+// kraft.version 0, until this epoch's leader has taken it once: the leader
+// keeps it for a kraft.version upgrade (Kafka 4.4's
+// shouldSendUpdateVoteRequest and hasUpdatedLeader). Returns whether it
+// sent.
 func (d *Driver) maybeSendUpdateVoter(now time.Time) bool {
-	if d.kraftVersion() < 1 || !d.voters.NeedsUpdate(d.localVoterNode()) || !d.reqs.ready(d.leaderID, now) {
+	stale := d.voters.NeedsUpdate(d.localVoterNode())
+	if d.kraftVersion() < 1 {
+		stale = !d.follower.updatedLeader && d.localKey().HasDirectory()
+	}
+	if !stale || !d.reqs.ready(d.leaderID, now) {
 		return false
 	}
 	req := kmsg.NewPtrUpdateRaftVoterRequest()
@@ -81,8 +88,13 @@ func (d *Driver) handleJoinResponse(code, done int16) bool {
 }
 
 // handleUpdateRaftVoterResponse: an error backs off; the updated set
-// arrives through Fetch, and a leader change through the next Fetch.
+// arrives through Fetch, and a leader change through the next Fetch. NONE
+// or UNSUPPORTED_VERSION (a leader without kraft.version upgrades) mean
+// this epoch's leader needs no more updates at kraft.version 0.
 func (d *Driver) handleUpdateRaftVoterResponse(r *kmsg.UpdateRaftVoterResponse) bool {
+	if d.follower != nil && (r.ErrorCode == errNone || r.ErrorCode == errUnsupportedVersion) {
+		d.follower.updatedLeader = true
+	}
 	if r.ErrorCode != errNone {
 		d.remoteLg.Info("UpdateRaftVoter refused", zap.Int16("error", r.ErrorCode), zapNode("leader", d.leaderID))
 		return false

@@ -181,6 +181,16 @@ func describeVoterChange(m any, f func(string, ...any), errField func(int16)) {
 	case *kmsg.UpdateRaftVoterResponse:
 		errField(r.ErrorCode)
 		f("leader=%s epoch=%d", idName(r.CurrentLeader.LeaderID), r.CurrentLeader.LeaderEpoch)
+	case *kmsg.UpdateFeaturesRequest:
+		for _, u := range r.FeatureUpdates {
+			f("%s=%d type=%d", u.Feature, u.MaxVersionLevel, u.UpgradeType)
+		}
+		if r.ValidateOnly {
+			f("validate-only")
+		}
+	case *kmsg.UpdateFeaturesResponse:
+		errField(r.ErrorCode)
+		msg(r.ErrorMessage)
 	case *kmsg.ApiVersionsResponse:
 		errField(r.ErrorCode)
 		for _, ft := range r.SupportedFeatures {

@@ -130,7 +130,10 @@ func (e *ienv) addNode(id int32, voters []int32, preVote bool, dyn dynamicMode) 
 		cfg.Voters = append(cfg.Voters, raft.Voter{ID: v, Endpoints: []raft.Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9000 + v}}})
 	}
 	cfg.PreVote = preVote
-	if dyn != static {
+	if dyn == staticWithDirs {
+		cfg.DirectoryID = testDir(id)
+	}
+	if dyn == dynamicVoter || dyn == dynamicObserver {
 		// controller.quorum.bootstrap.servers only: the voter set comes
 		// from the bootstrap snapshot, or for an observer from the leader.
 		cfg.DirectoryID = testDir(id)

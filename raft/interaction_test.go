@@ -13,7 +13,8 @@ package raft_test
 //
 // Commands (node ids are the positional arguments):
 //
-//	add-nodes 3 [voters=(1,2,3)] [pre-vote=false]  create and start nodes
+//	add-nodes 3 [voters=(1,2,3)] [pre-vote=false] [dynamic|observer|dirs]
+//	                                    create and start nodes (dirs: static voters with directory ids)
 //	tick 1 [2 ...] 2s                   move those nodes' clocks and poll them
 //	advance 500ms                       move every clock, poll every node
 //	deliver-msgs [2] [from=1] [type=Vote]  deliver the queued matching messages (not their consequences)
@@ -29,8 +30,9 @@ package raft_test
 //	                                    step a hand-made request (Vote, BeginQuorumEpoch,
 //	                                    EndQuorumEpoch, Fetch, AddRaftVoter voter=4 [port=P]
 //	                                    [no-ack], RemoveRaftVoter voter=4, UpdateRaftVoter
-//	                                    voter=2 epoch=1 port=P) into 2, printing its answer
-//	                                    (a voter change's once it completes)
+//	                                    voter=2 epoch=1 port=P, UpdateFeatures level=1
+//	                                    [feature=F] [type=T] [validate-only]) into 2, printing
+//	                                    its answer (a voter change's or upgrade's once it completes)
 //	snapshot 1                          snapshot node 1 at its high watermark, drop the log before it
 //	status [1 ...] / log 1              quorum view and persisted state / the log's batches
 //	_breakpoint                         no-op, a place for a debugger breakpoint
@@ -195,6 +197,10 @@ func (e *ienv) handleAddNodes(t *testing.T, d *datadriven.TestData) {
 		case "observer":
 			// Formatted --no-initial-controllers, bootstrap servers only.
 			dyn = dynamicObserver
+		case "dirs":
+			// controller.quorum.voters, with a directory id in
+			// meta.properties as Kafka's format always writes.
+			dyn = staticWithDirs
 		case "voters":
 			for _, v := range a.Vals {
 				voters = append(voters, e.parseID(t, d, v))
@@ -328,6 +334,12 @@ func (e *ienv) handleRawRequest(t *testing.T, d *datadriven.TestData) {
 		req = fetchReq(num("replica", int(from)), num("epoch", 0), int64(num("offset", 0)), num("last-fetched-epoch", 0), num("max-wait", 0))
 	case "AddRaftVoter", "RemoveRaftVoter", "UpdateRaftVoter":
 		req = voterChangeReq(api, num("voter", 0), num("epoch", 0), num("port", 0), d.HasArg("no-ack"))
+	case "UpdateFeatures":
+		feature := protocol.KRaftVersionFeature
+		if d.HasArg("feature") {
+			d.ScanArgs(t, "feature", &feature)
+		}
+		req = updateFeaturesReq(feature, int16(num("level", 1)), int8(num("type", 1)), d.HasArg("validate-only"))
 	default:
 		d.Fatalf(t, "raw-request: unsupported api %q", api)
 	}
@@ -468,6 +480,7 @@ type dynamicMode int
 
 const (
 	static          dynamicMode = iota // controller.quorum.voters, kraft.version 0
+	staticWithDirs                     // the same, with directory ids
 	dynamicVoter                       // bootstrap snapshot with the voters, bootstrap servers
 	dynamicObserver                    // no snapshot, bootstrap servers
 )
@@ -506,6 +519,17 @@ func voterChangeReq(api string, voter, epoch, port int32, noAck bool) kmsg.Reque
 	l.Name, l.Host, l.Port = "CONTROLLER", "127.0.0.1", uint16(port)
 	r.Listeners = append(r.Listeners, l)
 	r.KRaftVersionFeature.MinSupportedVersion, r.KRaftVersionFeature.MaxSupportedVersion = 0, 1
+	return r
+}
+
+// updateFeaturesReq is kafka-features' UpdateFeatures v2 for one feature.
+func updateFeaturesReq(feature string, level int16, typ int8, validateOnly bool) kmsg.Request {
+	r := kmsg.NewPtrUpdateFeaturesRequest()
+	r.Version = 2
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = feature, level, typ
+	r.FeatureUpdates = append(r.FeatureUpdates, u)
+	r.ValidateOnly = validateOnly
 	return r
 }
 

@@ -60,6 +60,9 @@ type leaderState struct {
 	// LeaderState.volatileVoters, for an upgrade to kraft.version 1. nil
 	// until the first update.
 	volatileVoters *VoterSet
+	// upgrades are UpdateFeatures requests waiting for their commit
+	// (upgrade.go), in offset order.
+	upgrades []pendingUpgrade
 
 	acc         accumulator
 	unflushed   bool            // appended since the last fsync
@@ -298,6 +301,7 @@ func (d *Driver) flushLeader(now time.Time) {
 	}
 	d.maybeAdvanceHighWatermark()
 	d.changeCommitted()
+	d.upgradesCommitted()
 	// Parked fetches wait for the log end offset to pass their offset.
 	if d.parked.Len() > 0 {
 		complete := func(p *parkedFetch) { d.completeParked(now, p) }

@@ -108,6 +108,7 @@ func (d *Driver) exitRole(now time.Time, from Role, fromEpoch Epoch) {
 			d.replyParkedError(p, kerr.NotLeaderForPartition.Code)
 		})
 		d.finishChange(errNotLeader, "")
+		d.failUpgrades()
 		d.leader = nil
 	}
 	if d.follower != nil && d.follower.snapshot != nil {

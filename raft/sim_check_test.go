@@ -121,6 +121,9 @@ type checker struct {
 	// Voters records (sim_membership_test.go).
 	bootVoters   []int32
 	voterHistory []votersEntry
+	// upgradedAt is the offset of the committed KRaftVersion(1) record, -1
+	// before (sim_upgrade_test.go).
+	upgradedAt   int64
 	maxCommitted int // highest workload payload number committed
 
 	// Liveness and convergence after the fault phase.
@@ -141,6 +144,7 @@ func (c *checker) init(s *sim) {
 	c.appendedAt = map[string]int64{}
 	c.appendedIn = map[string]int32{}
 	c.committedAt = map[string]int64{}
+	c.upgradedAt = -1
 	for i := range s.opts.voters {
 		c.bootVoters = append(c.bootVoters, int32(i+1))
 	}
@@ -238,8 +242,11 @@ func (c *checker) afterEvent(n *simNode) {
 				}
 			}
 		}
-		if s.m.membership {
+		if s.m.membership || s.m.upgrade {
 			c.checkMembership(n, st)
+			if s.m.upgrade {
+				c.checkUpgrade(n, st)
+			}
 			if s.violation != "" {
 				return
 			}
@@ -352,6 +359,7 @@ func (c *checker) extend(n *simNode, hw int64) {
 		e := cEntry{base: b.BaseOffset, last: b.LastOffset, epoch: b.Epoch, control: dec.Control, data: b.Data}
 		if dec.Control {
 			c.noteCommittedVoters(dec)
+			c.noteCommittedUpgrade(dec)
 		}
 		e.cum = 14695981039346656037
 		if k := len(c.C); k > 0 {
@@ -740,6 +748,9 @@ func (c *checker) converged() (bool, string) {
 			return false, fmt.Sprintf("node %d listener at %d, high watermark %d", n.id, n.listener.next, st.HighWatermark)
 		}
 	}
+	if s.m.upgrade {
+		return c.upgradeConverged(ls)
+	}
 	return true, ""
 }
 
@@ -757,7 +768,13 @@ func (c *checker) checkOpenRequests() {
 			if r.replied || r.inc != n.inc {
 				continue
 			}
-			if age := s.now - max(r.at, n.pauseEnd); age > bound {
+			limit := bound
+			if r.msg.key == protocol.KeyUpdateFeatures {
+				// Answered at commit, or when check quorum ends the
+				// leadership that cannot commit.
+				limit += 3 * simFetchTimeout / 2
+			}
+			if age := s.now - max(r.at, n.pauseEnd); age > limit {
 				s.fail("node %d has not answered %s corr=%d from %d for %v", n.id, kmsg.NameForKey(r.msg.key), r.msg.corr, s.nodes[r.msg.from].id, age)
 				return
 			}

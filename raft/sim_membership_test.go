@@ -157,7 +157,7 @@ func (s *sim) adminRequest(to *simNode, req kmsg.Request) {
 	from := s.nodes[s.rng.IntN(len(s.nodes))]
 	s.adminCorr++
 	s.transmit(&netMsg{from: from.idx, to: to.idx, fromInc: from.inc, toInc: to.inc, corr: 1<<62 + s.adminCorr,
-		toID: to.id, key: req.Key(), version: 0, body: req.AppendTo(nil), admin: true})
+		toID: to.id, key: req.Key(), version: req.GetVersion(), body: req.AppendTo(nil), admin: true})
 }
 
 // answerApiVersions answers ApiVersions as the network layer does (the

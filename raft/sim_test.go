@@ -10,7 +10,9 @@ package raft_test
 // what was not fsynced), pauses, fails fsyncs, resigns and shuts down
 // leaders, and snapshots and deletes logs; in mix "membership" observers
 // auto-join and voters (the leader too) are removed or get new directory
-// ids (sim_membership_test.go). Every request gets exactly one
+// ids (sim_membership_test.go); in mix "upgrade" an admin upgrades the
+// static quorum to kraft.version 1 (sim_upgrade_test.go). Every request
+// gets exactly one
 // answer (a response, or an error at the request timeout), as from the
 // real transport. After the fault phase everything heals and the quorum
 // must commit, converge and go quiet.
@@ -20,7 +22,7 @@ package raft_test
 // failure prints the seed, its options, the last events and the command
 // that replays it with a full trace.
 //
-//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (membership 30)
+//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (membership, upgrade 30)
 //	make sim SEEDS=10000 SEED_BASE=5000000           # any seeds, summaries
 //	go test ./raft -run 'TestSimSeeds/all/seed=7$' -sim.seed=7 -sim.mix=all -v -sim.trace
 
@@ -73,6 +75,7 @@ type mix struct {
 	lyingDisk  bool // fsync lies (self-test of the checker only)
 	realDisk   bool // metadatalog.Log and quorum-state files on a crashable MemFS
 	membership bool // dynamic quorum, auto-joining observers, voter removals (sim_membership_test.go)
+	upgrade    bool // static quorum upgraded to kraft.version 1 (sim_upgrade_test.go)
 }
 
 var mixes = []mix{
@@ -83,6 +86,7 @@ var mixes = []mix{
 	{name: "all", lossy: true, partitions: true, crashes: true, resigns: true, snapshots: true},
 	{name: "disk", crashes: true, resigns: true, snapshots: true, realDisk: true},
 	{name: "membership", partitions: true, crashes: true, resigns: true, snapshots: true, membership: true},
+	{name: "upgrade", partitions: true, crashes: true, resigns: true, snapshots: true, upgrade: true},
 }
 
 func TestSimSeeds(t *testing.T) {
@@ -102,8 +106,8 @@ func TestSimSeeds(t *testing.T) {
 			continue
 		}
 		n := n
-		if *simSeeds <= 0 && *simSeed < 0 && m.membership {
-			n /= 4 // the slowest mix; make sim runs it in full
+		if *simSeeds <= 0 && *simSeed < 0 && (m.membership || m.upgrade) {
+			n /= 4 // the slowest mixes; make sim runs them in full
 		}
 		t.Run(m.name, func(t *testing.T) {
 			var tot simTotals
@@ -273,6 +277,7 @@ type simTotals struct {
 	checkQuorumChecks                                               int
 	bogus                                                           int
 	removals, newDirs, voterChanges, removedLeaderStalls            int
+	upgrades, upgraded                                              int
 }
 
 func (t *simTotals) add(r simResult) {
@@ -300,12 +305,16 @@ func (t *simTotals) add(r simResult) {
 	t.newDirs += st.newDirs
 	t.removedLeaderStalls += st.removedLeaderStalls
 	t.voterChanges += r.voterChanges
+	t.upgrades += st.upgrades
+	if r.upgradedAt >= 0 {
+		t.upgraded++
+	}
 }
 
 func (t simTotals) String() string {
-	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked, %d forged requests refused, %d voter removals asked, %d new directories, %d voter sets committed, %d removed-leader stalls; slowest post-heal commit %v",
+	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked, %d forged requests refused, %d voter removals asked, %d new directories, %d voter sets committed, %d removed-leader stalls, %d kraft.version upgrades asked (%d seeds upgraded); slowest post-heal commit %v",
 		t.steps, t.virtual.Round(time.Second), t.committed, t.leaderChanges, t.crashes, t.partitions, t.pauses, t.diskFaults, t.resigns, t.drops, t.dups,
-		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.bogus, t.removals, t.newDirs, t.voterChanges, t.removedLeaderStalls, t.maxLatency)
+		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.bogus, t.removals, t.newDirs, t.voterChanges, t.removedLeaderStalls, t.upgrades, t.upgraded, t.maxLatency)
 }
 
 type simResult struct {
@@ -323,6 +332,7 @@ type simResult struct {
 	// voterChanges is how many Voters records committed after the
 	// bootstrap set.
 	voterChanges int
+	upgradedAt   int64 // the committed kraft.version upgrade's offset, -1 if none
 }
 
 func (r simResult) report() string {
@@ -496,6 +506,7 @@ type simCounts struct {
 	checkQuorumChecks                                                                                                int
 	bogus                                                                                                            int
 	removals, newDirs, removedLeaderStalls                                                                           int
+	upgrades                                                                                                         int
 }
 
 func newSim(m mix, seed uint64, out func(string)) *sim {
@@ -506,7 +517,7 @@ func newSim(m mix, seed uint64, out func(string)) *sim {
 	s.opts = drawOpts(m, rng)
 	// Drawn from its own stream so the other options of a seed stay what
 	// they were before dynamic quorums existed.
-	s.opts.dynamic = rand.New(rand.NewPCG(seed, 0xd1a)).IntN(2) == 0 || m.membership
+	s.opts.dynamic = (rand.New(rand.NewPCG(seed, 0xd1a)).IntN(2) == 0 || m.membership) && !m.upgrade
 	if m.membership {
 		// Someone to join: observers with ids (auto-join).
 		s.opts.observers = max(s.opts.observers, 1)
@@ -549,6 +560,10 @@ func (s *sim) result() simResult {
 	res.stats = fmt.Sprintf("committed end %d, %+v", s.chk.committedEnd, s.stats)
 	res.committed, res.latency, res.counts = s.chk.committedEnd, s.chk.commitLatency, s.stats
 	res.voterChanges = len(s.chk.voterHistory)
+	res.upgradedAt = -1
+	if s.m.upgrade {
+		res.upgradedAt = s.chk.upgradedAt
+	}
 	if s.violation != "" {
 		res.trace = s.traceTail()
 	}
@@ -1031,7 +1046,7 @@ func (s *sim) arrive(e *event) *simNode {
 		s.answerErr(m, errConnClosed)
 		return n
 	}
-	if m.admin && s.faultsOver {
+	if m.admin && s.faultsOver && m.key != protocol.KeyUpdateFeatures {
 		return n // the nemesis' voter changes end with the fault phase
 	}
 	if m.key == protocol.KeyApiVersions {
@@ -1362,6 +1377,9 @@ func (s *sim) nemesis() {
 	if s.m.membership {
 		actions = append(actions, s.changeVoters, s.changeVoters)
 	}
+	if s.m.upgrade {
+		actions = append(actions, s.upgradeKRaftVersion)
+	}
 	actions[s.rng.IntN(len(actions))]()
 }
 
@@ -1609,6 +1627,9 @@ func (s *sim) endFaults() {
 	s.healAt = s.now
 	s.tracef("END OF FAULTS: network healed, all nodes up; committed end %d", s.chk.committedEnd)
 	s.chk.startLiveness()
+	if s.m.upgrade {
+		s.after(time.Second, s.finalUpgrade)
+	}
 }
 
 // snapshot makes one node write a snapshot at its high watermark, as the
