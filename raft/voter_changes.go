@@ -11,9 +11,10 @@ package raft
 //     INVALID_REQUEST;
 //   - a change in flight -> REQUEST_TIMED_OUT; HW not known in this epoch
 //     -> REQUEST_TIMED_OUT; kraft.version 0 -> UNSUPPORTED_VERSION (Add,
-//     Remove) or REQUEST_TIMED_OUT (Update: 4.4 would update its in-memory
-//     static set during an upgrade, which kraftd does not keep); the latest
-//     Voters record not committed -> REQUEST_TIMED_OUT;
+//     Remove), while Update goes into the leader's in-memory copy of the
+//     static set, answered NONE (what a kraft.version upgrade writes: see
+//     upgrade.go); the latest Voters record not committed ->
+//     REQUEST_TIMED_OUT;
 //   - DUPLICATE_VOTER (Add), VOTER_NOT_FOUND (Remove, Update).
 //
 // Add then asks the new voter for ApiVersions; its kraft.version range must
