@@ -438,15 +438,20 @@ func (c *checker) durableOn(voters []int32) []int32 {
 		if v.id < 0 || !slices.Contains(voters, v.id) {
 			continue
 		}
-		c.verify(v)
+		if c.holds(v) || v.ghostEnd >= c.committedEnd || v.ghost != nil && c.holds(v.ghost) {
+			who = append(who, v.id)
+		}
 		if c.s.violation != "" {
 			return nil
 		}
-		if v.disk.FlushedOffset() >= c.committedEnd && v.chk.verifiedEnd >= c.committedEnd || v.ghostEnd >= c.committedEnd {
-			who = append(who, v.id)
-		}
 	}
 	return who
+}
+
+// holds reports whether n's disk holds C flushed and verified.
+func (c *checker) holds(n *simNode) bool {
+	c.verify(n)
+	return c.s.violation == "" && n.disk.FlushedOffset() >= c.committedEnd && n.chk.verifiedEnd >= c.committedEnd
 }
 
 // verify advances n's matched prefix (batches equal to C) and checks that

@@ -179,6 +179,10 @@ func (n *simNode) resetDisk(s *sim) {
 	if end := min(n.disk.FlushedOffset(), n.chk.verifiedEnd); end > n.ghostEnd {
 		n.ghostEnd = end
 	}
+	// The old disk itself, as the crash left it (flushed data only): the
+	// leader may commit what the old key acknowledged after the checker
+	// last verified it, so durableOn verifies the ghost's content later.
+	n.ghost = &simNode{id: n.id, disk: n.disk, chk: n.chk}
 	n.mem = rafttest.NewMemLog()
 	n.disk, n.store.inner = memDisk{n.mem}, rafttest.NewMemStateStore()
 	n.flog = rafttest.NewFailingLog(n.disk)

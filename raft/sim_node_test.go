@@ -106,8 +106,10 @@ type simNode struct {
 	// (membership mix), so it may vote.
 	everVoter bool
 	// ghostEnd is how much committed data the node's replaced disks held
-	// (membership mix: a new directory id).
+	// (membership mix: a new directory id); ghost is the latest replaced
+	// disk, whose flushed data the old key acknowledged.
 	ghostEnd int64
+	ghost    *simNode
 	dir      [16]byte
 	disk     simDisk
 	mem      *rafttest.MemLog // the MemLog under disk, nil with real storage
