@@ -208,7 +208,7 @@ func (r *registrar) attempt(ctx context.Context, st raft.Status, warned *bool) b
 	if resp.ErrorMessage != nil {
 		msg = *resp.ErrorMessage
 	}
-	fields = append(fields, zap.Error(err), zap.String("message", clip(msg)))
+	fields = append(fields, zap.Error(err), zap.String("message", clipMessage(msg)))
 	if registrationRetriable(err) {
 		r.lg.Debug("registration refused for now; retrying", fields...)
 	} else if !*warned {
@@ -314,8 +314,8 @@ func jittered(base time.Duration, failures int) time.Duration {
 	return time.Duration(float64(d) * f)
 }
 
-// clip bounds a remote message in logs.
-func clip(s string) string {
+// clipMessage bounds a remote message in logs.
+func clipMessage(s string) string {
 	const max = 256
 	if len(s) > max {
 		return s[:max] + "..."
