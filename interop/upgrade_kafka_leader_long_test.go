@@ -31,14 +31,31 @@ import (
 // log reads the same, through kafka-dump-log too, kraftd's RegisterControllerRecord
 // included.
 func TestKRaftVersionUpgradeKafkaLeaderLong(t *testing.T) {
-	env := kafkatest.Require(t)
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
-	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{J, J, K}, Controllers: true, KafkaLog4j: kafkaRaftDebug})
+	runKafkaLeaderUpgrade(t, []kafkatest.Side{J, J, K}, nil)
+}
+
+// TestKRaftVersionUpgradeKafkaLeaderTwoKraftdLong (about 75 s): as
+// TestKRaftVersionUpgradeKafkaLeaderLong with one Kafka controller and two kraftd voters, so
+// the Kafka leader commits everything, registrations included, through a kraftd follower;
+// both kraftd voters register, and Kafka's remove-controller removes one of them. kraftd's
+// election timeout is raised so that the Kafka controller wins the first election.
+func TestKRaftVersionUpgradeKafkaLeaderTwoKraftdLong(t *testing.T) {
+	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
+	runKafkaLeaderUpgrade(t, []kafkatest.Side{J, K, K}, kafkatest.Props{"controller.quorum.election.timeout.ms": "10000"})
+}
+
+// runKafkaLeaderUpgrade runs a static quorum of sides (node 1 a Kafka controller) whose
+// nodes 1 and 2 start first and elect a Kafka leader; node 3 joins after.
+func runKafkaLeaderUpgrade(t *testing.T, sides []kafkatest.Side, kraftdProps kafkatest.Props) {
+	env := kafkatest.Require(t)
+	J := kafkatest.SideKafka
+	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: sides, Controllers: true, KafkaLog4j: kafkaRaftDebug, KraftdProps: kraftdProps})
 	r := &mixedRun{t: t, q: q, hw: -1, led: map[int32]kafkatest.Side{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	// The JVM controllers start first, so a Kafka controller leads and writes the bootstrap
-	// metadata (metadata.version); kraftd then joins as a follower.
+	// A Kafka controller leads first and writes the bootstrap metadata (metadata.version);
+	// node 3 then joins as a follower.
 	q.Start(1)
 	q.Start(2)
 	r.elected("first election", time.Now())
@@ -48,10 +65,15 @@ func TestKRaftVersionUpgradeKafkaLeaderLong(t *testing.T) {
 	jvmLeader := q.Node(r.leader).Addr
 	adminReady(ctx, t, env, jvmLeader)
 	q.Start(3)
-	kraftd := q.Node(3)
 
-	// The Kafka leader lists kraftd once kraftd's registration is committed.
-	waitRegistered(ctx, t, jvmLeader, kraftd)
+	// The Kafka leader lists each kraftd voter once its registration is committed.
+	var kraftds []*kafkatest.MixedNode
+	for _, n := range q.Nodes {
+		if n.Side != J {
+			kraftds = append(kraftds, n)
+			waitRegistered(ctx, t, jvmLeader, n)
+		}
+	}
 	if lvl := finalizedKRaftVersion(ctx, t, env, jvmLeader); lvl != "0" {
 		t.Errorf("kraft.version finalized at %s before the upgrade, want 0", lvl)
 	}
@@ -65,12 +87,16 @@ func TestKRaftVersionUpgradeKafkaLeaderLong(t *testing.T) {
 		t.Errorf("kafka-metadata-quorum describe --status against the Kafka leader after the upgrade: %v", err)
 	}
 
-	// A voter change at kraft.version 1: the other JVM leaves, and the Kafka leader commits
-	// through kraftd alone.
+	// A voter change at kraft.version 1: a follower leaves, chosen so that a kraftd follower
+	// stays and the Kafka leader commits through kraftd alone.
+	followers := r.others(r.leader)
 	var victim *kafkatest.MixedNode
-	for _, id := range r.others(r.leader) {
-		if r.side(id) == J {
-			victim = q.Node(id)
+	for i := len(followers) - 1; i >= 0 && victim == nil; i-- {
+		for _, f := range followers {
+			if f != followers[i] && r.side(f) != J {
+				victim = q.Node(followers[i])
+				break
+			}
 		}
 	}
 	removeController(ctx, t, env, jvmLeader, victim)
@@ -84,7 +110,9 @@ func TestKRaftVersionUpgradeKafkaLeaderLong(t *testing.T) {
 	}
 	checkMixedLogs(t, env, q, r.led, hw, true)
 	checkControlRecordsDumped(ctx, t, env, q)
-	checkRegistrationDumped(ctx, t, env, q.Node(r.leader), kraftd.ID)
+	for _, n := range kraftds {
+		checkRegistrationDumped(ctx, t, env, q.Node(r.leader), n.ID)
+	}
 }
 
 // waitRegistered waits until the Kafka controller at addr lists n in DescribeCluster (its
@@ -105,7 +133,7 @@ func waitRegistered(ctx context.Context, t *testing.T, addr string, n *kafkatest
 			for _, b := range dc.Brokers {
 				ids = append(ids, fmt.Sprintf("%d@%s:%d", b.NodeID, b.Host, b.Port))
 				if b.NodeID == n.ID && fmt.Sprintf("%s:%d", b.Host, b.Port) == n.Addr {
-					t.Logf("the Kafka leader's DescribeCluster lists kraftd: %v", ids)
+					t.Logf("the Kafka leader's DescribeCluster lists kraftd node %d: %v", n.ID, ids)
 					return
 				}
 			}
