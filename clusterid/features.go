@@ -257,3 +257,26 @@ func featureLevelRecord(name string, level int16) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(level))
 	return append(b, 0) // no tagged fields
 }
+
+// FeatureRange is a feature's supported level range, as a Kafka controller
+// advertises it in ControllerRegistration.
+type FeatureRange struct {
+	Name     string
+	Min, Max int16
+}
+
+// SupportedFeatures is what a Kafka 4.4 controller without
+// unstable.feature.versions.enable registers (QuorumFeatures.defaultSupportedFeatureMap):
+// metadata.version from 3.3-IV3 to the latest production level, and each
+// production feature from its first level (0) to its latest production one,
+// sorted by name.
+func SupportedFeatures() []FeatureRange {
+	out := []FeatureRange{{featureMetadataVersion, metadataVersions[0].Level, DefaultMetadataVersion.Level}}
+	for _, name := range sortedNames(features) {
+		if last := int16(len(features[name]) - 1); last > 0 {
+			out = append(out, FeatureRange{name, 0, last})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

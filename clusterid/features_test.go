@@ -1,6 +1,7 @@
 package clusterid
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -36,5 +37,15 @@ func TestResolveFeatures(t *testing.T) {
 	s, err = resolveFeatures(&MetadataVersion{"4.0-IV3", 25}, nil, false)
 	if err != nil || s.levels["kraft.version"] != 0 || s.levels["transaction.version"] != 2 || s.levels["group.version"] != 1 || s.levels["eligible.leader.replicas.version"] != 0 {
 		t.Fatalf("4.0-IV3: %+v %v", s, err)
+	}
+}
+
+// A Kafka 4.4 controller registers these ranges (the levels of the
+// production features and metadata.version 7-33).
+func TestSupportedFeatures(t *testing.T) {
+	got := fmt.Sprint(SupportedFeatures())
+	want := "[{eligible.leader.replicas.version 0 1} {group.version 0 1} {kraft.version 0 1} {metadata.version 7 33} {share.version 0 2} {streams.version 0 1} {transaction.version 0 2}]"
+	if got != want {
+		t.Errorf("SupportedFeatures() = %s, want %s", got, want)
 	}
 }

@@ -29,6 +29,12 @@
 // and log maintenance, and the end of Run's context, which starts a
 // graceful shutdown bounded by Options.ShutdownTimeout.
 //
+// A controller on __cluster_metadata registers itself with the active
+// controller while another node leads (registration.go: ControllerRegistration,
+// as a Kafka controller does), from a goroutine of its own over a connection
+// of its own, reading the status the loop publishes; the loop only wakes it
+// when the leader or the epoch changes.
+//
 // The node routes DescribeQuorum for __cluster_metadata to its own topic, so
 // kafka-metadata-quorum also describes a node on the performance-test
 // partition.

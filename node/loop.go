@@ -58,8 +58,12 @@ func (n *Node) loop(ctx context.Context) error {
 			first = false
 		}
 		if !st.Equal(prev) || n.status.Load() == nil {
+			moved := st.Epoch != prev.Epoch || st.LeaderID != prev.LeaderID
 			n.status.Store(&st)
 			prev = st
+			if moved {
+				n.reg.notify()
+			}
 		}
 		if n.o.App != nil && done != nil {
 			n.doing = activity{op: "tick"}

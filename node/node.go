@@ -81,6 +81,9 @@ type Node struct {
 	// goroutines read it only after ready is closed.
 	advertised map[string]raft.Endpoint
 	ready      chan struct{}
+	// reg registers this controller with a Kafka active controller
+	// (registration.go); nil when the node does not register.
+	reg *registrar
 }
 
 // New checks the options and prepares a node; it touches no file or socket.
@@ -166,6 +169,16 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		n.driver.Register(n.o.App)
 	} else {
 		n.driver.Register(ignoreCommits{})
+	}
+	if n.registrationEnabled() {
+		n.reg = n.newRegistrar()
+		regCtx, stopReg := context.WithCancel(context.Background())
+		regDone := make(chan struct{})
+		go func() {
+			defer close(regDone)
+			n.reg.run(regCtx)
+		}()
+		defer func() { stopReg(); <-regDone }()
 	}
 	return n.loop(ctx)
 }
