@@ -19,7 +19,7 @@ test: vet
 # Interop scenarios too long for make test (tests named ...Long, build tag interoplong):
 # more mixed dynamic quorums and voter changes against Kafka 4.4.0. CI runs it after make test.
 interop-long: interop-deps
-	$(GO) test -tags interoplong -count=1 -timeout 9m -run 'Long$$' ./interop/
+	$(GO) test -tags interoplong -count=1 -timeout 20m -run 'Long$$' ./interop/
 
 run: build
 	./scripts/run-local.sh

@@ -31,6 +31,7 @@ import (
 // log reads the same, through kafka-dump-log too, kraftd's RegisterControllerRecord
 // included.
 func TestKRaftVersionUpgradeKafkaLeaderLong(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
 	runKafkaLeaderUpgrade(t, []kafkatest.Side{J, J, K}, nil)
 }
@@ -41,6 +42,7 @@ func TestKRaftVersionUpgradeKafkaLeaderLong(t *testing.T) {
 // both kraftd voters register, and Kafka's remove-controller removes one of them. kraftd's
 // election timeout is raised so that the Kafka controller wins the first election.
 func TestKRaftVersionUpgradeKafkaLeaderTwoKraftdLong(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
 	runKafkaLeaderUpgrade(t, []kafkatest.Side{J, K, K}, kafkatest.Props{"controller.quorum.election.timeout.ms": "10000"})
 }
