@@ -666,6 +666,11 @@ func (c *checker) periodic() {
 			for i, n := range s.nodes {
 				c.idleStart[i] = idleMark{polls: n.polls, epoch: n.drv.Status().Epoch}
 			}
+		} else if s.now > c.deadline && s.m.membership && c.staleEpochStall() {
+			s.stats.staleEpochStalls++
+			s.tracef("LIVENESS: observers above the leader's epoch, raised by a voter that missed its removal, without pre-vote; as Kafka (%s)", why)
+			c.done = true
+			return
 		} else if s.now > c.deadline {
 			s.fail("L3: nodes did not converge within %v after the liveness commit: %s", convergenceBound, why)
 			return

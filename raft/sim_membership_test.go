@@ -225,6 +225,33 @@ func (c *checker) removedLeaderStall() bool {
 	return stuck && longestOther > longestVoter
 }
 
+// staleEpochStall recognises a stall Kafka 4.4 shares when pre-vote is off
+// (as with 3.x peers): a voter that missed its own removal (its log ends
+// before it) campaigns with ever higher epochs and the nodes it asks take
+// each one; those observers then ignore the leader's answers (an older
+// epoch, UNKNOWN_LEADER_EPOCH), and the leader, whose voter set names none
+// of them, never hears the higher epoch. With pre-vote the stale voter
+// never gets past its pre-vote.
+func (c *checker) staleEpochStall() bool {
+	s := c.s
+	l := s.leaderNode()
+	if s.opts.preVote || l == nil {
+		return false
+	}
+	st := l.drv.Status()
+	above := false
+	for _, n := range s.nodes {
+		if !n.up || n == l || n.drv.Status().Epoch <= st.Epoch {
+			continue
+		}
+		if st.Voters.ContainsID(raft.NodeID(n.id)) {
+			return false
+		}
+		above = true
+	}
+	return above
+}
+
 // lostDiskStall: no leader, and a voter set some node holds names a key
 // whose disk was replaced (a new directory id). That voter never votes
 // again; until it is removed, which needs a leader, the rest may lack a

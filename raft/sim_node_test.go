@@ -176,7 +176,7 @@ type simCounts struct {
 	snapshots, snapshotLoads, retentions, fetchSnapshots                                                             int
 	checkQuorumChecks                                                                                                int
 	bogus                                                                                                            int
-	removals, newDirs, removedLeaderStalls                                                                           int
+	removals, newDirs, removedLeaderStalls, staleEpochStalls                                                         int
 	upgrades                                                                                                         int
 }
 

@@ -254,16 +254,16 @@ var (
 // simTotals sums what the seeds of a mix exercised, so a run shows that
 // the faults happened and the quorum still did work.
 type simTotals struct {
-	seeds, steps                                                    int
-	virtual, maxLatency                                             time.Duration
-	committed                                                       int64
-	leaderChanges, crashes, partitions, pauses, diskFaults, resigns int
-	drops, dups                                                     int
-	snapshots, retentions, fetchSnapshots, snapshotLoads            int
-	checkQuorumChecks                                               int
-	bogus                                                           int
-	removals, newDirs, voterChanges, removedLeaderStalls            int
-	upgrades, upgraded                                              int
+	seeds, steps                                                           int
+	virtual, maxLatency                                                    time.Duration
+	committed                                                              int64
+	leaderChanges, crashes, partitions, pauses, diskFaults, resigns        int
+	drops, dups                                                            int
+	snapshots, retentions, fetchSnapshots, snapshotLoads                   int
+	checkQuorumChecks                                                      int
+	bogus                                                                  int
+	removals, newDirs, voterChanges, removedLeaderStalls, staleEpochStalls int
+	upgrades, upgraded                                                     int
 }
 
 func (t *simTotals) add(r simResult) {
@@ -290,6 +290,7 @@ func (t *simTotals) add(r simResult) {
 	t.removals += st.removals
 	t.newDirs += st.newDirs
 	t.removedLeaderStalls += st.removedLeaderStalls
+	t.staleEpochStalls += st.staleEpochStalls
 	t.voterChanges += r.voterChanges
 	t.upgrades += st.upgrades
 	if r.upgradedAt >= 0 {
@@ -298,9 +299,9 @@ func (t *simTotals) add(r simResult) {
 }
 
 func (t simTotals) String() string {
-	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked, %d forged requests refused, %d voter removals asked, %d new directories, %d voter sets committed, %d removed-leader stalls, %d kraft.version upgrades asked (%d seeds upgraded); slowest post-heal commit %v",
+	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked, %d forged requests refused, %d voter removals asked, %d new directories, %d voter sets committed, %d removed-leader stalls, %d stale-epoch stalls, %d kraft.version upgrades asked (%d seeds upgraded); slowest post-heal commit %v",
 		t.steps, t.virtual.Round(time.Second), t.committed, t.leaderChanges, t.crashes, t.partitions, t.pauses, t.diskFaults, t.resigns, t.drops, t.dups,
-		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.bogus, t.removals, t.newDirs, t.voterChanges, t.removedLeaderStalls, t.upgrades, t.upgraded, t.maxLatency)
+		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.bogus, t.removals, t.newDirs, t.voterChanges, t.removedLeaderStalls, t.staleEpochStalls, t.upgrades, t.upgraded, t.maxLatency)
 }
 
 type simResult struct {
