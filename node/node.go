@@ -20,6 +20,7 @@ import (
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/security"
 )
 
 // inboxSize bounds the run loop's inbound channel. Each inbound connection
@@ -64,6 +65,7 @@ type Node struct {
 	rcfg   raft.Config // endpoints filled in by Run once the listeners are bound
 
 	driver  *raft.Driver
+	scram   *security.ScramStore // SCRAM credentials of the SASL listeners; nil without SCRAM
 	log     *metadatalog.Log
 	server  *network.Server
 	peers   *network.Peers
@@ -167,6 +169,9 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	} else {
 		n.driver.Register(ignoreCommits{})
 	}
+	if n.scram != nil {
+		n.driver.Register(scramListener{store: n.scram, lg: n.remote})
+	}
 	return n.loop(ctx)
 }
 
@@ -174,9 +179,14 @@ func (n *Node) Run(ctx context.Context) (err error) {
 // bound ports and publishes them to the handler, and points the peer client at the voters and bootstrap
 // servers.
 func (n *Node) startNetwork() (err error) {
+	sides, client, scram, err := n.buildSecurity()
+	if err != nil {
+		return err
+	}
+	n.scram = scram
 	var listeners []network.ListenerConfig
 	for _, l := range n.cfg.Listeners {
-		listeners = append(listeners, network.ListenerConfig{Name: l.Name, Addr: l.HostPort()})
+		listeners = append(listeners, network.ListenerConfig{Name: l.Name, Addr: l.HostPort(), Security: sides[l.Name]})
 	}
 	sc := serverConfig(n.cfg, listeners)
 	sc.Logger = n.lg.Named("network")
@@ -199,6 +209,7 @@ func (n *Node) startNetwork() (err error) {
 		RequestTimeout:      n.cfg.RequestTimeout,
 		ReconnectBackoff:    50 * time.Millisecond,
 		ReconnectBackoffMax: 500 * time.Millisecond,
+		Security:            client,
 		Logger:              n.lg.Named("peers"),
 	})
 	for _, v := range n.rcfg.Voters {
