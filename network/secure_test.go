@@ -247,3 +247,57 @@ func TestSaslHandshakeOnPlaintextListener(t *testing.T) {
 	}
 	c.apiVersionsRoundTrip(2)
 }
+
+// connections.max.reauth.ms: the server grants the session lifetime and closes a
+// connection that sends a raft request after it; kraftd's peers replace their connection
+// before the session ends, so requests keep succeeding.
+func TestSecureSessionLifetime(t *testing.T) {
+	p := saslProps(props{"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT", "connections.max.reauth.ms": "600"},
+		security.MechPlain, "controller", "pw")
+	ss, cs := sides(t, p, security.SASLPlaintext, nil)
+	lg, logs := observedLogger()
+	refusals := security.NewFailureLog(0, func(format string, args ...any) { lg.Warn(fmt.Sprintf(format, args...)) })
+	h := &countingHandler{}
+	_, addr := startServer(t, ServerConfig{Logger: lg, Refusals: refusals, Listeners: []ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0", Security: ss}}}, h)
+
+	peers := newTestPeers(t, PeerConfig{Security: cs, RequestTimeout: 200 * time.Millisecond})
+	peers.SetAddress(1, addr)
+	for i := range 6 {
+		if _, err := sendSync(t, peers, 1, voteRequest(int32(i))); err != nil {
+			t.Fatalf("vote %d: %v", i, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	authenticated := 0
+	for _, e := range logs.All() {
+		if e.Message == "SASL authenticated" {
+			authenticated++
+		}
+	}
+	if authenticated < 2 {
+		t.Fatalf("%d authentications over 1.5 s of 600 ms sessions: the peer kept its expired connection", authenticated)
+	}
+
+	// A raw client that lets its session expire is closed at its next request.
+	nc, err := net.DialTimeout("tcp", addr, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(testTimeout))
+	c := &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
+	c.apiVersionsRoundTrip(1)
+	c.send(2, &kmsg.SASLHandshakeRequest{Version: 1, Mechanism: "PLAIN"})
+	c.recv(2, protocol.KeySaslHandshake, 1)
+	c.send(3, &kmsg.SASLAuthenticateRequest{Version: 2, SASLAuthBytes: []byte("\x00controller\x00pw")})
+	ar := c.recv(3, protocol.KeySaslAuthenticate, 2).(*kmsg.SASLAuthenticateResponse)
+	if ar.ErrorCode != 0 || ar.SessionLifetimeMillis <= 0 || ar.SessionLifetimeMillis > 600 {
+		t.Fatalf("SaslAuthenticate: error %d, session lifetime %d ms", ar.ErrorCode, ar.SessionLifetimeMillis)
+	}
+	c.send(4, voteRequest(9))
+	c.recv(4, protocol.KeyVote, 1)
+	time.Sleep(time.Duration(ar.SessionLifetimeMillis)*time.Millisecond + 100*time.Millisecond)
+	c.send(5, voteRequest(10))
+	c.expectClosed(testTimeout)
+	waitLog(t, logs, "SASL session expired")
+}
