@@ -301,3 +301,27 @@ func TestSecureSessionLifetime(t *testing.T) {
 	c.expectClosed(testTimeout)
 	waitLog(t, logs, "SASL session expired")
 }
+
+// SaslHandshake v0: the tokens travel as bare frames without Kafka headers, and the
+// connection is served once authenticated.
+func TestSecureHandshakeV0RawTokens(t *testing.T) {
+	p := saslProps(props{"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT"}, security.MechPlain, "controller", "pw")
+	ss, _ := sides(t, p, security.SASLPlaintext, nil)
+	h := &countingHandler{}
+	_, addr := startServer(t, ServerConfig{Listeners: []ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0", Security: ss}}}, h)
+	c := dialRaw(t, addr)
+	c.send(1, &kmsg.SASLHandshakeRequest{Version: 0, Mechanism: "PLAIN"})
+	if hs := c.recv(1, protocol.KeySaslHandshake, 0).(*kmsg.SASLHandshakeResponse); hs.ErrorCode != 0 {
+		t.Fatalf("SaslHandshake v0: error %d", hs.ErrorCode)
+	}
+	token := []byte("\x00controller\x00pw")
+	c.write(append([]byte{0, 0, 0, byte(len(token))}, token...))
+	frame, err := protocol.ReadFrame(c.br, protocol.DefaultMaxFrameSize, nil)
+	if err != nil || len(frame) != 0 {
+		t.Fatalf("raw token answer %x, %v; want an empty frame", frame, err)
+	}
+	c.send(2, voteRequest(5))
+	if got := votePartition(c.recv(2, protocol.KeyVote, 1)); got != 5 || h.n.Load() != 1 {
+		t.Fatalf("vote after v0 authentication: partition %d, handler saw %d", got, h.n.Load())
+	}
+}
