@@ -326,6 +326,11 @@ func compareRefusals(t *testing.T, pki *testPKI, sc secureScenario, jvm, kraftd 
 		{"client certificate of an unknown CA", func(addr string) string {
 			return probeSASL(addr, pki.tlsConfig(t, pki.caPEM, pki.otherNode, "127.0.0.1"), sc.toolMech, securePassword, false)
 		}},
+		{"no client certificate (ssl.client.auth=required)", func(addr string) string {
+			cfg := good.Clone()
+			cfg.Certificates = nil
+			return probeSASL(addr, cfg, sc.toolMech, securePassword, false)
+		}},
 		{"server certificate of an unknown CA", func(addr string) string {
 			return probeSASL(addr, pki.tlsConfig(t, pki.otherCA, pki.nodePEM, "127.0.0.1"), sc.toolMech, securePassword, false)
 		}},
