@@ -178,6 +178,9 @@ type secureScenario struct {
 	proto, mech, toolMech string
 	enabled               []string
 	long                  bool // kill -9 and SIGTERM of each side's leader
+	// kraftdFormat: kraftd's dir formatted by kraftd's own format --add-scram (else
+	// by Kafka's kafka-storage format).
+	kraftdFormat bool
 }
 
 // formatArgs write a SCRAM credential into every node's bootstrap snapshot.
@@ -192,8 +195,9 @@ func (s secureScenario) formatArgs() []string {
 
 // TestSecureMixedQuorum: two Kafka 4.4.0 controllers and kraftd over SASL_SSL with mutual
 // TLS (ssl.client.auth=required), PLAIN between controllers and SCRAM-SHA-512 enabled too
-// (credentials written by kafka-storage format --add-scram on every node): a kraftd leader
-// is elected and followed, Kafka's kafka-metadata-quorum and kraftd's describe-quorum
+// (credentials written by kafka-storage format --add-scram on the JVM nodes, by kraftd's
+// format --add-scram on kraftd's; the Long variant formats kraftd's dir with Kafka's
+// tool): a kraftd leader is elected and followed, Kafka's kafka-metadata-quorum and kraftd's describe-quorum
 // --command-config (SCRAM-SHA-512) describe it, each refusal is answered by kraftd as by a
 // JVM controller, leadership goes back to Kafka, and the logs are identical.
 //
@@ -203,7 +207,7 @@ func (s secureScenario) formatArgs() []string {
 // credentials"), so SCRAM serves clients of the controller listener, not the quorum.
 // kraftd accepts the bootstrap snapshot's credentials at once.
 func TestSecureMixedQuorum(t *testing.T) {
-	runSecureMixed(t, secureScenario{proto: "SASL_SSL", mech: "PLAIN", toolMech: "SCRAM-SHA-512", enabled: []string{"PLAIN", "SCRAM-SHA-512"}})
+	runSecureMixed(t, secureScenario{proto: "SASL_SSL", mech: "PLAIN", toolMech: "SCRAM-SHA-512", enabled: []string{"PLAIN", "SCRAM-SHA-512"}, kraftdFormat: true})
 }
 
 func runSecureMixed(t *testing.T, sc secureScenario) {
@@ -212,8 +216,12 @@ func runSecureMixed(t *testing.T, sc secureScenario) {
 	pki := newTestPKI(t)
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
 	props := secureProps(pki, sc.proto, sc.mech, sc.enabled)
+	var kraftdFormat []string
+	if sc.kraftdFormat {
+		kraftdFormat = sc.formatArgs()
+	}
 	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{J, J, K}, Controllers: true,
-		Props: props, KafkaFormatArgs: sc.formatArgs(), ClientSecurity: harnessClient(t, props, sc.proto), KafkaLog4j: kafkaRaftDebug})
+		Props: props, KafkaFormatArgs: sc.formatArgs(), KraftdFormatArgs: kraftdFormat, ClientSecurity: harnessClient(t, props, sc.proto), KafkaLog4j: kafkaRaftDebug})
 	r := &mixedRun{t: t, q: q, hw: -1, led: map[int32]kafkatest.Side{}}
 	start := time.Now()
 	for _, n := range q.Nodes {
@@ -221,9 +229,13 @@ func runSecureMixed(t *testing.T, sc secureScenario) {
 	}
 	took := r.elected("first election", start)
 	t.Logf("%s/%s: first election: %s leads epoch %d, %v after the first start", sc.proto, sc.mech, r.label(r.leader), r.epoch, took.Round(time.Millisecond))
-	if r.side(r.leader) == J {
-		r.force(K)
+	// A JVM controller takes --add-scram credentials only from the log, where the first
+	// active JVM controller writes its bootstrap records: until one has led, a JVM
+	// controller refuses every SCRAM login (kraftd reads them from the bootstrap snapshot).
+	if r.side(r.leader) == K {
+		r.force(J)
 	}
+	r.force(K)
 	describeSecure(t, env, q, r.leader, clientConfig(t, pki, sc.proto, sc.toolMech))
 	if sc.proto == "SASL_SSL" {
 		compareRefusals(t, pki, sc, q.Node(1).Addr, q.Node(3).Addr)

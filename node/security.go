@@ -20,7 +20,12 @@ import (
 // leader), before the listeners accept; once the driver runs, scramListener
 // replaces the store at each snapshot it loads and applies each committed
 // record. A user added after the latest snapshot is known once the node
-// sees its record committed.
+// sees its record committed. A Kafka 4.4 controller differs at start: it
+// reads the bootstrap credentials only from the log, once the first active
+// JVM controller has written its bootstrap records there and it has caught
+// up, refusing every SCRAM login until then; kraftd, which writes no
+// bootstrap records of its own, honours the bootstrap snapshot's at once
+// (the same operator-written credentials, earlier).
 
 // buildSecurity loads each listener's TLS material and SASL configuration and
 // those of the outbound connections. Without any SASL listener using SCRAM the

@@ -55,6 +55,9 @@ type MixedRaftConfig struct {
 	// kraftd nodes are formatted by Kafka's tool too (e.g. --add-scram, which kraftd's
 	// format does not offer).
 	KafkaFormatArgs []string
+	// KraftdFormatArgs, when set, format kraftd nodes with kraftd's own format and
+	// these flags instead of Kafka's tool (e.g. kraftd's --add-scram).
+	KraftdFormatArgs []string
 	// ClientSecurity is how the harness's own requests (DescribeQuorum) reach nodes
 	// whose listeners use TLS or SASL; nil: plaintext.
 	ClientSecurity *security.ClientSide
@@ -163,13 +166,13 @@ func (q *MixedRaft) startController(n *MixedNode) {
 			NoFormat: formatted, Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j, FormatArgs: q.cfg.KafkaFormatArgs})
 		n.Proc = c.Process
 	case SideKraftd:
-		if !formatted && len(q.cfg.KafkaFormatArgs) > 0 {
+		if !formatted && len(q.cfg.KafkaFormatArgs) > 0 && q.cfg.KraftdFormatArgs == nil {
 			q.formatWithKafka(n)
 			formatted = true
 		}
 		args := append([]string{"--log-format", "json"}, q.cfg.KraftdArgs...)
 		k := StartKraftd(q.t, KraftdConfig{Command: "start", NodeID: n.ID, ClusterID: q.ClusterID(n.ID), Port: n.Port, Voters: q.Voters,
-			Dir: n.LogDir, NoFormat: formatted, Props: q.kraftdProps(), Args: args})
+			Dir: n.LogDir, NoFormat: formatted, Props: q.kraftdProps(), Args: args, FormatArgs: q.cfg.KraftdFormatArgs})
 		n.Proc = k.Process
 	default:
 		q.t.Fatalf("kafkatest: unknown side %q", n.Side)
