@@ -229,14 +229,27 @@ func runSecureMixed(t *testing.T, sc secureScenario) {
 	}
 	took := r.elected("first election", start)
 	t.Logf("%s/%s: first election: %s leads epoch %d, %v after the first start", sc.proto, sc.mech, r.label(r.leader), r.epoch, took.Round(time.Millisecond))
+	// A Kafka 4.4 controller stopped while it still loads its bootstrap snapshot dies with a
+	// fatal fault (ClosedChannelException, exit 1): let every node settle before force
+	// stops one.
+	time.Sleep(3 * time.Second)
 	// A JVM controller takes --add-scram credentials only from the log, where the first
 	// active JVM controller writes its bootstrap records: until one has led, a JVM
 	// controller refuses every SCRAM login (kraftd reads them from the bootstrap snapshot).
 	if r.side(r.leader) == K {
 		r.force(J)
 	}
-	r.force(K)
-	describeSecure(t, env, q, r.leader, clientConfig(t, pki, sc.proto, sc.toolMech))
+	config := clientConfig(t, pki, sc.proto, sc.toolMech)
+	for attempt := 0; ; attempt++ {
+		r.forceStable(K)
+		if describeSecure(t, env, q, r.leader, config) {
+			break
+		}
+		if attempt == 2 {
+			t.Fatal("the kraftd leader lost its leadership before each describe")
+		}
+		r.elected("leadership moved before the describe", time.Now())
+	}
 	if sc.proto == "SASL_SSL" {
 		compareRefusals(t, pki, sc, q.Node(1).Addr, q.Node(3).Addr)
 	}
@@ -281,6 +294,25 @@ type mapProps map[string]string
 
 func (m mapProps) Get(k string) (string, bool) { v, ok := m[k]; return v, ok }
 
+// forceStable is force, then a wait for the JVM follower force restarted: a leader that
+// hears from no majority for the check-quorum timeout (3 s) resigns, as Kafka's does, and
+// a JVM restart on a loaded machine can take longer. When leadership moved, it is forced
+// again.
+func (r *mixedRun) forceStable(want kafkatest.Side) {
+	r.t.Helper()
+	for attempt := 0; ; attempt++ {
+		r.force(want)
+		time.Sleep(4 * time.Second)
+		if l, e, ok := r.q.AgreedLeader(); ok && l == r.leader && e == r.epoch {
+			return
+		}
+		if attempt == 2 {
+			r.t.Fatalf("no stable %s leader after 3 attempts", want)
+		}
+		r.elected("leadership moved after forcing", time.Now())
+	}
+}
+
 // crashAny kills the leader with SIGKILL (a kraftd controller appends nothing of its own,
 // so unlike crash it waits for no data), waits for the next leader and restarts the old.
 func (r *mixedRun) crashAny() {
@@ -293,8 +325,10 @@ func (r *mixedRun) crashAny() {
 	r.q.Start(old)
 }
 
-// describeSecure runs kafka-metadata-quorum --command-config against the leader.
-func describeSecure(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, leader int32, config string) {
+// describeSecure runs kafka-metadata-quorum and kraftd's describe-quorum with
+// --command-config against the leader; false when leadership moved meanwhile (a leader
+// stalled past the check-quorum timeout on a loaded machine resigns).
+func describeSecure(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, leader int32, config string) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -305,6 +339,10 @@ func describeSecure(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, le
 	st, err := kafkatest.ParseStatus(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if l, _, ok := q.AgreedLeader(); st["LeaderId"] != fmt.Sprint(leader) && ok && l != leader {
+		t.Logf("leadership moved from %d to %d before the describe", leader, l)
+		return false
 	}
 	if st["LeaderId"] != fmt.Sprint(leader) || st["ClusterId"] != q.ClusterID(leader) {
 		t.Errorf("kafka-metadata-quorum over the secure listener: leader %s of %s, want %d of %s\n%s", st["LeaderId"], st["ClusterId"], leader, q.ClusterID(leader), out)
@@ -323,6 +361,7 @@ func describeSecure(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, le
 			t.Errorf("describe --status %s over the secure listener: Kafka %q, kraftd %q", k, st[k], st2[k])
 		}
 	}
+	return true
 }
 
 // compareRefusals probes a JVM controller and kraftd with each failure and requires the
