@@ -13,6 +13,9 @@ import (
 	"github.com/kraftd/kraftd/metadatalog/vfs"
 )
 
+// scramMetadataLevel is metadata.version 3.5-IV2, the first with SCRAM records.
+const scramMetadataLevel = 11
+
 // FormatOptions configures Format.
 type FormatOptions struct {
 	// Dirs are the log dirs (log.dirs); MetadataDir (metadata.log.dir) is
@@ -51,6 +54,10 @@ type FormatOptions struct {
 	// ControllerListener names the voters' endpoint in the bootstrap
 	// snapshot (the first of controller.listener.names).
 	ControllerListener string
+	// ScramRecords are UserScramCredentialRecord values (--add-scram,
+	// security.ParseAddScram), written after the feature records as Kafka
+	// 4.4 does; they need metadata.version 3.5-IV2 or later.
+	ScramRecords [][]byte
 	// FS is where the dirs live; nil = the OS.
 	FS vfs.FS
 }
@@ -148,7 +155,10 @@ func newDirWriter(o FormatOptions) (*dirWriter, error) {
 	if w.out == nil {
 		w.out = io.Discard
 	}
-	w.records = fs.records()
+	if len(o.ScramRecords) > 0 && fs.mv.Level < scramMetadataLevel {
+		return nil, errors.New("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
+	}
+	w.records = append(fs.records(), o.ScramRecords...)
 	return w, nil
 }
 

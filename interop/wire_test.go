@@ -23,6 +23,8 @@ var raftApis = []int16{
 	protocol.KeyEndQuorumEpoch, protocol.KeyDescribeQuorum, protocol.KeyFetchSnapshot,
 	protocol.KeyDescribeCluster, protocol.KeyControllerRegistration, protocol.KeyAddRaftVoter,
 	protocol.KeyRemoveRaftVoter, protocol.KeyUpdateRaftVoter, protocol.KeyUpdateFeatures, // kraft.version upgrades
+	// A Kafka controller lists SaslHandshake and SaslAuthenticate on every listener.
+	protocol.KeySaslHandshake, protocol.KeySaslAuthenticate,
 }
 
 // exchange sends one request over c with kraftd's codec and returns the raw response frame

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/security"
 )
 
 const (
@@ -37,6 +38,7 @@ const (
 type reason struct {
 	why, detail string
 	local       bool
+	quiet       bool // logged already (a refusal): only at debug level
 }
 
 func remoteReason(why, detail string) reason { return reason{why: why, detail: detail} }
@@ -51,6 +53,10 @@ type outItem struct {
 	resp   kmsg.Response
 	close  bool
 	reason reason
+	// raw is a SASL token answered after SaslHandshake v0: a frame without a
+	// Kafka header.
+	raw   []byte
+	isRaw bool
 }
 
 // conn is one inbound connection: a reader goroutine (readLoop) and a writer goroutine
@@ -68,6 +74,9 @@ type conn struct {
 	br   *bufio.Reader
 	log  *zap.Logger // local events
 	rlog *zap.Logger // lines the client causes (logging.Remote)
+	// auth authenticates a SASL listener's connection (nil: no SASL); only the
+	// reader goroutine uses it.
+	auth *security.Authenticator
 
 	closed    chan struct{} // closed by close
 	closeOnce sync.Once
@@ -107,7 +116,7 @@ func newConn(s *Server, listener string, nc net.Conn) *conn {
 func (c *conn) close(r reason) {
 	c.closeOnce.Do(func() {
 		switch {
-		case r == reasonClientClosed:
+		case r == reasonClientClosed || r.quiet:
 			c.rlog.Debug(r.why)
 		case r.local:
 			c.log.Info("closing connection: " + r.why)
@@ -302,6 +311,9 @@ func (c *conn) readFrame() ([]byte, error) {
 	if err != nil {
 		return nil, wrap(err)
 	}
+	if err := c.checkSASLSize(p); err != nil {
+		return nil, err
+	}
 	size, err := protocol.FrameSize(p, c.s.maxFrame)
 	if err != nil {
 		return nil, &frameError{"bad frame size" + sizeHint(p), err}
@@ -359,6 +371,9 @@ func (c *conn) readLoop() {
 			c.close(localReason("internal error"))
 		}
 	}()
+	if !c.tlsHandshake() {
+		return
+	}
 	for {
 		if stop, shutdown := c.mustStop(); stop {
 			if shutdown {
@@ -370,6 +385,18 @@ func (c *conn) readLoop() {
 		if err != nil {
 			c.readFailed(err)
 			return
+		}
+		if c.auth != nil {
+			handled, queued, ok := c.serveSASL(frame)
+			if !ok {
+				return
+			}
+			if handled {
+				if queued && !c.awaitWritten() {
+					return
+				}
+				continue
+			}
 		}
 		hdr, req, err := protocol.ParseRequest(frame)
 		switch {
@@ -386,6 +413,8 @@ func (c *conn) readLoop() {
 			return
 		case hdr.APIKey == protocol.KeyApiVersions:
 			c.answerSelf(hdr, apiVersionsResponse(req.(*kmsg.ApiVersionsRequest), c.s.cfg.FinalizedKRaftVersion))
+		case hdr.APIKey == protocol.KeySaslHandshake || hdr.APIKey == protocol.KeySaslAuthenticate:
+			c.answerSelf(hdr, illegalSASLState(hdr))
 		default:
 			c.beginRequest()
 			if !c.dispatch(hdr, req) {
@@ -402,6 +431,7 @@ func (c *conn) readLoop() {
 func (c *conn) readFailed(err error) {
 	var fe *frameError
 	switch {
+	case errors.Is(err, errSASLRefused): // closed by the Authenticator's outcome
 	case errors.Is(err, errStopped):
 		if _, shutdown := c.mustStop(); shutdown || c.s.isClosing() {
 			c.stopReading(localReason("server shutdown"))
@@ -523,7 +553,10 @@ func (c *conn) writeLoop() {
 				c.close(it.reason)
 				return
 			}
-			if vectoredWrites {
+			if it.isRaw {
+				out[0] = binary.BigEndian.AppendUint32(out[0], uint32(len(it.raw)))
+				out[0] = append(out[0], it.raw...)
+			} else if vectoredWrites {
 				out = protocol.AppendResponseVectored(out, it.corr, it.resp)
 			} else {
 				out[0] = protocol.AppendResponse(out[0], it.corr, it.resp)

@@ -56,6 +56,16 @@
 // lets requests being served finish and their responses be written until its context
 // ends, then closes what is left.
 //
+// # Security
+//
+// A listener with ListenerConfig.Security speaks TLS and/or SASL as package security
+// resolves them (secure.go): the TLS handshake runs on the reader goroutine, bounded by
+// HandshakeTimeout; a SASL connection's frames go to its security.Authenticator, bounded
+// by sasl.server.max.receive.size, until it authenticates, and none reaches the Handler
+// before. Refused connections are logged through a security.FailureLog, one line per
+// peer host per interval. Peers with PeerConfig.Security run TLS, ApiVersions and the
+// SASL exchange before any request (peers_secure.go); a failure fails the dial.
+//
 // # Peers goroutines
 //
 // Per destination node a run goroutine, started by Send when there is work and ending

@@ -14,7 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/logging"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/security"
 )
 
 // Defaults applied by NewPeers to zero PeerConfig fields (Kafka's names in comments).
@@ -43,7 +45,10 @@ type PeerConfig struct {
 	ReconnectBackoff    time.Duration
 	ReconnectBackoffMax time.Duration
 	MaxFrameSize        int32 // bytes, for responses
-	Logger              *zap.Logger
+	// Security is TLS and SASL of outbound connections (nil: PLAINTEXT), those of
+	// the first controller listener.
+	Security *security.ClientSide
+	Logger   *zap.Logger
 }
 
 // Errors passed to Send callbacks. Every transport failure (dial, disconnect, timeout,
@@ -71,6 +76,7 @@ var (
 type Peers struct {
 	cfg      PeerConfig
 	log      *zap.Logger
+	rlog     *zap.Logger // rate-limited, for failures a misconfigured peer repeats
 	clientID *string
 
 	// closed is set by Close before it visits any peer, so a dial that completes
@@ -105,7 +111,7 @@ func NewPeers(cfg PeerConfig) *Peers {
 		log = zap.NewNop()
 	}
 	clientID := cfg.ClientID
-	return &Peers{cfg: cfg, log: log, clientID: &clientID, peers: make(map[int32]*peer)}
+	return &Peers{cfg: cfg, log: log, rlog: logging.Remote(log), clientID: &clientID, peers: make(map[int32]*peer)}
 }
 
 // SetAddress sets (or changes) the host:port of node id. A changed address closes the
@@ -372,7 +378,7 @@ func (pr *peer) dial() (*peerConn, error) {
 		// (DNS, SYN lost) still leaves the backoff between attempts.
 		pr.nextDial = time.Now().Add(wait)
 		pr.lastErr = err
-		pr.log.Warn("connect failed", zap.String("addr", addr), zap.Duration("backoff", wait), zap.Error(err))
+		pr.logDialFailure(addr, wait, err)
 		return nil, err
 	}
 	// Backoff is measured from the start of the last attempt (as Kafka does), so a
@@ -381,6 +387,7 @@ func (pr *peer) dial() (*peerConn, error) {
 	pr.nextDial = start.Add(pr.backoff(0))
 	pr.lastErr = nil
 	pr.conn = pc
+	pc.scheduleReauth(pc.lifetime)
 	pr.log.Info("connected", zap.String("addr", addr))
 	pr.p.wg.Add(1)
 	go pc.readLoop()
@@ -403,10 +410,17 @@ func (pr *peer) connect(addr string) (*peerConn, error) {
 		return nil, fmt.Errorf("network: connect to node %d at %s: %w (%w)", pr.id, addr, err, kerr.BrokerNotAvailable)
 	}
 	nc = newCountedConn(nc) // for the server's file descriptor reserve
+	if nc, err = pr.secure(nc, host, addr); err != nil {
+		return nil, err
+	}
 	pc := &peerConn{pr: pr, nc: nc, br: bufio.NewReaderSize(nc, peerReadBufferSize)}
 	if err := pc.negotiate(); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("network: ApiVersions with node %d at %s: %w", pr.id, addr, err)
+	}
+	if pc.lifetime, err = pc.authenticate(host); err != nil {
+		nc.Close()
+		return nil, err
 	}
 	return pc, nil
 }
@@ -417,6 +431,7 @@ type peerConn struct {
 	nc       net.Conn
 	br       *bufio.Reader
 	versions map[int16]protocol.VersionRange // the peer's ApiVersions answer; immutable
+	lifetime time.Duration                   // SASL session lifetime granted; 0: none
 
 	// Owned by the peer's run goroutine.
 	corr int32

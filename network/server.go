@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kraftd/kraftd/logging"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/security"
 )
 
 // Handler serves the requests of every connection except ApiVersions, which the server
@@ -50,6 +52,8 @@ type ConnInfo struct {
 type ListenerConfig struct {
 	Name string
 	Addr string
+	// Security is the listener's TLS and SASL (nil: PLAINTEXT).
+	Security *security.ServerSide
 }
 
 // Defaults applied by NewServer to zero ServerConfig fields.
@@ -105,7 +109,12 @@ type ServerConfig struct {
 	// controllers do (kafka-features describe reads it there). Called per request, from
 	// connection goroutines.
 	FinalizedKRaftVersion func() int16
-	Logger                *zap.Logger
+	// HandshakeTimeout bounds the TLS handshake of an accepted connection.
+	HandshakeTimeout time.Duration
+	// Refusals logs refused connections (TLS and SASL failures), one line per peer
+	// host per interval; nil: one of its own, through Logger.
+	Refusals *security.FailureLog
+	Logger   *zap.Logger
 }
 
 // ErrServerClosed is returned by Start after Shutdown.
@@ -120,6 +129,8 @@ type Server struct {
 	rlog *zap.Logger // logging.Remote(log), for lines a peer's input causes
 
 	maxFrame int32 // the frame size limit applied before reading a body
+	sides    map[string]*security.ServerSide
+	refusals *security.FailureLog
 	quotas   *connQuotas
 	admit    *admission
 	quit     chan struct{} // closed when Shutdown begins
@@ -177,6 +188,9 @@ func NewServer(cfg ServerConfig, h Handler) (*Server, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
 	if cfg.QueuedMaxRequests == 0 {
 		cfg.QueuedMaxRequests = DefaultQueuedMaxRequests
 	}
@@ -187,8 +201,18 @@ func NewServer(cfg ServerConfig, h Handler) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	sides := make(map[string]*security.ServerSide)
+	for _, l := range cfg.Listeners {
+		if l.Security != nil {
+			sides[l.Name] = l.Security
+		}
+	}
+	refusals := cfg.Refusals
+	if refusals == nil {
+		refusals = newRefusalLog(log)
+	}
 	return &Server{
-		cfg: cfg, h: h, log: log, rlog: logging.Remote(log),
+		cfg: cfg, h: h, log: log, rlog: logging.Remote(log), sides: sides, refusals: refusals,
 		// No served request is larger than protocol.MaxRequestSize, so a larger frame is
 		// refused from its size prefix instead of being read first.
 		maxFrame: min(cfg.MaxFrameSize, protocol.MaxRequestSize),
@@ -341,8 +365,17 @@ func (s *Server) serve(listener string, nc net.Conn) bool {
 		nc.Close()
 		return false
 	}
+	side := s.sides[listener]
+	if side != nil {
+		if tc := side.TLSConfig(); tc != nil {
+			nc = tls.Server(nc, tc) // the handshake runs on the reader goroutine
+		}
+	}
 	c := newConn(s, listener, nc)
 	c.ip = ip
+	if side != nil {
+		c.auth = side.NewAuthenticator()
+	}
 	s.conns[c] = struct{}{}
 	s.connWG.Add(2)
 	s.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/security"
 )
 
 // inboxSize bounds the run loop's inbound channel. Each inbound connection
@@ -63,12 +64,14 @@ type Node struct {
 	remote *zap.Logger
 	rcfg   raft.Config // endpoints filled in by Run once the listeners are bound
 
-	driver  *raft.Driver
-	log     *metadatalog.Log
-	server  *network.Server
-	peers   *network.Peers
-	inbox   chan raft.Message
-	stopped chan struct{} // closed when the loop exits: senders give up
+	driver   *raft.Driver
+	scram    *security.ScramStore // SCRAM credentials of the SASL listeners; nil without SCRAM
+	outbound *security.ClientSide // TLS and SASL of connections to other controllers; nil: PLAINTEXT
+	log      *metadatalog.Log
+	server   *network.Server
+	peers    *network.Peers
+	inbox    chan raft.Message
+	stopped  chan struct{} // closed when the loop exits: senders give up
 	// status is what connection goroutines may read without the loop:
 	// published by the loop after each round that changed it.
 	status atomic.Pointer[raft.Status]
@@ -180,6 +183,9 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		}()
 		defer func() { stopReg(); <-regDone }()
 	}
+	if n.scram != nil {
+		n.driver.Register(scramListener{store: n.scram, lg: n.remote})
+	}
 	return n.loop(ctx)
 }
 
@@ -187,9 +193,14 @@ func (n *Node) Run(ctx context.Context) (err error) {
 // bound ports and publishes them to the handler, and points the peer client at the voters and bootstrap
 // servers.
 func (n *Node) startNetwork() (err error) {
+	sides, client, scram, err := n.buildSecurity()
+	if err != nil {
+		return err
+	}
+	n.scram, n.outbound = scram, client
 	var listeners []network.ListenerConfig
 	for _, l := range n.cfg.Listeners {
-		listeners = append(listeners, network.ListenerConfig{Name: l.Name, Addr: l.HostPort()})
+		listeners = append(listeners, network.ListenerConfig{Name: l.Name, Addr: l.HostPort(), Security: sides[l.Name]})
 	}
 	sc := serverConfig(n.cfg, listeners)
 	sc.FinalizedKRaftVersion = func() int16 {
@@ -216,6 +227,7 @@ func (n *Node) startNetwork() (err error) {
 		RequestTimeout:      n.cfg.RequestTimeout,
 		ReconnectBackoff:    50 * time.Millisecond,
 		ReconnectBackoffMax: 500 * time.Millisecond,
+		Security:            client,
 		Logger:              n.lg.Named("peers"),
 	})
 	for _, v := range n.rcfg.Voters {

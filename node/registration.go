@@ -96,6 +96,7 @@ func (n *Node) newRegistrar() *registrar {
 			RequestTimeout:      registrationTimeout,
 			ReconnectBackoff:    50 * time.Millisecond,
 			ReconnectBackoffMax: 500 * time.Millisecond,
+			Security:            n.outbound, // the raft client's: the active controller's listener
 			Logger:              n.lg.Named("registration"),
 		}),
 	}

@@ -19,6 +19,7 @@ func TestHeaderVersionsEveryServedVersion(t *testing.T) {
 		KeyFetch: 12, KeyApiVersions: 3, KeyVote: 0, KeyBeginQuorumEpoch: 1, KeyEndQuorumEpoch: 1,
 		KeyDescribeQuorum: 0, KeyUpdateFeatures: 0, KeyFetchSnapshot: 0, KeyDescribeCluster: 0, KeyControllerRegistration: 0,
 		KeyAddRaftVoter: 0, KeyRemoveRaftVoter: 0, KeyUpdateRaftVoter: 0,
+		KeySaslHandshake: 2, KeySaslAuthenticate: 2, // SaslHandshake: never flexible
 	}
 	for _, key := range ServedKeys() {
 		ff, ok := firstFlexible[key]

@@ -10,8 +10,13 @@ type VersionRange struct{ Min, Max int16 }
 
 // Api keys kraftd serves.
 const (
-	KeyFetch            int16 = 1
-	KeyApiVersions      int16 = 18
+	KeyFetch       int16 = 1
+	KeyApiVersions int16 = 18
+	// SaslHandshake and SaslAuthenticate: a Kafka controller lists them on every
+	// controller listener (their schemas name the controller); off SASL listeners
+	// they are answered with ILLEGAL_SASL_STATE, as Kafka's ControllerApis.
+	KeySaslHandshake    int16 = 17
+	KeySaslAuthenticate int16 = 36
 	KeyVote             int16 = 52
 	KeyBeginQuorumEpoch int16 = 53
 	KeyEndQuorumEpoch   int16 = 54
@@ -40,8 +45,10 @@ var servedApis = [...]struct {
 	// INVALID_REQUEST from the raft layer, as from Kafka. v18 adds the fetcher's high
 	// watermark (KIP-1166).
 	{KeyFetch, VersionRange{4, 18}},
+	{KeySaslHandshake, VersionRange{0, 1}},
 	{KeyApiVersions, VersionRange{0, 5}}, // v5: ClusterId/NodeId checking (KIP-1242)
-	{KeyVote, VersionRange{0, 2}},        // v2: pre-vote (KIP-996)
+	{KeySaslAuthenticate, VersionRange{0, 2}},
+	{KeyVote, VersionRange{0, 2}}, // v2: pre-vote (KIP-996)
 	{KeyBeginQuorumEpoch, VersionRange{0, 1}},
 	{KeyEndQuorumEpoch, VersionRange{0, 1}},
 	{KeyDescribeQuorum, VersionRange{0, 2}},

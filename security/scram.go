@@ -171,3 +171,17 @@ func (s *ScramStore) ApplyBatches(data []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// ReplaceWith makes s hold exactly o's credentials, in one step, so logins
+// never see a half-loaded store (a metadata snapshot replaces the state).
+func (s *ScramStore) ReplaceWith(o *ScramStore) {
+	o.mu.RLock()
+	m := make(map[[2]string]ScramCredential, len(o.m))
+	for k, v := range o.m {
+		m[k] = v
+	}
+	o.mu.RUnlock()
+	s.mu.Lock()
+	s.m = m
+	s.mu.Unlock()
+}

@@ -71,7 +71,15 @@ func main() {
 	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
 	flag.BoolVar(&o.keep, "keep", false, "keep the data dirs and logs")
 	flag.Var(&nodeArgs, "node-arg", "extra test-kraft-server-start flag for every node (repeatable)")
+	propsFile := flag.String("props", "", "properties file appended to every node's config (e.g. listener security, to measure the cost of TLS)")
 	flag.Parse()
+	if *propsFile != "" {
+		b, err := os.ReadFile(*propsFile)
+		if err != nil {
+			fatal(err)
+		}
+		extraProps = string(b) + "\n"
+	}
 	if o.runs < 1 || o.seconds < 1 || o.warmup < 0 || o.recordSize < 1 {
 		fatal(fmt.Errorf("-runs %d, -seconds %d, -warmup %d, -record-size %d: want runs, seconds and record size >= 1, warm-up >= 0",
 			o.runs, o.seconds, o.warmup, o.recordSize))
@@ -162,6 +170,9 @@ func median(rs []result) result {
 	return m
 }
 
+// extraProps are lines appended to every node's properties (-props).
+var extraProps string
+
 // nodeArgs are extra flags for every node (-node-arg).
 var nodeArgs stringList
 
@@ -212,7 +223,7 @@ func runOnce(o benchOptions, sc scenario, profileDir string) (result, error) {
 // startBenchNode starts node i running the scenario's workload with JSON
 // stats on stdout, and returns the process and its stdout file.
 func (c *cluster) startBenchNode(i int, sc scenario, recordSize, warmup int, profileDir string) (*exec.Cmd, string, error) {
-	cfg, err := c.writeConfig(i, fmt.Sprintf("controller.quorum.append.linger.ms=%d\n", sc.linger))
+	cfg, err := c.writeConfig(i, extraProps+fmt.Sprintf("controller.quorum.append.linger.ms=%d\n", sc.linger))
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -33,13 +32,17 @@ func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := conn.properties(); err != nil {
+	props, err := conn.properties()
+	if err != nil {
 		return err
 	}
 	if err := checkDescribeFlags(*status, *replication, *human); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), conn.timeout)
+	ctx, cancel, err := conn.context(props)
+	if err != nil {
+		return err
+	}
 	defer cancel()
 	q, err := admin.DescribeQuorum(ctx, b)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/security"
 )
 
 // runRandomUUID prints one cluster id, as kafka-storage random-uuid does.
@@ -64,6 +65,7 @@ type formatFlags struct {
 	features              []string
 	standalone, noInitial bool
 	initial               string
+	scram                 []string
 }
 
 func (f *formatFlags) register(fs *pflag.FlagSet) {
@@ -74,6 +76,7 @@ func (f *formatFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVarP(&f.standalone, "standalone", "s", false, "format a controller as a single-node dynamic quorum (needs controller.quorum.bootstrap.servers, not controller.quorum.voters)")
 	fs.BoolVarP(&f.noInitial, "no-initial-controllers", "N", false, "format a node of a dynamic quorum without an initial voter set (it joins later)")
 	fs.StringVarP(&f.initial, "initial-controllers", "I", "", "the initial voters of a dynamic quorum: id@host:port:directoryId,... (the same on every node)")
+	fs.StringArrayVarP(&f.scram, "add-scram", "S", nil, "a SCRAM credential for the bootstrap metadata, e.g. 'SCRAM-SHA-512=[name=alice,password=alice-secret]' (repeatable)")
 }
 
 // check applies what kafka-storage's argument parser enforces: a cluster id,
@@ -119,6 +122,13 @@ func (f *formatFlags) options(cfg *config.Config) (clusterid.FormatOptions, erro
 	}
 	if opts.Features, err = parseFeatures(f.features); err != nil {
 		return opts, err
+	}
+	for _, a := range f.scram {
+		rec, err := security.ParseAddScram(a)
+		if err != nil {
+			return opts, err
+		}
+		opts.ScramRecords = append(opts.ScramRecords, rec)
 	}
 	if !opts.DynamicQuorum && (f.initial != "" || f.standalone) {
 		return opts, errors.New("You cannot specify controller.quorum.voters and format the node with --initial-controllers or --standalone. " +

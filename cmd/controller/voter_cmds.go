@@ -30,7 +30,7 @@ type connFlags struct {
 func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.server, "bootstrap-server", "", "comma-separated HOST:PORT of brokers (they forward to the active controller)")
 	fs.StringVar(&c.controller, "bootstrap-controller", "", "comma-separated HOST:PORT of controllers")
-	fs.StringVar(&c.commandConfig, "command-config", "", "properties file (for add-controller: the new controller's server properties)")
+	fs.StringVar(&c.commandConfig, "command-config", "", "properties file: client security (security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config); for add-controller also the new controller's server properties")
 	// Kafka's admin client gives up after default.api.timeout.ms, 60 s.
 	fs.DurationVar(&c.timeout, "timeout", 60*time.Second, "give up after this long")
 }
@@ -97,7 +97,10 @@ func runAddController(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !*dryRun {
-		ctx, cancel := context.WithTimeout(context.Background(), conn.timeout)
+		ctx, cancel, err := conn.context(props)
+		if err != nil {
+			return err
+		}
 		defer cancel()
 		if err := admin.AddRaftVoter(ctx, b, v.id, v.dir, v.listeners()); err != nil {
 			return javaToolError(err)
@@ -130,7 +133,8 @@ func runRemoveController(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := conn.properties(); err != nil {
+	props, err := conn.properties()
+	if err != nil {
 		return err
 	}
 	if *id < 0 {
@@ -140,7 +144,10 @@ func runRemoveController(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return toolError{"Failed to parse --controller-directory-id: " + err.Error()}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), conn.timeout)
+	ctx, cancel, err := conn.context(props)
+	if err != nil {
+		return err
+	}
 	defer cancel()
 	if !*dryRun {
 		if err := removeVoter(ctx, b, *id, dir, *unregister); err != nil {

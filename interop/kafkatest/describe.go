@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/admin"
+	"github.com/kraftd/kraftd/security"
 )
 
 // QuorumInfo is a leader's DescribeQuorum answer for its partition.
@@ -22,9 +23,14 @@ type QuorumInfo struct {
 // DescribeQuorum sends one DescribeQuorum for topic's partition 0 to addr (a leader
 // answers; others answer NOT_LEADER_OR_FOLLOWER, returned as an error).
 func DescribeQuorum(addr, topic string) (QuorumInfo, error) {
+	return DescribeQuorumSecure(addr, topic, nil)
+}
+
+// DescribeQuorumSecure is DescribeQuorum over TLS and SASL as sec says (nil: plaintext).
+func DescribeQuorumSecure(addr, topic string, sec *security.ClientSide) (QuorumInfo, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	resp, err := admin.DescribeQuorumAt(ctx, addr, topic)
+	resp, err := admin.DescribeQuorumAt(admin.WithSecurity(ctx, sec), addr, topic)
 	if err != nil {
 		return QuorumInfo{}, fmt.Errorf("kafkatest: DescribeQuorum %s: %w", addr, err)
 	}

@@ -2,6 +2,7 @@ package kafkatest
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftd/kraftd/security"
 	"github.com/kraftd/kraftd/workload"
 )
 
@@ -49,6 +51,16 @@ type MixedRaftConfig struct {
 	Controllers bool
 	ClusterID   string           // Controllers: the cluster id every node is formatted with
 	ClusterIDs  map[int32]string // Controllers: per-node override (a foreign cluster)
+	// KafkaFormatArgs are extra kafka-storage format flags (Controllers); when set,
+	// kraftd nodes are formatted by Kafka's tool too (e.g. --add-scram, which kraftd's
+	// format does not offer).
+	KafkaFormatArgs []string
+	// KraftdFormatArgs, when set, format kraftd nodes with kraftd's own format and
+	// these flags instead of Kafka's tool (e.g. kraftd's --add-scram).
+	KraftdFormatArgs []string
+	// ClientSecurity is how the harness's own requests (DescribeQuorum) reach nodes
+	// whose listeners use TLS or SASL; nil: plaintext.
+	ClientSecurity *security.ClientSide
 }
 
 // MixedNode is one voter of a mixed quorum. Its port, log dir and directory id survive
@@ -151,12 +163,16 @@ func (q *MixedRaft) startController(n *MixedNode) {
 	switch n.Side {
 	case SideKafka:
 		c := q.env.StartController(q.t, ControllerConfig{NodeID: n.ID, ClusterID: q.ClusterID(n.ID), Port: n.Port, Voters: q.Voters,
-			NoFormat: formatted, Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j})
+			NoFormat: formatted, Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j, FormatArgs: q.cfg.KafkaFormatArgs})
 		n.Proc = c.Process
 	case SideKraftd:
+		if !formatted && len(q.cfg.KafkaFormatArgs) > 0 && q.cfg.KraftdFormatArgs == nil {
+			q.formatWithKafka(n)
+			formatted = true
+		}
 		args := append([]string{"--log-format", "json"}, q.cfg.KraftdArgs...)
 		k := StartKraftd(q.t, KraftdConfig{Command: "start", NodeID: n.ID, ClusterID: q.ClusterID(n.ID), Port: n.Port, Voters: q.Voters,
-			Dir: n.LogDir, NoFormat: formatted, Props: q.kraftdProps(), Args: args})
+			Dir: n.LogDir, NoFormat: formatted, Props: q.kraftdProps(), Args: args, FormatArgs: q.cfg.KraftdFormatArgs})
 		n.Proc = k.Process
 	default:
 		q.t.Fatalf("kafkatest: unknown side %q", n.Side)
@@ -218,7 +234,7 @@ func (q *MixedRaft) WaitCommit(epoch int32, above int64, timeout time.Duration) 
 					}
 				}
 				if st, ok := n.State(); ok && st.Role == "Leader" && st.Epoch == epoch {
-					if d, err := DescribeQuorum(n.Addr, q.topic()); err == nil && d.LeaderEpoch == epoch && d.HighWatermark > above {
+					if d, err := DescribeQuorumSecure(n.Addr, q.topic(), q.cfg.ClientSecurity); err == nil && d.LeaderEpoch == epoch && d.HighWatermark > above {
 						return d.HighWatermark, nil
 					}
 				}
@@ -497,4 +513,20 @@ func (q *MixedRaft) kraftdProps() Props {
 	p := Props{}
 	p.Merge(q.cfg.Props)
 	return p.Merge(q.cfg.KraftdProps)
+}
+
+// formatWithKafka formats kraftd node n's log dir with kafka-storage format and
+// KafkaFormatArgs.
+func (q *MixedRaft) formatWithKafka(n *MixedNode) {
+	q.t.Helper()
+	path := filepath.Join(q.t.TempDir(), "format.properties")
+	props := ControllerProps(ControllerConfig{NodeID: n.ID, Port: n.Port, Voters: q.Voters}, n.LogDir).Merge(q.cfg.Props)
+	if err := props.WriteFile(path); err != nil {
+		q.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if out, err := q.env.StorageFormat(ctx, path, q.ClusterID(n.ID), q.cfg.KafkaFormatArgs...); err != nil {
+		q.t.Fatalf("kafkatest: kafka-storage format of kraftd node %d: %v\n%s", n.ID, err, out)
+	}
 }
