@@ -5,10 +5,10 @@
 //
 // Most of a mixed-quorum test's time is spent waiting (election and fetch timeouts, JVM
 // start-up on one thread), so the longest of them (TestDynamicMixedQuorum,
-// TestDynamicReverseQuorum, TestMixedRaftQuorum, TestQuorumCLIWithKafka,
-// TestFormatRefusalsMatchKafka, TestDynamicChangesJVMFirst) run in parallel with each other
-// (at most GOMAXPROCS at a time) after the rest; their deadlines allow for it. Tests that
-// judge timing or throughput stay sequential. Scenarios too long for make test carry the
-// interoplong build tag and a name ending in Long (make interop-long); the voter-change ones
-// run in parallel too.
+// TestMixedRaftQuorum, TestQuorumCLIWithKafka, TestFormatRefusalsMatchKafka,
+// TestDynamicChangesJVMFirst, TestSecureMixedQuorum, TestKRaftVersionUpgradeKraftdLeader) run
+// in parallel with each other (at most GOMAXPROCS at a time) after the rest; their deadlines
+// allow for it. Tests that judge timing or throughput stay sequential. Scenarios too long for
+// make test carry the interoplong build tag and a name ending in Long (make interop-long);
+// they run in parallel too.
 package interop

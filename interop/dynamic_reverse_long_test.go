@@ -128,7 +128,7 @@ func killDuringAdd(t *testing.T, kraftdLeader bool) {
 	leader, d = q.waitLeader(d.LeaderEpoch-1, 90*time.Second, func(d kafkatest.QuorumInfo) bool { return len(d.Voters) == 4 })
 	d = q.waitAllCaughtUp(leader, 90*time.Second)
 	q.checkVoters(d, []int32{1, 2, 3, 4}, nil)
-	// A kraftd node names the leader to both tools (see TestDynamicReverseQuorum).
+	// A kraftd node names the leader to both tools (see TestDynamicReverseQuorumLong).
 	via := n1
 	if !via.kraftd {
 		via = n2
@@ -181,4 +181,83 @@ func signal(t *testing.T, n *dynNode, sig syscall.Signal) {
 		pid := n.proc.Pid()
 		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 	}
+}
+
+// TestDynamicReverseQuorumLong: a kraftd quorum grown with Kafka controllers. kraftd's `format
+// --standalone` makes node 1 the single voter and leader of a dynamic quorum; two Kafka
+// 4.4 controllers formatted --no-initial-controllers join as observers through the
+// bootstrap servers; kraftd's add-controller adds one and Kafka's kafka-metadata-quorum
+// add-controller the other; kraftd's remove-controller then removes the kraftd leader,
+// which resigns once the removal commits: a JVM leads, and the kraftd node follows as an
+// observer and never leads again. Kafka's describe and kraftd's describe-quorum agree at
+// every step, and every node's log reads the same through kafka-dump-log.
+func TestDynamicReverseQuorumLong(t *testing.T) {
+	t.Parallel() // see interop/doc.go
+	env := kafkatest.Require(t)
+	q := newRevQuorum(t, env, []bool{true, false, false})
+	k1, c2, c3 := q.node(1), q.node(2), q.node(3)
+	// The leader stays put between the two tools' describes, run one after the other.
+	for _, n := range q.nodes {
+		q.props[n.id] = kafkatest.Props{"controller.quorum.election.timeout.ms": "5000", "controller.quorum.fetch.timeout.ms": "10000"}
+	}
+	q.formatKraftd(k1, "--standalone")
+	parallel(func() { q.formatKafka(c2, "--no-initial-controllers") }, func() { q.formatKafka(c3, "--no-initial-controllers") })
+	q.start(k1, c2, c3)
+	leader, d := q.waitLeader(0, 60*time.Second, func(d kafkatest.QuorumInfo) bool {
+		_, ok2 := replica(d, 2)
+		_, ok3 := replica(d, 3)
+		return ok2 && ok3
+	})
+	if leader != k1 {
+		t.Fatalf("%s leads, want the standalone voter %s", leader.label(), k1.label())
+	}
+	d = q.waitAllCaughtUp(k1, 60*time.Second)
+	q.checkVoters(d, []int32{1}, []int32{2, 3})
+	epoch := d.LeaderEpoch
+
+	// kraftd's tool adds Kafka controller 2, Kafka's tool Kafka controller 3.
+	if r := runKraftdCLI(t, q.bin, "add-controller", "--bootstrap-controller", k1.addr, "--command-config", q.config[2]); r.code != 0 || r.stdout != addedLine(c2) {
+		t.Fatalf("controller add-controller: exit %d, stdout %q, error %q; want %q", r.code, r.stdout, r.errLine, addedLine(c2))
+	}
+	d = q.waitAllCaughtUp(k1, 60*time.Second)
+	q.checkVoters(d, []int32{1, 2}, []int32{3})
+	describeSame(t, env, q.bin, k1.addr, 2)
+	// Kafka's tool asks kraftd: a JVM controller has no finalized metadata.version
+	// while kraftd leads (kraftd writes no bootstrap metadata records) and refuses
+	// the tool's requests.
+	conn := []string{"--bootstrap-controller", k1.addr}
+	if r := runKafkaCLI(t, env, append(slices.Clone(conn), "--command-config", q.config[3], "add-controller")...); r.code != 0 || r.stdout != addedLine(c3) {
+		t.Fatalf("kafka-metadata-quorum add-controller: exit %d, stdout %q, error %q; want %q", r.code, r.stdout, r.errLine, addedLine(c3))
+	}
+	d = q.waitAllCaughtUp(k1, 60*time.Second)
+	q.checkVoters(d, []int32{1, 2, 3}, nil)
+	if d.LeaderEpoch != epoch {
+		t.Errorf("the leader's epoch moved from %d to %d while voters were added", epoch, d.LeaderEpoch)
+	}
+	describeSame(t, env, q.bin, k1.addr, 3)
+
+	// The leader removes itself: it answers once the removal commits, then resigns.
+	removed := runKraftdCLI(t, q.bin, "remove-controller", "--bootstrap-controller", k1.addr, "-i", "1", "-d", k1.dirID)
+	if want := "Removed KRaft controller 1 with directory id " + k1.dirID + "\n"; removed.code != 0 || removed.stdout != want {
+		t.Fatalf("controller remove-controller: exit %d, stdout %q, error %q; want %q", removed.code, removed.stdout, removed.errLine, want)
+	}
+	leader, d = q.waitLeader(epoch, 60*time.Second, func(kafkatest.QuorumInfo) bool { return true })
+	if leader.kraftd {
+		t.Fatalf("the removed %s leads epoch %d", leader.label(), d.LeaderEpoch)
+	}
+	t.Logf("after removing %s: %s leads epoch %d", k1.label(), leader.label(), d.LeaderEpoch)
+	d = q.waitAllCaughtUp(leader, 60*time.Second)
+	q.checkVoters(d, []int32{2, 3}, []int32{1})
+	// The JVMs registered with the JVM leader (kraftd turned them away with
+	// NOT_CONTROLLER), so the tools can start at the JVM leader now.
+	describeSame(t, env, q.bin, leader.addr, 2)
+	if _, err := kafkatest.DescribeQuorum(k1.addr, admin.MetadataTopic); err == nil {
+		t.Errorf("the removed %s still answers DescribeQuorum as leader", k1.label())
+	}
+	d = q.waitAllCaughtUp(leader, 60*time.Second)
+	q.stopAll()
+	if n := leaderTransitions(k1); n != 1 {
+		t.Errorf("%s became leader %d times, want once (before its removal)", k1.label(), n)
+	}
+	q.checkLogs(d.HighWatermark)
 }

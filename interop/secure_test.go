@@ -207,6 +207,7 @@ func (s secureScenario) formatArgs() []string {
 // credentials"), so SCRAM serves clients of the controller listener, not the quorum.
 // kraftd accepts the bootstrap snapshot's credentials at once.
 func TestSecureMixedQuorum(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	runSecureMixed(t, secureScenario{proto: "SASL_SSL", mech: "PLAIN", toolMech: "SCRAM-SHA-512", enabled: []string{"PLAIN", "SCRAM-SHA-512"}, kraftdFormat: true})
 }
 

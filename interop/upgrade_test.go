@@ -31,6 +31,7 @@ const classFeatures = "org.apache.kafka.tools.FeatureCommand"
 // from controller registrations, which a quorum that kraftd led may lack (kraftd serves no
 // ControllerRegistration), and the tool then waits for metadata until it times out.
 func TestKRaftVersionUpgradeKraftdLeader(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
 	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{K, J, J}, Controllers: true, KafkaLog4j: kafkaRaftDebug})
