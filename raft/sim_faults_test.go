@@ -222,7 +222,7 @@ func (s *sim) checkQuorumLater(links [][2]int, d time.Duration) {
 		if heard > vs.Len()/2 || d <= bound {
 			continue
 		}
-		epoch, inc, from := l.drv.Status().Epoch, l.inc, s.now
+		epoch, inc, from, committedSets := l.drv.Status().Epoch, l.inc, s.now, len(s.chk.voterHistory)
 		var check func()
 		check = func() {
 			if !l.up || l.inc != inc || l.pauseEnd > from || s.faultsOver {
@@ -232,14 +232,15 @@ func (s *sim) checkQuorumLater(links [][2]int, d time.Duration) {
 			if s.m.membership && reached() > st.Voters.Len()/2 {
 				return // a voter change gave the leader a majority it reaches
 			}
-			if s.m.membership && !st.Voters.Equal(vs) {
-				// A voter added on the leader's side, with the voters
-				// counted earlier in the window (as in Kafka, a change
-				// keeps them), may complete one more window: check again
-				// one window later against the new set, if the cut
-				// lasts that long.
+			if s.m.membership && (!st.Voters.Equal(vs) || len(s.chk.voterHistory) != committedSets) {
+				// A voter change during the cut (in force now, or
+				// committed and since undone) may have given the leader
+				// a majority it reached for a while, or completed a
+				// window with voters counted earlier in it (as in Kafka,
+				// a change keeps them): check again one window later
+				// against the set then, if the cut lasts that long.
 				if window := 3 * simFetchTimeout / 2; s.now+window < from+d {
-					vs = st.Voters
+					vs, committedSets = st.Voters, len(s.chk.voterHistory)
 					s.after(window, check)
 				}
 				return
