@@ -246,3 +246,76 @@ func waitHighWatermarkGrows(t *testing.T, addr string) int64 {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestKRaftVersionUpgradeKraftdLeaderLong: a static mixed controller quorum (kraftd and two Kafka
+// 4.4.0 controllers, controller.quorum.voters) led by kraftd is upgraded to kraft.version 1
+// with Kafka's own `kafka-features --bootstrap-controller ... upgrade --feature
+// kraft.version=1`. The JVM followers' UpdateRaftVoter reports give the kraftd leader their
+// directory ids; afterwards kafka-features describe against the kraftd leader shows
+// kraft.version 1, kafka-metadata-quorum every voter's directory id, first from the kraftd
+// leader, then from a Kafka leader, which reads the kraftd leader's KRaftVersion and Voters
+// records and removes a voter with Kafka's remove-controller; every node's log reads the
+// same through kafka-dump-log, KRaftVersion and Voters records included.
+//
+// kafka-features is only run against kraftd: a Kafka controller answers its DescribeCluster
+// from controller registrations, which a quorum that kraftd led may lack (kraftd serves no
+// ControllerRegistration), and the tool then waits for metadata until it times out.
+func TestKRaftVersionUpgradeKraftdLeaderLong(t *testing.T) {
+	t.Parallel() // see interop/doc.go
+	env := kafkatest.Require(t)
+	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
+	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{K, J, J}, Controllers: true, KafkaLog4j: kafkaRaftDebug})
+	r := &mixedRun{t: t, q: q, hw: -1, led: map[int32]kafkatest.Side{}}
+	// The JVM controllers start first: a Kafka leader writes the bootstrap metadata
+	// (metadata.version) and takes the controller registrations, which Kafka's admin tools
+	// need from a Kafka controller; then kraftd joins and is made the leader.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	q.Start(2)
+	q.Start(3)
+	r.elected("first election", time.Now())
+	adminReady(ctx, t, env, q.Node(r.leader).Addr)
+	q.Start(1)
+	r.force(K)
+
+	kraftdLeader := q.Node(r.leader).Addr
+	if lvl := finalizedKRaftVersion(ctx, t, env, kraftdLeader); lvl != "0" {
+		t.Errorf("kraft.version finalized at %s before the upgrade, want 0", lvl)
+	}
+	out := upgradeKRaftVersion(ctx, t, env, kraftdLeader)
+	t.Logf("kafka-features upgrade through kraftd node %d: %s", r.leader, strings.TrimSpace(out))
+	if lvl := finalizedKRaftVersion(ctx, t, env, kraftdLeader); lvl != "1" {
+		t.Errorf("kraftd leader: kraft.version finalized at %s after the upgrade, want 1", lvl)
+	}
+	checkVoterDirectories(ctx, t, env, q, kraftdLeader)
+
+	// A Kafka leader takes over from the kraftd leader's records: it describes the voters
+	// with their directory ids, and serves RemoveRaftVoter (UNSUPPORTED_VERSION at
+	// kraft.version 0): Kafka's tool removes the other JVM voter.
+	r.force(J)
+	jvmLeader := q.Node(r.leader).Addr
+	checkVoterDirectories(ctx, t, env, q, jvmLeader)
+
+	var victim *kafkatest.MixedNode
+	for _, id := range r.others(r.leader) {
+		if r.side(id) == J {
+			victim = q.Node(id)
+		}
+	}
+	removeController(ctx, t, env, jvmLeader, victim)
+	waitVoters(ctx, t, env, jvmLeader, len(q.Nodes)-1)
+
+	d, err := kafkatest.DescribeQuorum(jvmLeader, "__cluster_metadata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := d.HighWatermark
+	time.Sleep(2 * time.Second) // followers fetch the last high watermark
+	for _, n := range q.Nodes {
+		if err := q.Stop(n.ID); err != nil {
+			t.Errorf("stop node %d: %v", n.ID, err)
+		}
+	}
+	checkMixedLogs(t, env, q, r.led, hw, true)
+	checkControlRecordsDumped(ctx, t, env, q)
+}
