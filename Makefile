@@ -17,7 +17,7 @@ test: vet
 	$(GO) test -race -count=1 -timeout 9m ./...
 
 # Interop scenarios too long for make test (tests named ...Long, build tag interoplong):
-# more mixed dynamic quorums and voter changes against Kafka 4.4.0. CI runs it after make test.
+# more mixed dynamic quorums and voter changes against Kafka 4.4.0.
 interop-long: interop-deps
 	$(GO) test -tags interoplong -count=1 -timeout 20m -run 'Long$$' ./interop/
 
