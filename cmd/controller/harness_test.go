@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/admin"
+	"github.com/kraftd/kraftd/internal/freeport"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/workload"
@@ -78,22 +78,13 @@ func goTool() string {
 	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
-// freePorts reserves n distinct free ports (closed again before use; the
-// small race with other processes is acceptable on a test machine).
+// freePorts reserves n distinct free ports (internal/freeport: outside the ephemeral
+// range, never handed to another test process).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var ls []net.Listener
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
+	ports, err := freeport.Take(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }

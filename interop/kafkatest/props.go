@@ -2,11 +2,12 @@ package kafkatest
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/internal/freeport"
 )
 
 // Props is a Java properties file's content.
@@ -65,31 +66,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// FreePort returns a port on 127.0.0.1 that was free a moment ago. Another process may take
-// it before the caller binds it; tests using it accept that small race (the JVM then fails
-// to bind and the start-up error names the port).
+// FreePort returns a port on 127.0.0.1 that is free, outside the ephemeral range, and handed
+// to no other test process (internal/freeport), so a node can bind it, and rebind it after
+// a restart, without racing outbound connections or parallel tests.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("kafkatest: free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return FreePorts(t, 1)[0]
 }
 
-// FreePorts returns n distinct ports on 127.0.0.1 that were free a moment ago (all held
-// open together, so they differ), e.g. for the voters of a mixed quorum.
+// FreePorts returns n distinct ports as FreePort does, e.g. for the voters of a mixed quorum.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ports := make([]int, 0, n)
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("kafkatest: free port: %v", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	ports, err := freeport.Take(n)
+	if err != nil {
+		t.Fatalf("kafkatest: %v", err)
 	}
 	return ports
 }
