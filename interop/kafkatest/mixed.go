@@ -186,6 +186,7 @@ func (q *MixedRaft) startController(n *MixedNode) {
 // with EndQuorumEpoch).
 func (q *MixedRaft) Terminate(id int32) {
 	n := q.Node(id)
+	q.settle(n)
 	n.stopped = true
 	n.Proc.Terminate()
 }
@@ -200,8 +201,31 @@ func (q *MixedRaft) Kill(id int32) {
 // Stop stops node id gracefully and waits (SIGKILL after StopGrace).
 func (q *MixedRaft) Stop(id int32) error {
 	n := q.Node(id)
+	q.settle(n)
 	n.stopped = true
 	return n.Proc.Stop()
+}
+
+// jvmCaughtUp is what a Kafka controller's metadata loader logs once it has loaded the
+// log up to the high watermark (its bootstrap snapshot included).
+const jvmCaughtUp = "The loader finished catching up to the current high water mark"
+
+// SettleTimeout bounds settle: a JVM controller that cannot reach a leader never catches up.
+const SettleTimeout = 30 * time.Second
+
+// settle waits until a running Kafka controller has loaded its metadata (or SettleTimeout
+// passes): Kafka 4.4 stopped while its loader still reads the bootstrap snapshot dies with
+// a fatal fault (ClosedChannelException, exit 1) instead of shutting down cleanly.
+func (q *MixedRaft) settle(n *MixedNode) {
+	if !q.cfg.Controllers || n.Side != SideKafka || !n.Running() {
+		return
+	}
+	for deadline := time.Now().Add(SettleTimeout); !strings.Contains(n.Proc.Log(), jvmCaughtUp); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) || !n.Running() {
+			q.t.Logf("kafkatest: node %d has not caught up its metadata after %v; stopping it anyway", n.ID, SettleTimeout)
+			return
+		}
+	}
 }
 
 // Logs returns the output of every process node id has run, oldest first.
