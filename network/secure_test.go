@@ -2,16 +2,9 @@ package network
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -21,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/internal/testpki"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/security"
 )
@@ -29,59 +23,24 @@ type props map[string]string
 
 func (p props) Get(k string) (string, bool) { v, ok := p[k]; return v, ok }
 
-// testCA issues PEM certificates for 127.0.0.1 / localhost.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  string
-}
-
-func newTestCA(t *testing.T) *testCA {
+func newTestCA(t *testing.T) *testpki.CA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testpki.NewCA("test CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCA{cert: cert, key: key, pem: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
-}
-
-// issue returns a PEM chain and unencrypted PKCS#8 key for the given names.
-func (ca *testCA) issue(t *testing.T, cn string, dns []string, ips []net.IP) (chain, key string) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: dns, IPAddresses: ips,
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &k.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p8, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}))
+	return ca
 }
 
 // sslProps are PEM key and trust stores of one node, mutual TLS required.
-func sslProps(t *testing.T, ca *testCA, proto string) props {
-	chain, key := ca.issue(t, "node", []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")})
+func sslProps(t *testing.T, ca *testpki.CA, proto string) props {
+	leaf, err := ca.IssueLocal("node")
+	if err != nil {
+		t.Fatal(err)
+	}
 	return props{
-		"ssl.keystore.type": "PEM", "ssl.keystore.certificate.chain": chain, "ssl.keystore.key": key,
-		"ssl.truststore.type": "PEM", "ssl.truststore.certificates": ca.pem,
+		"ssl.keystore.type": "PEM", "ssl.keystore.certificate.chain": leaf.CertPEM, "ssl.keystore.key": leaf.KeyPEM,
+		"ssl.truststore.type": "PEM", "ssl.truststore.certificates": ca.PEM,
 		"ssl.client.auth": "required", "listener.name.controller.ssl.client.auth": "required",
 		"listener.security.protocol.map": "CONTROLLER:" + proto,
 	}
