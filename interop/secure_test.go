@@ -3,15 +3,9 @@ package interop
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/internal/testpki"
 	"github.com/kraftd/kraftd/interop/kafkatest"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/security"
@@ -46,56 +41,15 @@ type testPKI struct {
 func newTestPKI(t *testing.T) *testPKI {
 	t.Helper()
 	dir := t.TempDir()
-	p := &testPKI{dir: dir}
-	p.caPEM, p.nodePEM = writeCA(t, dir, "ca")
-	p.otherCA, p.otherNode = writeCA(t, dir, "other")
-	return p
-}
-
-// writeCA writes a CA certificate and a node key store (unencrypted PKCS#8 key and its
-// chain, with 127.0.0.1 and localhost as names) signed by it.
-func writeCA(t *testing.T, dir, name string) (caPath, nodePath string) {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ours, err := testpki.WriteLocal(dir, "ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + " test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	other, err := testpki.WriteLocal(dir, "other")
 	if err != nil {
 		t.Fatal(err)
 	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "controller"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p8, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPath, nodePath = filepath.Join(dir, name+"-ca.pem"), filepath.Join(dir, name+"-node.pem")
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	node := append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
-	if err := os.WriteFile(caPath, caPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(nodePath, node, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return caPath, nodePath
+	return &testPKI{dir: dir, caPEM: ours.TrustStore, nodePEM: ours.KeyStore, otherCA: other.TrustStore, otherNode: other.KeyStore}
 }
 
 // tlsConfig is a Go client's view of the same material (for the refusal probes).
@@ -181,6 +135,9 @@ type secureScenario struct {
 	// kraftdFormat: kraftd's dir formatted by kraftd's own format --add-scram (else
 	// by Kafka's kafka-storage format).
 	kraftdFormat bool
+	// reauth sets connections.max.reauth.ms on every node (SASL_SSL): Kafka's clients
+	// re-authenticate in-band with kraftd, kraftd's retire their sessions in time.
+	reauth time.Duration
 }
 
 // formatArgs write a SCRAM credential into every node's bootstrap snapshot.
@@ -206,9 +163,14 @@ func (s secureScenario) formatArgs() []string {
 // quorum: JVM controllers refuse each other's SCRAM logins from a cold start ("invalid
 // credentials"), so SCRAM serves clients of the controller listener, not the quorum.
 // kraftd accepts the bootstrap snapshot's credentials at once.
+//
+// Sessions last 5 s (connections.max.reauth.ms), a fraction of the run: the JVM
+// controllers re-authenticate in-band on their connections to kraftd, and no node on
+// either side finds a peer's session expired.
 func TestSecureMixedQuorum(t *testing.T) {
 	t.Parallel() // see interop/doc.go
-	runSecureMixed(t, secureScenario{proto: "SASL_SSL", mech: "PLAIN", toolMech: "SCRAM-SHA-512", enabled: []string{"PLAIN", "SCRAM-SHA-512"}, kraftdFormat: true})
+	runSecureMixed(t, secureScenario{proto: "SASL_SSL", mech: "PLAIN", toolMech: "SCRAM-SHA-512", enabled: []string{"PLAIN", "SCRAM-SHA-512"},
+		kraftdFormat: true, reauth: 5 * time.Second})
 }
 
 func runSecureMixed(t *testing.T, sc secureScenario) {
@@ -221,8 +183,16 @@ func runSecureMixed(t *testing.T, sc secureScenario) {
 	if sc.kraftdFormat {
 		kraftdFormat = sc.formatArgs()
 	}
+	log4j := kafkaRaftDebug
+	if sc.reauth > 0 {
+		props["connections.max.reauth.ms"] = fmt.Sprint(sc.reauth.Milliseconds())
+		log4j = map[string]string{jvmProcessor: "DEBUG"}
+		for k, v := range kafkaRaftDebug {
+			log4j[k] = v
+		}
+	}
 	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{J, J, K}, Controllers: true,
-		Props: props, KafkaFormatArgs: sc.formatArgs(), KraftdFormatArgs: kraftdFormat, ClientSecurity: harnessClient(t, props, sc.proto), KafkaLog4j: kafkaRaftDebug})
+		Props: props, KafkaFormatArgs: sc.formatArgs(), KraftdFormatArgs: kraftdFormat, ClientSecurity: harnessClient(t, props, sc.proto), KafkaLog4j: log4j})
 	r := &mixedRun{t: t, q: q, hw: -1, led: map[int32]kafkatest.Side{}}
 	start := time.Now()
 	for _, n := range q.Nodes {
@@ -230,10 +200,6 @@ func runSecureMixed(t *testing.T, sc secureScenario) {
 	}
 	took := r.elected("first election", start)
 	t.Logf("%s/%s: first election: %s leads epoch %d, %v after the first start", sc.proto, sc.mech, r.label(r.leader), r.epoch, took.Round(time.Millisecond))
-	// A Kafka 4.4 controller stopped while it still loads its bootstrap snapshot dies with a
-	// fatal fault (ClosedChannelException, exit 1): let every node settle before force
-	// stops one.
-	time.Sleep(3 * time.Second)
 	// A JVM controller takes --add-scram credentials only from the log, where the first
 	// active JVM controller writes its bootstrap records: until one has led, a JVM
 	// controller refuses every SCRAM login (kraftd reads them from the bootstrap snapshot).
@@ -271,8 +237,40 @@ func runSecureMixed(t *testing.T, sc secureScenario) {
 			t.Errorf("stop %s: %v", r.label(id), err)
 		}
 	}
+	if sc.reauth > 0 {
+		checkReauth(t, q)
+	}
 	checkMixedLogs(t, env, q, r.led, committed, true)
 	keepLogs(t, q)
+}
+
+// jvmProcessor is the logger of Kafka's socket server processors, which log at DEBUG a
+// connection closed because its SASL session expired.
+const jvmProcessor = "kafka.network.Processor"
+
+// checkReauth: kraftd served in-band re-authentications (from the JVM controllers, its only
+// SASL clients for that long) and refused no expired session; no JVM controller closed an
+// expired session (kraftd's clients retire theirs in time) or failed a re-authentication.
+func checkReauth(t *testing.T, q *kafkatest.MixedRaft) {
+	t.Helper()
+	for _, n := range q.Nodes {
+		logs := n.Logs()
+		switch n.Side {
+		case kafkatest.SideKraftd:
+			if !strings.Contains(logs, "SASL re-authenticated") {
+				t.Errorf("kraftd node %d served no in-band re-authentication", n.ID)
+			}
+			if strings.Contains(logs, "SASL session expired") {
+				t.Errorf("kraftd node %d found a peer's SASL session expired", n.ID)
+			}
+		case kafkatest.SideKafka:
+			for _, bad := range []string{"Disconnecting expired channel", "Failed re-authentication"} {
+				if strings.Contains(logs, bad) {
+					t.Errorf("Kafka node %d logged %q", n.ID, bad)
+				}
+			}
+		}
+	}
 }
 
 // harnessClient is the client side of the controllers' own settings, for the harness's

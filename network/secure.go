@@ -153,8 +153,11 @@ func (c *conn) act(out security.Outcome, hdr protocol.RequestHeader, req kmsg.Re
 		c.refused(out.Err)
 	}
 	if out.Authenticated {
-		c.log.Info("SASL authenticated", zap.String("mechanism", c.auth.Mechanism()),
-			zap.String("principal", "User:"+c.auth.Principal()))
+		msg := "SASL authenticated"
+		if out.Reauthenticated {
+			msg = "SASL re-authenticated"
+		}
+		c.log.Info(msg, zap.String("mechanism", c.auth.Mechanism()), zap.String("principal", "User:"+c.auth.Principal()))
 	}
 	switch out.Action {
 	case security.Respond:

@@ -82,8 +82,9 @@ type Outcome struct {
 	// Kafka's words, for the one rate-limited log line naming the peer.
 	Err error
 	// Authenticated is set when this frame completed authentication or
-	// re-authentication.
-	Authenticated bool
+	// re-authentication; Reauthenticated too when it was a re-authentication
+	// of a live session (connections.max.reauth.ms).
+	Authenticated, Reauthenticated bool
 }
 
 type authState int
@@ -178,8 +179,8 @@ func (a *Authenticator) RawToken(token []byte, now time.Time) Outcome {
 	}
 	out := Outcome{Action: Respond, RawResponse: resp}
 	if a.done() {
+		out.Authenticated, out.Reauthenticated = true, a.reauthenticating
 		a.complete(now)
-		out.Authenticated = true
 		if resp == nil {
 			out.RawResponse = []byte{}
 		}
@@ -306,8 +307,8 @@ func (a *Authenticator) tokenRequest(key, version int16, req kmsg.Request, now t
 	}
 	out := Outcome{Action: Respond, Response: resp}
 	if a.done() {
+		out.Authenticated, out.Reauthenticated = true, a.reauthenticating
 		resp.SessionLifetimeMillis = a.complete(now)
-		out.Authenticated = true
 	}
 	return out
 }

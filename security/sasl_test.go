@@ -223,15 +223,15 @@ func TestSASLReauthentication(t *testing.T) {
 	cfg.ReauthMs = map[string]int64{MechScramSHA512: 60000}
 	a := NewAuthenticator(cfg)
 	out := exchange(t, a, MechScramSHA512, "alice", "scram-secret", now)
-	if lt := out.Response.(*kmsg.SASLAuthenticateResponse).SessionLifetimeMillis; lt != 60000 {
-		t.Fatalf("session lifetime %d", lt)
+	if lt := out.Response.(*kmsg.SASLAuthenticateResponse).SessionLifetimeMillis; lt != 60000 || out.Reauthenticated {
+		t.Fatalf("session lifetime %d, first authentication marked a re-authentication: %v", lt, out.Reauthenticated)
 	}
 	if a.SessionExpired(now.Add(time.Minute)) || !a.SessionExpired(now.Add(time.Minute+time.Millisecond)) {
 		t.Error("SessionExpired")
 	}
 	later := now.Add(50 * time.Second)
 	out = exchange(t, a, MechScramSHA512, "alice", "scram-secret", later)
-	if !out.Authenticated || a.SessionExpired(now.Add(time.Minute+time.Second)) {
+	if !out.Authenticated || !out.Reauthenticated || a.SessionExpired(now.Add(time.Minute+time.Second)) {
 		t.Fatalf("re-authentication: %+v", out)
 	}
 	// Another principal is refused.
