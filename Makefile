@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test run bench bench-quorum bench-interop fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka
+.PHONY: build test run bench bench-quorum bench-quorum-tls bench-interop fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
@@ -34,6 +34,11 @@ bench:
 BENCH_QUORUM_FLAGS ?=
 bench-quorum: build
 	$(GO) run ./cmd/benchquorum -bin $(BIN) $(BENCH_QUORUM_FLAGS)
+
+# The cost of listener security: the unthrottled scenario over PLAINTEXT, SSL (mutual TLS)
+# and SASL_SSL (PLAIN), runs interleaved, certificates made for the run.
+bench-quorum-tls: build
+	$(GO) run ./cmd/benchquorum -bin $(BIN) -scenarios b -security PLAINTEXT,SSL,SASL_SSL $(BENCH_QUORUM_FLAGS)
 
 # Short fuzzing of every fuzz target (the seed corpora also run under make test).
 FUZZTIME ?= 20s

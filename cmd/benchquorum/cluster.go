@@ -2,11 +2,12 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/kraftd/kraftd/internal/freeport"
 )
 
 // dirIDs are the nodes' replica directory ids, fixed so that every run's
@@ -20,23 +21,24 @@ type cluster struct {
 	dir    string
 	ports  []int
 	voters string // controller.quorum.voters
+	extra  string // properties lines every node's config ends with
 }
 
-func newCluster(bin, dir string) (*cluster, error) {
-	ports, err := freePorts(3)
+func newCluster(bin, dir, extra string) (*cluster, error) {
+	ports, err := freeport.Take(3)
 	if err != nil {
 		return nil, err
 	}
 	voters := fmt.Sprintf("1@127.0.0.1:%d,2@127.0.0.1:%d,3@127.0.0.1:%d", ports[0], ports[1], ports[2])
-	return &cluster{bin: bin, dir: dir, ports: ports, voters: voters}, nil
+	return &cluster{bin: bin, dir: dir, ports: ports, voters: voters, extra: extra}, nil
 }
 
-// writeConfig writes node i's properties file, with extra (whole lines)
-// appended, and returns its path.
+// writeConfig writes node i's properties file, with the cluster's extra
+// lines and then extra (whole lines) appended, and returns its path.
 func (c *cluster) writeConfig(i int, extra string) (string, error) {
 	cfg := c.path("node%d.properties", i)
 	props := fmt.Sprintf("node.id=%d\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\ncontroller.listener.names=CONTROLLER\ncontroller.quorum.voters=%s\nlog.dirs=%s\n",
-		i+1, c.ports[i], c.voters, c.path("data%d", i)) + extra
+		i+1, c.ports[i], c.voters, c.path("data%d", i)) + c.extra + extra
 	if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
 		return "", err
 	}
@@ -46,25 +48,6 @@ func (c *cluster) writeConfig(i int, extra string) (string, error) {
 // path names node i's file in dir; format has one %d for the node id.
 func (c *cluster) path(format string, i int) string {
 	return filepath.Join(c.dir, fmt.Sprintf(format, i+1))
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // waitOrKill waits for cmd (already signalled) to exit, killing it when it

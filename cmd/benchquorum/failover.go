@@ -23,7 +23,7 @@ func runFailover(bin string, runs int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	c, err := newCluster(bin, dir)
+	c, err := newCluster(bin, dir, extraProps)
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,7 @@ type benchOptions struct {
 	seconds, warmup, recordSize int
 	profileDir                  string
 	keep                        bool
+	protocols                   []string // -security, interleaved run by run
 }
 
 func main() {
@@ -71,8 +72,13 @@ func main() {
 	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
 	flag.BoolVar(&o.keep, "keep", false, "keep the data dirs and logs")
 	flag.Var(&nodeArgs, "node-arg", "extra test-kraft-server-start flag for every node (repeatable)")
-	propsFile := flag.String("props", "", "properties file appended to every node's config (e.g. listener security, to measure the cost of TLS)")
+	propsFile := flag.String("props", "", "properties file appended to every node's config")
+	security := flag.String("security", "PLAINTEXT", "controller listener protocols to compare, comma-separated (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL): each run of a scenario runs once per protocol, interleaved")
 	flag.Parse()
+	var err error
+	if o.protocols, err = parseProtocols(*security); err != nil {
+		fatal(err)
+	}
 	if *propsFile != "" {
 		b, err := os.ReadFile(*propsFile)
 		if err != nil {
@@ -85,7 +91,6 @@ func main() {
 			o.runs, o.seconds, o.warmup, o.recordSize))
 	}
 
-	var err error
 	if o.bin, err = filepath.Abs(*bin); err != nil {
 		fatal(err)
 	}
@@ -104,8 +109,8 @@ func main() {
 			return
 		}
 	}
-	fmt.Printf("kraftd bench-quorum: 3 nodes on 127.0.0.1, %d B records, fsync on, %ds measured after %ds warm-up, median of %d runs\n",
-		o.recordSize, o.seconds, o.warmup, o.runs)
+	fmt.Printf("kraftd bench-quorum: 3 nodes on 127.0.0.1, %d B records, fsync on, %ds measured after %ds warm-up, median of %d runs, listener %s\n",
+		o.recordSize, o.seconds, o.warmup, o.runs, strings.Join(o.protocols, " vs "))
 	fmt.Printf("%-4s %-34s %12s %9s %9s %9s %9s %22s %22s\n", "", "scenario", "records/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "cpu cores (n1 n2 n3)", "peak RSS MB (n1 n2 n3)")
 	for _, sc := range scenarios {
 		if want[sc.name] {
@@ -115,30 +120,49 @@ func main() {
 }
 
 // runScenario prints the disk's current fsync latency, each run's result,
-// and the scenario's median row; a failed run is fatal.
+// and the scenario's median row per listener protocol (runs of the protocols
+// alternate, so a change of the machine's load hits all of them alike); a
+// failed run is fatal.
 func runScenario(o benchOptions, sc scenario) {
 	if p, err := probeFsync(3 * time.Second); err == nil {
 		fmt.Printf("     disk now: 4 KiB write+fsync p50 %.3f p99 %.3f max %.3f ms (%d in 3 s, one writer)\n", p[0], p[1], p[2], int(p[3]))
 	}
-	var rs []result
+	rs := make([][]result, len(o.protocols))
 	for r := 0; r < o.runs; r++ {
-		prof := ""
-		if r == 0 {
-			prof = o.profileDir
+		for i, proto := range o.protocols {
+			prof := ""
+			if r == 0 {
+				prof = o.profileDir
+			}
+			res, err := runOnce(o, sc, proto, prof)
+			if err != nil {
+				fatal(fmt.Errorf("scenario %s %s run %d: %w", sc.name, proto, r+1, err))
+			}
+			fmt.Printf("     run %d %s: leader %d, %.0f records/s, p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, cpu %.2f %.2f %.2f, rss %.1f %.1f %.1f MB\n",
+				r+1, proto, res.leader, res.recPerSec, res.p50, res.p99, res.p999, res.max,
+				res.cpuCores[0], res.cpuCores[1], res.cpuCores[2], res.rssMB[0], res.rssMB[1], res.rssMB[2])
+			rs[i] = append(rs[i], res)
 		}
-		res, err := runOnce(o, sc, prof)
-		if err != nil {
-			fatal(fmt.Errorf("scenario %s run %d: %w", sc.name, r+1, err))
-		}
-		fmt.Printf("     run %d: leader %d, %.0f records/s, p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, cpu %.2f %.2f %.2f, rss %.1f %.1f %.1f MB\n",
-			r+1, res.leader, res.recPerSec, res.p50, res.p99, res.p999, res.max,
-			res.cpuCores[0], res.cpuCores[1], res.cpuCores[2], res.rssMB[0], res.rssMB[1], res.rssMB[2])
-		rs = append(rs, res)
 	}
-	m := median(rs)
-	fmt.Printf("%-4s %-34s %12.0f %9.2f %9.2f %9.2f %9.2f %6.2f %6.2f %6.2f    %6.1f %6.1f %6.1f\n", sc.name, sc.desc,
-		m.recPerSec, m.p50, m.p99, m.p999, m.max, m.cpuCores[0], m.cpuCores[1], m.cpuCores[2], m.rssMB[0], m.rssMB[1], m.rssMB[2])
+	var base result
+	for i, proto := range o.protocols {
+		m := median(rs[i])
+		desc := sc.desc
+		if len(o.protocols) > 1 {
+			desc += ", " + proto
+		}
+		fmt.Printf("%-4s %-34s %12.0f %9.2f %9.2f %9.2f %9.2f %6.2f %6.2f %6.2f    %6.1f %6.1f %6.1f\n", sc.name, desc,
+			m.recPerSec, m.p50, m.p99, m.p999, m.max, m.cpuCores[0], m.cpuCores[1], m.cpuCores[2], m.rssMB[0], m.rssMB[1], m.rssMB[2])
+		if i == 0 {
+			base = m
+			continue
+		}
+		fmt.Printf("     %s vs %s: records/s %+.1f%%, p99 %+.2f ms, cpu cores (sum) %+.2f\n", proto, o.protocols[0],
+			100*(m.recPerSec/base.recPerSec-1), m.p99-base.p99, sum(m.cpuCores)-sum(base.cpuCores))
+	}
 }
+
+func sum(v [3]float64) float64 { return v[0] + v[1] + v[2] }
 
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "benchquorum:", err)
@@ -184,7 +208,7 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 // runOnce runs one measured scenario on a fresh cluster: start the nodes,
 // let them run through the warm-up and the measured window, stop them, and
 // read the result from their stats.
-func runOnce(o benchOptions, sc scenario, profileDir string) (result, error) {
+func runOnce(o benchOptions, sc scenario, proto, profileDir string) (result, error) {
 	dir, err := os.MkdirTemp("", "kraftd-bench-")
 	if err != nil {
 		return result{}, err
@@ -194,7 +218,11 @@ func runOnce(o benchOptions, sc scenario, profileDir string) (result, error) {
 	} else {
 		fmt.Println("     data in", dir)
 	}
-	c, err := newCluster(o.bin, dir)
+	sec, err := securityProps(proto, dir)
+	if err != nil {
+		return result{}, err
+	}
+	c, err := newCluster(o.bin, dir, extraProps+sec)
 	if err != nil {
 		return result{}, err
 	}
@@ -223,7 +251,7 @@ func runOnce(o benchOptions, sc scenario, profileDir string) (result, error) {
 // startBenchNode starts node i running the scenario's workload with JSON
 // stats on stdout, and returns the process and its stdout file.
 func (c *cluster) startBenchNode(i int, sc scenario, recordSize, warmup int, profileDir string) (*exec.Cmd, string, error) {
-	cfg, err := c.writeConfig(i, extraProps+fmt.Sprintf("controller.quorum.append.linger.ms=%d\n", sc.linger))
+	cfg, err := c.writeConfig(i, fmt.Sprintf("controller.quorum.append.linger.ms=%d\n", sc.linger))
 	if err != nil {
 		return nil, "", err
 	}
