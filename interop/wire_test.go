@@ -74,8 +74,8 @@ func rangesOf(keys []kmsg.ApiVersionsResponseApiKey) map[int16]protocol.VersionR
 	return m
 }
 
-// compareAdvertisement reports every raft api whose range differs between Kafka's answer
-// and kraftd's (protocol.Supported and protocol.NewApiVersionsResponse).
+// compareAdvertisement reports every api whose range differs between Kafka's answer and
+// kraftd's (protocol.Supported or protocol.Advertised, and protocol.NewApiVersionsResponse).
 func compareAdvertisement(t *testing.T, v int16, kafka *kmsg.ApiVersionsResponse) {
 	t.Helper()
 	kr := rangesOf(kafka.ApiKeys)
@@ -96,11 +96,23 @@ func compareAdvertisement(t *testing.T, v int16, kafka *kmsg.ApiVersionsResponse
 			t.Errorf("%s (key %d): NewApiVersionsResponse(v%d) lists %v (present %v), Kafka %v (present %v)", name, key, v, o, ok, k, kok)
 		}
 	}
-	// kraftd must not advertise anything outside the raft set.
-	for key := range ours {
-		if !contains(raftApis, key) {
-			t.Errorf("kraftd advertises key %d (%s), which is not a raft api", key, kmsg.NameForKey(key))
+	// The other apis of the controller's listener kraftd lists with Kafka's ranges (and
+	// answers as a controller that is not active); nothing else.
+	for _, key := range protocol.ControllerKeys() {
+		k, kok := kr[key]
+		a, _ := protocol.Advertised(key)
+		if o, ok := ours[key]; !kok || !ok || o != k || a != k {
+			t.Errorf("%s (key %d): Kafka %s advertises %v (present %v), kraftd lists %v (present %v), protocol.Advertised %v",
+				kmsg.NameForKey(key), key, kafkatest.KafkaVersion, k, kok, o, ok, a)
 		}
+	}
+	for key := range ours {
+		if !contains(raftApis, key) && !contains(protocol.ControllerKeys(), key) {
+			t.Errorf("kraftd advertises key %d (%s), which is neither a raft nor a controller api", key, kmsg.NameForKey(key))
+		}
+	}
+	if len(ours) != len(kr) {
+		t.Errorf("kraftd lists %d apis, Kafka %s %d", len(ours), kafkatest.KafkaVersion, len(kr))
 	}
 	if kafka.ErrorCode != 0 {
 		t.Errorf("Kafka's ApiVersions v%d error code %d", v, kafka.ErrorCode)

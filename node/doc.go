@@ -35,6 +35,13 @@
 // of its own, reading the status the loop publishes; the loop only wakes it
 // when the leader or the epoch changes.
 //
+// The other apis of a Kafka controller's listener (CreateTopics,
+// BrokerHeartbeat, Envelope, ...) are answered on the connection's goroutine
+// as a controller that is not active answers them (notcontroller.go):
+// NOT_CONTROLLER naming the raft leader, so brokers, controllers and admin
+// clients look for the active controller again. kraftd keeps no metadata,
+// so it answers so even as raft leader.
+//
 // The node routes DescribeQuorum for __cluster_metadata to its own topic, so
 // kafka-metadata-quorum also describes a node on the performance-test
 // partition.

@@ -78,8 +78,9 @@ func (n *Node) postResponse(m raft.Message) {
 	}
 }
 
-// Handle routes raft requests into the run loop and answers DescribeCluster
-// from the published status. It runs on the connection's reader goroutine.
+// Handle routes raft requests into the run loop, answers DescribeCluster
+// from the published status and the other controller apis as a controller
+// that is not active. It runs on the connection's reader goroutine.
 func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 	switch r := req.(type) {
 	case *kmsg.DescribeClusterRequest:
@@ -117,8 +118,15 @@ func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.
 		}
 		return
 	}
-	// protocol.ParseRequest only yields the apis kraftd serves, all handled
-	// above; anything else means the tables disagree: close the connection.
+	if protocol.AnswersNotController(hdr.APIKey) {
+		if resp, ok := n.notController(req); ok {
+			respond(resp)
+			return
+		}
+	}
+	// protocol.ParseRequest only yields the apis kraftd advertises, all
+	// handled above; anything else means the tables disagree: close the
+	// connection.
 	n.remote.Warn("request for an api the node does not route; closing the connection",
 		zap.Int16("api_key", hdr.APIKey), zap.Int16("api_version", hdr.APIVersion),
 		zap.Stringer("remote", c.Remote))
@@ -207,12 +215,9 @@ func (n *Node) controllerRegistration(req *kmsg.ControllerRegistrationRequest) k
 	case known && st.LeaderID == n.rcfg.NodeID:
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		msg = "There is no finalized MetadataVersion, so direct-to-controller communication is not supported."
-	case known && st.LeaderID >= 0:
-		resp.ErrorCode = kerr.NotController.Code
-		msg = fmt.Sprintf("The active controller appears to be node %d.", st.LeaderID)
 	default:
 		resp.ErrorCode = kerr.NotController.Code
-		msg = "No controller appears to be active."
+		msg = n.notControllerMessage()
 	}
 	resp.ErrorMessage = &msg
 	return resp

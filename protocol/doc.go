@@ -10,8 +10,10 @@
 //     with a tag block when flexible, except ApiVersions which always uses v0) and a kmsg
 //     body. Bodies are encoded and decoded by kmsg only; this package never hand-writes a
 //     message kmsg knows. ParseRequestHeader decodes a header without allocating.
-//   - kraftd serves a fixed set of apis (servedApis in versions.go, one line per api).
-//     ParseRequest refuses the rest with errors wrapping ErrUnsupportedAPI /
+//   - kraftd serves a fixed set of apis (servedApis in versions.go, one line per api) and
+//     lists the other apis of a Kafka controller's listener (controllerApis in
+//     controllerapis.go), which it answers as a controller that is not active
+//     (ErrorResponse: Kafka's getErrorResponse for each type). ParseRequest refuses the rest with errors wrapping ErrUnsupportedAPI /
 //     ErrUnsupportedVersion after decoding the header, so the network layer can answer
 //     ApiVersions per KIP-511 (NewApiVersionsResponse) or close the connection as a Kafka
 //     controller does. Other errors from ParseRequest (malformed header, a body above

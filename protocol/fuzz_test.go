@@ -12,8 +12,8 @@ import (
 // fuzzMaxFrame keeps fuzzed frame sizes small so that executions stay fast.
 const fuzzMaxFrame = 1 << 16
 
-// addRequestSeeds adds every captured request frame and a default request of every served
-// api and version.
+// addRequestSeeds adds every captured request frame and a default request of every
+// advertised api and version.
 func addRequestSeeds(f *testing.F, prefixed bool) {
 	id := "raft-client-1"
 	add := func(frame []byte) {
@@ -27,8 +27,8 @@ func addRequestSeeds(f *testing.F, prefixed bool) {
 			add(append([]byte{byte(len(g.frame) >> 24), byte(len(g.frame) >> 16), byte(len(g.frame) >> 8), byte(len(g.frame))}, g.frame...))
 		}
 	}
-	for _, key := range ServedKeys() {
-		rng, _ := Supported(key)
+	for _, key := range append(ServedKeys(), ControllerKeys()...) {
+		rng, _ := Advertised(key)
 		for v := rng.Min; v <= rng.Max; v++ {
 			req := kmsg.RequestForKey(key)
 			req.SetVersion(v)
@@ -66,7 +66,7 @@ func FuzzReadFrame(f *testing.F) {
 	})
 }
 
-// FuzzParseRequest: every served api's body decoding. A request that decodes re-encodes
+// FuzzParseRequest: every advertised api's body decoding. A request that decodes re-encodes
 // to bytes that decode again and re-encode identically (a fixed point); exact round trips
 // of canonical encodings are covered by the golden and table tests.
 func FuzzParseRequest(f *testing.F) {
@@ -79,7 +79,7 @@ func FuzzParseRequest(f *testing.F) {
 			}
 			return
 		}
-		if rng, ok := Supported(hdr.APIKey); !ok || hdr.APIVersion < rng.Min || hdr.APIVersion > rng.Max {
+		if rng, ok := Advertised(hdr.APIKey); !ok || hdr.APIVersion < rng.Min || hdr.APIVersion > rng.Max {
 			t.Fatalf("unsupported %d v%d accepted", hdr.APIKey, hdr.APIVersion)
 		}
 		once := AppendRequest(nil, hdr.CorrelationID, hdr.ClientID, req)

@@ -143,7 +143,7 @@ func skipTags(b []byte) ([]byte, error) {
 }
 
 // ParseRequest parses a request frame (header v1/v2 by flexibility, then the kmsg body).
-// For an api kraftd does not serve or a version outside kraftd's range it returns the parsed
+// For an api kraftd does not advertise or a version outside kraftd's range it returns the parsed
 // header and an error wrapping ErrUnsupportedAPI / ErrUnsupportedVersion (so the caller can
 // answer ApiVersions per Kafka's rule or close). Body decode errors are plain errors (a body
 // above MaxRequestBodySize wraps ErrRequestTooLarge); the caller closes the connection.
@@ -155,7 +155,7 @@ func ParseRequest(frame []byte) (RequestHeader, kmsg.Request, error) {
 		return raw.Header(), nil, err
 	}
 	hdr := raw.Header()
-	rng, ok := Supported(hdr.APIKey)
+	rng, ok := Advertised(hdr.APIKey)
 	if !ok {
 		return hdr, nil, fmt.Errorf("%w: key %d (%s)", ErrUnsupportedAPI, hdr.APIKey, kmsg.NameForKey(hdr.APIKey))
 	}

@@ -67,7 +67,8 @@ var servedApis = [...]struct {
 const maxKey = 128
 
 type apiInfo struct {
-	served        bool
+	served        bool // kraftd serves the api itself (servedApis)
+	notController bool // answered as a non-active controller (controllerApis)
 	rng           VersionRange
 	firstFlexible int16 // -1: never flexible (or unknown api)
 	known         bool  // kmsg has the api
@@ -98,7 +99,19 @@ func init() {
 		apis[a.key].served = true
 		apis[a.key].rng = a.VersionRange
 	}
+	for _, a := range controllerApis {
+		apis[a.key].notController = true
+		apis[a.key].rng = a.VersionRange
+	}
+	for k := int16(0); k < maxKey; k++ {
+		if apis[k].served || apis[k].notController {
+			advertisedKeys = append(advertisedKeys, k)
+		}
+	}
 }
+
+// advertisedKeys lists, ascending, every api in kraftd's ApiVersions answer.
+var advertisedKeys []int16
 
 // Supported reports the versions kraftd serves for an api key.
 func Supported(key int16) (VersionRange, bool) {
@@ -106,6 +119,22 @@ func Supported(key int16) (VersionRange, bool) {
 		return VersionRange{}, false
 	}
 	return apis[key].rng, true
+}
+
+// Advertised reports the versions kraftd lists in ApiVersions for an api key: the apis
+// it serves and those it answers as a non-active controller (controllerApis).
+// ParseRequest decodes exactly these.
+func Advertised(key int16) (VersionRange, bool) {
+	if key < 0 || key >= maxKey || !(apis[key].served || apis[key].notController) {
+		return VersionRange{}, false
+	}
+	return apis[key].rng, true
+}
+
+// AnswersNotController reports whether key is a controller api kraftd answers as a Kafka
+// controller that is not active does (ErrorResponse with NOT_CONTROLLER).
+func AnswersNotController(key int16) bool {
+	return key >= 0 && key < maxKey && apis[key].notController
 }
 
 // ServedKeys returns the api keys kraftd serves, ascending.
@@ -140,7 +169,7 @@ const MaxKRaftVersion int16 = 1
 const ClientApiVersionsVersion int16 = 4
 
 // NewApiVersionsResponse answers an ApiVersions request of the given version: the full list
-// (and the kraft.version feature at v4+), or for a version outside kraftd's range the
+// of served and controller apis (and the kraft.version feature at v4+), or for a version outside kraftd's range the
 // UNSUPPORTED_VERSION answer in v0 body layout listing only ApiVersions' range, so that
 // the client retries with a version both sides know.
 func NewApiVersionsResponse(reqVersion int16) *kmsg.ApiVersionsResponse {
@@ -155,10 +184,10 @@ func NewApiVersionsResponse(reqVersion int16) *kmsg.ApiVersionsResponse {
 		return resp
 	}
 	resp.SetVersion(reqVersion)
-	resp.ApiKeys = make([]kmsg.ApiVersionsResponseApiKey, 0, len(servedApis))
-	for _, a := range servedApis {
+	resp.ApiKeys = make([]kmsg.ApiVersionsResponseApiKey, 0, len(advertisedKeys))
+	for _, key := range advertisedKeys {
 		k := kmsg.NewApiVersionsResponseApiKey()
-		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.Min, a.Max
+		k.ApiKey, k.MinVersion, k.MaxVersion = key, apis[key].rng.Min, apis[key].rng.Max
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
 	// Features whose min version is 0 are only shown to v4+ clients (KAFKA-17492): older

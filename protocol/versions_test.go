@@ -120,11 +120,11 @@ func TestNewApiVersionsResponseEveryVersion(t *testing.T) {
 			t.Fatalf("v%d: %v", v, err)
 		}
 		av := back.(*kmsg.ApiVersionsResponse)
-		if len(av.ApiKeys) != len(servedApis) {
+		if len(av.ApiKeys) != len(servedApis)+len(controllerApis) {
 			t.Fatalf("v%d: %d api keys", v, len(av.ApiKeys))
 		}
 		for i, k := range av.ApiKeys {
-			rng, ok := Supported(k.ApiKey)
+			rng, ok := Advertised(k.ApiKey)
 			if !ok || rng.Min != k.MinVersion || rng.Max != k.MaxVersion || (i > 0 && av.ApiKeys[i-1].ApiKey >= k.ApiKey) {
 				t.Fatalf("v%d: entry %d = %+v", v, i, k)
 			}
