@@ -317,9 +317,10 @@ func delegationTokenError(resp kmsg.Response, e apiError) {
 }
 
 // brokerChannelError answers the apis brokers and controllers send over their channel to
-// the active controller: a top-level code (and, for UnregisterController, the exception's
-// text unchanged, as Kafka sets it). Envelope carries the
-// code on the envelope, which makes a forwarding broker look for the controller again.
+// the active controller: a top-level code (and, for UnregisterBroker and
+// UnregisterController, the exception's text unchanged, as Kafka 4.4 sets it). Envelope
+// carries the code on the envelope, which makes a forwarding broker look for the
+// controller again.
 func brokerChannelError(resp kmsg.Response, e apiError) (kmsg.Response, bool) {
 	switch out := resp.(type) {
 	case *kmsg.AlterPartitionResponse:
@@ -331,7 +332,7 @@ func brokerChannelError(resp kmsg.Response, e apiError) (kmsg.Response, bool) {
 	case *kmsg.BrokerHeartbeatResponse:
 		out.ErrorCode = e.code
 	case *kmsg.UnregisterBrokerResponse:
-		out.ErrorCode = e.code
+		out.ErrorCode, out.ErrorMessage = e.code, e.raw
 	case *kmsg.AllocateProducerIDsResponse:
 		out.ErrorCode = e.code
 	case *kmsg.AssignReplicasToDirsResponse:

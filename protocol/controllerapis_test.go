@@ -330,6 +330,12 @@ func TestErrorResponsePerApi(t *testing.T) {
 			}
 			return ""
 		}},
+		{int16(kmsg.UnregisterBroker), 0, func(r kmsg.Response) string {
+			if u := r.(*kmsg.UnregisterBrokerResponse); u.ErrorCode != code || str(u.ErrorMessage) != msg {
+				return fmt.Sprintf("%+v", u)
+			}
+			return ""
+		}},
 		{int16(kmsg.UnregisterController), 0, func(r kmsg.Response) string {
 			if u := r.(*kmsg.UnregisterControllerResponse); u.ErrorCode != code || str(u.ErrorMessage) != msg {
 				return fmt.Sprintf("%+v", u)

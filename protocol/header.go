@@ -28,7 +28,8 @@ var (
 )
 
 // MaxRequestBodySize bounds the body of a request kraftd decodes. Every served request
-// names one topic and partition and a few endpoints (a JVM Fetch is about 150 bytes), but
+// names one topic and partition and a few endpoints (a JVM Fetch is about 150 bytes), and
+// the controller apis answered NOT_CONTROLLER are admin requests of a few items, but
 // kmsg materialises each array element before reading it: an array count bounded only by
 // the bytes present still costs up to ~32 bytes of memory per byte of input (Fetch
 // topics). Refusing bodies above 1 MiB keeps a hostile request near 32 MiB instead of
