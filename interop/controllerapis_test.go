@@ -272,7 +272,7 @@ func envelopeRequest() *kmsg.EnvelopeRequest {
 	r.RequestData = protocol.AppendRequest(nil, 99, &client, inner)[4:]
 	p := kmsg.NewDefaultPrincipalData()
 	p.Type, p.Name = "User", "ANONYMOUS"
-	r.RequestPrincipal = p.AppendTo([]byte{0, 0})
+	r.RequestPrincipal = p.AppendTo(nil) // kmsg writes the version prefix itself
 	r.ClientHostAddress = []byte{127, 0, 0, 1}
 	return r
 }
@@ -298,7 +298,6 @@ var jvmAnswersItself = map[kmsg.Key]struct {
 	kmsg.ExpireDelegationToken:        {kerr.DelegationTokenRequestNotAllowed.Code, "token requests are refused on a PLAINTEXT listener"},
 	kmsg.DescribeDelegationToken:      {kerr.UnknownServerError.Code, "listed, but no controller handles it"},
 	kmsg.DescribeUserSCRAMCredentials: {kerr.UnknownServerError.Code, "listed, but no controller handles it"},
-	kmsg.Envelope:                     {kerr.PrincipalDeserializationFailure.Code, "the JVM refuses this forwarded principal before the inner request reaches its controller"},
 }
 
 // TestControllerApisNotActive sends every controller api kraftd answers as a non-active
