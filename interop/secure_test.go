@@ -260,7 +260,7 @@ func checkReauth(t *testing.T, q *kafkatest.MixedRaft) {
 			if !strings.Contains(logs, "SASL re-authenticated") {
 				t.Errorf("kraftd node %d served no in-band re-authentication", n.ID)
 			}
-			if strings.Contains(logs, "SASL session expired") {
+			if strings.Contains(logs, "SASL session expired (connections.max.reauth.ms) without re-authentication") {
 				t.Errorf("kraftd node %d found a peer's SASL session expired", n.ID)
 			}
 		case kafkatest.SideKafka:
