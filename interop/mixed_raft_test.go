@@ -91,7 +91,7 @@ func (r *mixedRun) waitExit(id int32) {
 	case <-time.After(kafkatest.StopGrace):
 		r.t.Fatalf("%s did not exit within %v of SIGTERM", r.label(id), kafkatest.StopGrace)
 	}
-	if exited, err := r.q.Node(id).Proc.Exited(); exited && err != nil && !strings.Contains(err.Error(), "143") {
+	if err := r.q.ExitErr(id); err != nil {
 		r.t.Errorf("%s exited with %v after SIGTERM", r.label(id), err)
 	}
 }

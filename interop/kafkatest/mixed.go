@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,6 +81,7 @@ type MixedNode struct {
 
 	procs   []*Process // every process run for this node, in order
 	stopped bool       // stopped on purpose (Terminate, Kill): its exit is not a failure
+	settled *Process   // the process settle last saw publish its metadata
 }
 
 // MixedRaft is a running mixed quorum.
@@ -198,12 +202,40 @@ func (q *MixedRaft) Kill(id int32) {
 	n.Proc.Kill()
 }
 
-// Stop stops node id gracefully and waits (SIGKILL after StopGrace).
+// Stop stops node id gracefully and waits (SIGKILL after StopGrace). A Kafka controller
+// that halts on the shutdown race described at jvmShutdownFault counts as stopped: it is
+// Kafka's own fault, equivalent to a crash during shutdown, and the quorum tolerates crashes.
 func (q *MixedRaft) Stop(id int32) error {
 	n := q.Node(id)
 	q.settle(n)
 	n.stopped = true
-	return n.Proc.Stop()
+	n.Proc.Stop()
+	return q.ExitErr(id)
+}
+
+// ExitErr is the exit error of node id's exited process: nil after a clean exit, a
+// graceful one on SIGTERM, or Kafka's shutdown race (jvmShutdownFault).
+func (q *MixedRaft) ExitErr(id int32) error {
+	n := q.Node(id)
+	exited, err := n.Proc.Exited()
+	var exit *exec.ExitError
+	switch {
+	case !exited || err == nil:
+		return nil
+	case errors.As(err, &exit) && exit.ExitCode() == 128+int(syscall.SIGTERM):
+		return nil
+	case n.Side == SideKafka && jvmShutdownFault(n.Proc.Log()):
+		q.t.Logf("kafkatest: node %d (Kafka) halted in its metadata loader while shutting down (Kafka's shutdown race): taken as stopped", n.ID)
+		return nil
+	}
+	return err
+}
+
+// jvmShutdownFault reports Kafka 4.4's shutdown race: the raft client closes the log while
+// the metadata loader still reads a commit from it, and the loader's fault handler halts
+// the JVM (exit 1) with a ClosedChannelException.
+func jvmShutdownFault(log string) bool {
+	return strings.Contains(log, "Unhandled fault in MetadataLoader#handleCommit") && strings.Contains(log, "ClosedChannelException")
 }
 
 // jvmCaughtUp is what a Kafka controller's metadata loader logs once it has loaded the
@@ -213,9 +245,14 @@ const jvmCaughtUp = "The loader finished catching up to the current high water m
 // SettleTimeout bounds settle: a JVM controller that cannot reach a leader never catches up.
 const SettleTimeout = 30 * time.Second
 
-// settle waits until a running Kafka controller has loaded its metadata (or SettleTimeout
-// passes): Kafka 4.4 stopped while its loader still reads the bootstrap snapshot dies with
-// a fatal fault (ClosedChannelException, exit 1) instead of shutting down cleanly.
+// jvmPublishing is how long a Kafka controller takes, once caught up, to hand its first
+// image to its publishers (a second is ample on a loaded machine).
+const jvmPublishing = time.Second
+
+// settle waits until a running Kafka controller has loaded its metadata and published it
+// (or SettleTimeout passes): Kafka 4.4 stopped while its loader still reads the log halts
+// with a fatal fault (see jvmShutdownFault), a window that is wide open during its first
+// catch-up.
 func (q *MixedRaft) settle(n *MixedNode) {
 	if !q.cfg.Controllers || n.Side != SideKafka || !n.Running() {
 		return
@@ -225,6 +262,10 @@ func (q *MixedRaft) settle(n *MixedNode) {
 			q.t.Logf("kafkatest: node %d has not caught up its metadata after %v; stopping it anyway", n.ID, SettleTimeout)
 			return
 		}
+	}
+	if n.settled != n.Proc {
+		time.Sleep(jvmPublishing)
+		n.settled = n.Proc
 	}
 }
 
