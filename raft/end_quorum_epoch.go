@@ -86,6 +86,10 @@ func (d *Driver) endQuorumEpochAnswer(req *kmsg.EndQuorumEpochRequest, code int1
 // endQuorumBackoff is the election delay for this node's position among the
 // preferred successors.
 func (d *Driver) endQuorumBackoff(preferred []int32) time.Duration {
+	return d.positionBackoff(preferred) + d.deferDelay()
+}
+
+func (d *Driver) positionBackoff(preferred []int32) time.Duration {
 	max := d.cfg.ElectionBackoffMax
 	n := len(preferred)
 	for p, id := range preferred {

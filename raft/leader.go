@@ -43,6 +43,9 @@ type leaderState struct {
 	// needToSendBeginQuorumRequests).
 	beginQuorum     timer
 	resignRequested bool
+	// deferTo are the caught-up preferred voters a deferring leader
+	// resigns for, named first among its successors (deferral.go).
+	deferTo []NodeID
 
 	scratch    []int64           // reused by maybeAdvanceHighWatermark
 	recScratch []protocol.Record // reused by drainAppends
@@ -182,6 +185,7 @@ func (d *Driver) checkQuorumTimeout() time.Duration { return d.cfg.FetchTimeout 
 // BeginQuorumEpoch when due.
 func (l *leaderState) poll(d *Driver, now time.Time) {
 	alone := d.voters.IsOnlyVoter(d.localKey())
+	d.maybeDeferLeadership(now)
 	if d.shuttingDown || l.resignRequested || (!alone && l.checkQuorum.expired(now)) {
 		if !d.shuttingDown && !l.resignRequested {
 			d.lg.Warn("resigning: fewer than a majority of voters fetched within the check-quorum timeout",
