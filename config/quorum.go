@@ -13,7 +13,14 @@ var quorumKeys = []string{
 	"controller.quorum.election.backoff.max.ms", "controller.quorum.append.linger.ms",
 	"controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
 	"controller.quorum.auto.join.enable",
+	LeadershipDeferralKey,
 }
+
+// LeadershipDeferralKey turns leadership deferral on or off (kraftd's own
+// key): a kraftd voter of a metadata quorum hands leadership to a Kafka
+// controller that can be the active controller. On by default for a
+// controller (start), off for test-kraft-server-start.
+const LeadershipDeferralKey = "kraftd.controller.leadership.deferral.enable"
 
 // Kafka's defaults (QuorumConfig).
 const (
@@ -44,8 +51,9 @@ func (c *Config) IsVoter() bool {
 }
 
 // readQuorum reads the voter set and the raft timers. It runs after
-// readRoles: a controller must be one of the voters.
-func (c *Config) readQuorum(r *reader) {
+// readRoles: a controller must be one of the voters. testRaftServer
+// (test-kraft-server-start) changes the default of leadership deferral.
+func (c *Config) readQuorum(r *reader, testRaftServer bool) {
 	voterIDs := c.readVoters(r)
 	c.readBootstrapServers(r)
 	voters := r.get("controller.quorum.voters", "")
@@ -73,6 +81,7 @@ func (c *Config) readQuorum(r *reader) {
 	c.RequestTimeout = r.ms("controller.quorum.request.timeout.ms", defaultRequestTimeoutMs, 1)
 	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", defaultRetryBackoffMs, 0)
 	c.AutoJoin = r.bool("controller.quorum.auto.join.enable", false)
+	c.DeferLeadership = r.bool(LeadershipDeferralKey, !testRaftServer)
 }
 
 // readVoters reads controller.quorum.voters and returns the set of ids.
