@@ -17,9 +17,14 @@ package raft
 //
 // With no preferred voter in the set it leads as usual and says so once
 // per epoch. Votes are granted exactly as before: safety is unchanged, and
-// a deferring node still wins an election no preferred voter can.
+// a deferring node still wins an election no preferred voter can. A
+// preferred voter that catches up but cannot win (say, cut off from the
+// other voters) makes the node resign and win again at most once per
+// election timeout plus its deferral delay, and only while that voter keeps
+// fetching: the quorum's log stays available between hand-overs.
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -39,7 +44,7 @@ func (d *Driver) SetPreferredLeaders(now time.Time, ids []int32) error {
 			set[NodeID(id)] = true
 		}
 	}
-	if mapsEqual(set, d.preferred) {
+	if maps.Equal(set, d.preferred) {
 		return nil
 	}
 	d.preferred = set
@@ -51,18 +56,6 @@ func (d *Driver) SetPreferredLeaders(now time.Time, ids []int32) error {
 		d.endRound(now)
 	}
 	return d.fatal
-}
-
-func mapsEqual(a, b map[NodeID]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if !b[k] {
-			return false
-		}
-	}
-	return true
 }
 
 // preferredOthers are the preferred voters of the set in force other than
