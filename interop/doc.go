@@ -6,7 +6,7 @@
 // Most of a mixed-quorum test's time is spent waiting (election and fetch timeouts, JVM
 // start-up on one thread), so the longest of them (TestDynamicMixedQuorum,
 // TestMixedRaftQuorum, TestQuorumCLIWithKafka, TestFormatRefusalsMatchKafka,
-// TestDynamicChangesJVMFirst, TestSecureMixedQuorum) run in parallel with each other (at
+// TestDynamicChangesJVMFirst, TestSecureMixedQuorum, TestMixedControllerDeferral) run in parallel with each other (at
 // most GOMAXPROCS at a time) after the rest; their deadlines allow for it. Tests that judge timing or throughput stay sequential. Scenarios too long for
 // make test carry the interoplong build tag and a name ending in Long (make interop-long);
 // they run in parallel too.
