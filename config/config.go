@@ -36,7 +36,7 @@ type Config struct {
 	RequestTimeout     time.Duration // controller.quorum.request.timeout.ms
 	RetryBackoff       time.Duration // controller.quorum.retry.backoff.ms
 	AutoJoin           bool          // controller.quorum.auto.join.enable (KIP-1186)
-	DeferLeadership    bool          // kraftd.controller.leadership.deferral.enable
+	DeferLeadership    bool          // kraftd.controller.leadership.deferral.enable (__cluster_metadata only)
 
 	LogDirs        []string
 	MetadataLogDir string
@@ -71,7 +71,7 @@ func New(p *Properties, forceController bool) (*Config, error) {
 	r := &reader{p: p}
 	c.readRoles(r, forceController)
 	c.readListeners(r)
-	c.readQuorum(r, forceController)
+	c.readQuorum(r)
 	c.readLog(r)
 	c.readSocket(r)
 	c.warnUnknownKeys(p)

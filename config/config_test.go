@@ -38,9 +38,6 @@ log.dirs=/tmp/kraft-logs
 	if len(c.Warnings) != 0 {
 		t.Errorf("warnings %q", c.Warnings)
 	}
-	if c.DeferLeadership {
-		t.Error("test-kraft-server-start defers leadership by default; its quorums keep normal leadership")
-	}
 	// Defaults from QuorumConfig / KRaftConfigs.
 	if c.ElectionTimeout != time.Second || c.FetchTimeout != 2*time.Second || c.ElectionBackoffMax != time.Second ||
 		c.AppendLinger != 25*time.Millisecond || c.RequestTimeout != 2*time.Second || c.RetryBackoff != 20*time.Millisecond {
@@ -106,7 +103,7 @@ func TestConfigValidation(t *testing.T) {
 			wantErr: []string{"controller.quorum.auto.join.enable"}},
 		{name: "leadership deferral on by default", check: func(t *testing.T, c *Config) {
 			if !c.DeferLeadership {
-				t.Error("a controller does not defer leadership by default")
+				t.Error("leadership deferral is off by default")
 			}
 		}},
 		{name: "leadership deferral off", overrides: map[string]string{LeadershipDeferralKey: "false"}, check: func(t *testing.T, c *Config) {

@@ -17,9 +17,9 @@ var quorumKeys = []string{
 }
 
 // LeadershipDeferralKey turns leadership deferral on or off (kraftd's own
-// key): a kraftd voter of a metadata quorum hands leadership to a Kafka
-// controller that can be the active controller. On by default for a
-// controller (start), off for test-kraft-server-start.
+// key, default true): a kraftd voter of __cluster_metadata hands leadership
+// to a Kafka controller that can be the active controller. It has no
+// effect on test-kraft-server-start's partition, which has no controllers.
 const LeadershipDeferralKey = "kraftd.controller.leadership.deferral.enable"
 
 // Kafka's defaults (QuorumConfig).
@@ -51,9 +51,8 @@ func (c *Config) IsVoter() bool {
 }
 
 // readQuorum reads the voter set and the raft timers. It runs after
-// readRoles: a controller must be one of the voters. testRaftServer
-// (test-kraft-server-start) changes the default of leadership deferral.
-func (c *Config) readQuorum(r *reader, testRaftServer bool) {
+// readRoles: a controller must be one of the voters.
+func (c *Config) readQuorum(r *reader) {
 	voterIDs := c.readVoters(r)
 	c.readBootstrapServers(r)
 	voters := r.get("controller.quorum.voters", "")
@@ -81,7 +80,7 @@ func (c *Config) readQuorum(r *reader, testRaftServer bool) {
 	c.RequestTimeout = r.ms("controller.quorum.request.timeout.ms", defaultRequestTimeoutMs, 1)
 	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", defaultRetryBackoffMs, 0)
 	c.AutoJoin = r.bool("controller.quorum.auto.join.enable", false)
-	c.DeferLeadership = r.bool(LeadershipDeferralKey, !testRaftServer)
+	c.DeferLeadership = r.bool(LeadershipDeferralKey, true)
 }
 
 // readVoters reads controller.quorum.voters and returns the set of ids.

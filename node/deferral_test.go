@@ -3,6 +3,10 @@ package node
 import (
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/raft"
 )
 
 // Peers that list metadata.version are controllers; a change, and only a change, wakes the
@@ -39,5 +43,37 @@ func TestControllersLearnedFromConnections(t *testing.T) {
 	var none *controllers
 	if none.changes() != nil {
 		t.Fatal("a node without deferral has a wake-up channel")
+	}
+}
+
+// Deferral applies to __cluster_metadata, where Kafka controllers run; test-kraft-server-start's
+// partition keeps normal leadership; the key turns it off.
+func TestDeferralOnlyOnTheMetadataLog(t *testing.T) {
+	for _, tc := range []struct {
+		topic string
+		key   string
+		want  bool
+	}{
+		{raft.MetadataTopicName, "", true},
+		{raft.MetadataTopicName, "false", false},
+		{raft.PerformanceTestTopicName, "", false},
+		{raft.PerformanceTestTopicName, "true", false},
+	} {
+		p, _ := config.ParseProperties(baseConfig)
+		if tc.key != "" {
+			p.Set(config.LeadershipDeferralKey, tc.key)
+		}
+		cfg, err := config.New(p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := New(cfg, Options{TopicName: tc.topic, ShutdownTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.rcfg.DeferLeadership != tc.want || (n.ctrls != nil) != tc.want {
+			t.Errorf("%s with %s=%q: deferral %v (tracking controllers %v), want %v", tc.topic,
+				config.LeadershipDeferralKey, tc.key, n.rcfg.DeferLeadership, n.ctrls != nil, tc.want)
+		}
 	}
 }

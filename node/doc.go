@@ -35,8 +35,8 @@
 // of its own, reading the status the loop publishes; the loop only wakes it
 // when the leader or the epoch changes.
 //
-// Leadership deferral (kraftd.controller.leadership.deferral.enable, on for
-// start): kraftd is not a QuorumController, so as a voter of a metadata
+// Leadership deferral (kraftd.controller.leadership.deferral.enable, on by
+// default; __cluster_metadata only): kraftd is not a QuorumController, so as a voter of a metadata
 // quorum it lets the voters that can be the active controller lead
 // (raft.Config.DeferLeadership, raft/deferral.go). It learns which they are
 // from the ApiVersions answer of each outbound connection, which the peer

@@ -110,6 +110,9 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	rc.ClusterID, rc.DirectoryID = o.ClusterID, o.DirectoryID
 	rc.TopicName, rc.TopicID = o.TopicName, o.TopicID
 	rc.ShutdownTimeout = o.ShutdownTimeout
+	// Only the metadata log has Kafka controllers to defer to;
+	// test-kraft-server-start's partition keeps normal leadership.
+	rc.DeferLeadership = cfg.DeferLeadership && o.TopicName == raft.MetadataTopicName
 	n := &Node{
 		cfg: cfg, o: o, lg: o.Logger, remote: logging.Remote(o.Logger), rcfg: rc,
 		inbox:   make(chan raft.Message, inboxSize),
