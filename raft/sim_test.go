@@ -22,7 +22,7 @@ package raft_test
 // failure prints the seed, its options, the last events and the command
 // that replays it with a full trace.
 //
-//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (membership, upgrade 30)
+//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (defer 60, membership, upgrade 30)
 //	make sim SEEDS=10000 SEED_BASE=5000000           # any seeds, summaries
 //	go test ./raft -run 'TestSimSeeds/all/seed=7$' -sim.seed=7 -sim.mix=all -v -sim.trace
 
@@ -94,8 +94,12 @@ func TestSimSeeds(t *testing.T) {
 			continue
 		}
 		n := n
-		if *simSeeds <= 0 && *simSeed < 0 && (m.membership || m.upgrade) {
+		switch {
+		case *simSeeds > 0 || *simSeed >= 0:
+		case m.membership || m.upgrade:
 			n /= 4 // the slowest mixes; make sim runs them in full
+		case m.deferral:
+			n /= 2 // the faults of mix all, run in full just before it
 		}
 		t.Run(m.name, func(t *testing.T) {
 			var tot simTotals
