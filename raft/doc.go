@@ -27,7 +27,7 @@
 //	               Prospective with the vote recorded (durable)
 //	Candidate   -> Leader (majority), Prospective or Candidate(epoch+1)
 //	               (after the election backoff), Follower, Unattached (higher epoch)
-//	Leader      -> Resigned (Resign, Shutdown, check quorum),
+//	Leader      -> Resigned (Resign, Shutdown, check quorum, leadership deferral),
 //	               Follower/Unattached (higher epoch only)
 //	Follower    -> Prospective/Candidate (fetch timer, voters only),
 //	               Follower (higher epoch), Unattached (higher epoch)
