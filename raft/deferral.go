@@ -15,8 +15,8 @@ package raft
 //     timer, election backoff, EndQuorumEpoch position) grow by one full
 //     election timeout, so a preferred voter times out and wins first.
 //
-// With no preferred voter in the set it leads as usual and says so once
-// per epoch. Votes are granted exactly as before: safety is unchanged, and
+// With no preferred voter in the set, or none caught up a fetch timeout
+// into its epoch, it leads as usual and says so once per epoch. Votes are granted exactly as before: safety is unchanged, and
 // a deferring node still wins an election no preferred voter can. A
 // preferred voter that catches up but cannot win (say, cut off from the
 // other voters) makes the node resign and win again at most once per
@@ -111,6 +111,14 @@ func (d *Driver) maybeDeferLeadership(now time.Time) {
 	}
 	ready := l.caughtUpAmong(others, d.log.EndOffset().Offset, now, d.cfg.FetchTimeout)
 	if len(ready) == 0 {
+		// A fetch timeout into the epoch the preferred voters are down
+		// or cut off, not merely a fetch behind: say so once.
+		if now.Sub(l.electedAt) >= d.cfg.FetchTimeout && d.noPreferredReported != d.epoch {
+			d.noPreferredReported = d.epoch
+			d.lg.Warn("leading the quorum: no voter that can act as the active controller has caught up within the fetch timeout; "+
+				"the log stays available to fetchers, and leadership is handed over once one catches up",
+				zapEpoch("epoch", d.epoch), zap.Int32s("controllers", nodeIDs(others)))
+		}
 		return
 	}
 	l.resignRequested = true
@@ -139,6 +147,14 @@ func (l *leaderState) caughtUpAmong(ids []NodeID, leo int64, now time.Time, wind
 		}
 		return 0
 	})
+	return out
+}
+
+func nodeIDs(ids []NodeID) []int32 {
+	out := make([]int32, len(ids))
+	for i, id := range ids {
+		out[i] = int32(id)
+	}
 	return out
 }
 

@@ -50,15 +50,28 @@ func endQuorumSuccessors(t *testing.T, out []raft.Outbound) []int32 {
 }
 
 // A deferring leader resigns once its epoch is committed and a preferred voter has fetched
-// up to its log end, naming the caught-up preferred voter first.
+// up to its log end, naming the caught-up preferred voter first; a fetch timeout into the
+// epoch without one it says so, once.
 func TestDeferringLeaderResignsToCaughtUpPreferredVoter(t *testing.T) {
-	c := deferringLeader(t, []int32{3}, nil)
+	core, logs := observer.New(zapcore.WarnLevel)
+	c := deferringLeader(t, []int32{3}, zap.New(core))
 	c.catchUp(2) // commits the epoch; 2 is not preferred
 	c.wantRole(raft.RoleLeader, 1)
 	if hw := c.status().HighWatermark; hw != 1 {
 		t.Fatalf("high watermark %d, want 1", hw)
 	}
 	c.request(fetchReq(3, 1, 0, 0, 0)) // 3 fetches, not yet up to the end
+	c.wantRole(raft.RoleLeader, 1)
+	if n := logs.FilterMessageSnippet("has caught up within the fetch timeout").Len(); n != 0 {
+		t.Fatalf("%d log lines about no caught-up controller before the fetch timeout", n)
+	}
+	c.advance(2 * time.Second) // fetch timeout: 3 is still behind
+	c.request(fetchReq(2, 1, 1, 1, 0))
+	c.advance(time.Second)
+	c.request(fetchReq(2, 1, 1, 1, 0))
+	if n := logs.FilterMessageSnippet("has caught up within the fetch timeout").Len(); n != 1 {
+		t.Fatalf("%d log lines about no caught-up controller a fetch timeout into the epoch, want 1", n)
+	}
 	c.wantRole(raft.RoleLeader, 1)
 	c.request(fetchReq(3, 1, 1, 1, 0))
 	c.wantRole(raft.RoleResigned, 1)

@@ -45,7 +45,8 @@ type leaderState struct {
 	resignRequested bool
 	// deferTo are the caught-up preferred voters a deferring leader
 	// resigns for, named first among its successors (deferral.go).
-	deferTo []NodeID
+	deferTo   []NodeID
+	electedAt time.Time
 
 	scratch    []int64           // reused by maybeAdvanceHighWatermark
 	recScratch []protocol.Record // reused by drainAppends
@@ -82,6 +83,7 @@ func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
 		observers:        map[NodeID]*replicaState{},
 		fetchedVoters:    map[NodeID]bool{},
 		appendTimes:      map[int64]int64{},
+		electedAt:        now,
 	}
 	l.checkQuorum.reset(now, d.checkQuorumTimeout())
 	l.beginQuorum.reset(now, 0)
