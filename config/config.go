@@ -36,6 +36,7 @@ type Config struct {
 	RequestTimeout     time.Duration // controller.quorum.request.timeout.ms
 	RetryBackoff       time.Duration // controller.quorum.retry.backoff.ms
 	AutoJoin           bool          // controller.quorum.auto.join.enable (KIP-1186)
+	DeferLeadership    bool          // kraftd.controller.leadership.deferral.enable (__cluster_metadata only)
 
 	LogDirs        []string
 	MetadataLogDir string

@@ -101,6 +101,18 @@ func TestConfigValidation(t *testing.T) {
 		}},
 		{name: "auto join not a boolean", overrides: map[string]string{"controller.quorum.auto.join.enable": "yes"},
 			wantErr: []string{"controller.quorum.auto.join.enable"}},
+		{name: "leadership deferral on by default", check: func(t *testing.T, c *Config) {
+			if !c.DeferLeadership {
+				t.Error("leadership deferral is off by default")
+			}
+		}},
+		{name: "leadership deferral off", overrides: map[string]string{LeadershipDeferralKey: "false"}, check: func(t *testing.T, c *Config) {
+			if c.DeferLeadership || len(c.Warnings) != 0 {
+				t.Errorf("%s=false: defer %v, warnings %q", LeadershipDeferralKey, c.DeferLeadership, c.Warnings)
+			}
+		}},
+		{name: "leadership deferral not a boolean", overrides: map[string]string{LeadershipDeferralKey: "1"},
+			wantErr: []string{LeadershipDeferralKey + `: "1" is not true or false`}},
 		{name: "node not in voters", overrides: map[string]string{"node.id": "7"}, wantErr: []string{"node.id: 7 is not in controller.quorum.voters"}},
 		{name: "observer as broker", overrides: map[string]string{"node.id": "7", "process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:0"}, check: func(t *testing.T, c *Config) {
 			if c.IsController() || c.IsVoter() {

@@ -13,7 +13,14 @@ var quorumKeys = []string{
 	"controller.quorum.election.backoff.max.ms", "controller.quorum.append.linger.ms",
 	"controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
 	"controller.quorum.auto.join.enable",
+	LeadershipDeferralKey,
 }
+
+// LeadershipDeferralKey turns leadership deferral on or off (kraftd's own
+// key, default true): a kraftd voter of __cluster_metadata hands leadership
+// to a Kafka controller that can be the active controller. It has no
+// effect on test-kraft-server-start's partition, which has no controllers.
+const LeadershipDeferralKey = "kraftd.controller.leadership.deferral.enable"
 
 // Kafka's defaults (QuorumConfig).
 const (
@@ -73,6 +80,7 @@ func (c *Config) readQuorum(r *reader) {
 	c.RequestTimeout = r.ms("controller.quorum.request.timeout.ms", defaultRequestTimeoutMs, 1)
 	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", defaultRetryBackoffMs, 0)
 	c.AutoJoin = r.bool("controller.quorum.auto.join.enable", false)
+	c.DeferLeadership = r.bool(LeadershipDeferralKey, true)
 }
 
 // readVoters reads controller.quorum.voters and returns the set of ids.

@@ -49,6 +49,11 @@ type PeerConfig struct {
 	// the first controller listener.
 	Security *security.ClientSide
 	Logger   *zap.Logger
+	// OnConnect, when set, is called on a client goroutine after each new connection's
+	// ApiVersions exchange with the names of the features the peer supports (its
+	// SupportedFeatures): what the peer can do, e.g. run Kafka's QuorumController
+	// (metadata.version). It must not block.
+	OnConnect func(node int32, features []string)
 }
 
 // Errors passed to Send callbacks. Every transport failure (dial, disconnect, timeout,
@@ -336,6 +341,9 @@ func (pr *peer) run() {
 				failAll(calls, err)
 				continue
 			}
+			if f := pr.p.cfg.OnConnect; f != nil {
+				f(pr.id, pc.features)
+			}
 		}
 		pc.send(calls)
 	}
@@ -431,6 +439,7 @@ type peerConn struct {
 	nc       net.Conn
 	br       *bufio.Reader
 	versions map[int16]protocol.VersionRange // the peer's ApiVersions answer; immutable
+	features []string                        // the answer's SupportedFeatures names; immutable
 	lifetime time.Duration                   // SASL session lifetime granted; 0: none
 
 	// Owned by the peer's run goroutine.
@@ -505,6 +514,9 @@ func (pc *peerConn) negotiate() error {
 		pc.versions = make(map[int16]protocol.VersionRange, len(resp.ApiKeys))
 		for _, k := range resp.ApiKeys {
 			pc.versions[k.ApiKey] = protocol.VersionRange{Min: k.MinVersion, Max: k.MaxVersion}
+		}
+		for _, f := range resp.SupportedFeatures {
+			pc.features = append(pc.features, f.Name)
 		}
 		return nil
 	}

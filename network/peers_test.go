@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -708,5 +709,37 @@ func TestPeersSetAddressMovesNode(t *testing.T) {
 	}
 	if first, second := <-hits, <-hits; first != "a" || second != "b" {
 		t.Fatalf("requests went to %s then %s, want a then b", first, second)
+	}
+}
+
+// OnConnect reports the features a new connection's peer supports: a kraftd server names
+// kraft.version only (a Kafka controller adds metadata.version; see the interop tests).
+func TestPeersOnConnectFeatures(t *testing.T) {
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		resp := req.ResponseKind()
+		resp.SetVersion(hdr.APIVersion)
+		respond(resp)
+	})
+	_, addr := startServer(t, ServerConfig{}, h)
+	type connected struct {
+		node     int32
+		features []string
+	}
+	got := make(chan connected, 4)
+	p := newTestPeers(t, PeerConfig{ClientID: "raft-client-1", OnConnect: func(node int32, features []string) {
+		got <- connected{node, features}
+	}})
+	p.SetAddress(7, addr)
+	for range 2 { // one connection: reported once
+		if _, err := sendSync(t, p, 7, voteRequest(0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := <-got
+	if c.node != 7 || !slices.Equal(c.features, []string{protocol.KRaftVersionFeature}) {
+		t.Fatalf("OnConnect(%d, %q), want (7, [%s])", c.node, c.features, protocol.KRaftVersionFeature)
+	}
+	if len(got) != 0 {
+		t.Fatalf("OnConnect called again without a new connection: %+v", <-got)
 	}
 }

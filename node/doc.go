@@ -42,6 +42,19 @@
 // clients look for the active controller again. kraftd keeps no metadata,
 // so it answers so even as raft leader.
 //
+// Leadership deferral (kraftd.controller.leadership.deferral.enable, on by
+// default; __cluster_metadata only): kraftd is not a QuorumController, so
+// as a voter of a metadata quorum it lets the voters that can be the active
+// controller lead (raft.Config.DeferLeadership, raft/deferral.go). It learns
+// which they are
+// from the ApiVersions answer of each outbound connection, which the peer
+// client opens to every voter it sends to (votes, BeginQuorumEpoch,
+// fetches): a Kafka controller lists metadata.version among its
+// SupportedFeatures, kraftd only kraft.version (deferral.go; checked against
+// Kafka 4.4.0 by interop's TestKafkaControllerAdvertisesMetadataVersion).
+// The peer client reports each connection's features on its own goroutine;
+// the loop passes the resulting set to raft.Driver.SetPreferredLeaders.
+//
 // The node routes DescribeQuorum for __cluster_metadata to its own topic, so
 // kafka-metadata-quorum also describes a node on the performance-test
 // partition.

@@ -21,7 +21,8 @@ const shutdownGrace = time.Second
 // loop is the only goroutine that calls the driver, the log and the
 // application. Each round: run due maintenance, poll due timers, publish the
 // status, tick the application, then wait for the earliest of: an inbound
-// message, the driver's next deadline, the application's next tick, the next
+// message, news of which peers can be the active controller, the driver's
+// next deadline, the application's next tick, the next
 // maintenance, the end of ctx. (A goroutine per timer posting into the loop,
 // as kfake does, was not needed: one timer re-armed every round covers every
 // deadline.)
@@ -86,6 +87,10 @@ func (n *Node) loop(ctx context.Context) error {
 		select {
 		case m := <-n.inbox:
 			if err := n.stepQueued(m); err != nil {
+				return err
+			}
+		case <-n.ctrls.changes():
+			if err := n.applyControllers(time.Now()); err != nil {
 				return err
 			}
 		case <-timer.C:

@@ -87,6 +87,9 @@ type Node struct {
 	// reg registers this controller with a Kafka active controller
 	// (registration.go); nil when the node does not register.
 	reg *registrar
+	// ctrls are the peers that can act as the active controller
+	// (deferral.go); nil without leadership deferral.
+	ctrls *controllers
 }
 
 // New checks the options and prepares a node; it touches no file or socket.
@@ -107,12 +110,19 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	rc.ClusterID, rc.DirectoryID = o.ClusterID, o.DirectoryID
 	rc.TopicName, rc.TopicID = o.TopicName, o.TopicID
 	rc.ShutdownTimeout = o.ShutdownTimeout
-	return &Node{
+	// Only the metadata log has Kafka controllers to defer to;
+	// test-kraft-server-start's partition keeps normal leadership.
+	rc.DeferLeadership = cfg.DeferLeadership && o.TopicName == raft.MetadataTopicName
+	n := &Node{
 		cfg: cfg, o: o, lg: o.Logger, remote: logging.Remote(o.Logger), rcfg: rc,
 		inbox:   make(chan raft.Message, inboxSize),
 		stopped: make(chan struct{}),
 		ready:   make(chan struct{}),
-	}, nil
+	}
+	if rc.DeferLeadership {
+		n.ctrls = newControllers()
+	}
+	return n, nil
 }
 
 // Status is the raft status as of the loop's latest round; false before the
@@ -151,7 +161,8 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	}()
 	n.lg.Info("starting", zap.String("cluster_id", n.rcfg.ClusterID), zap.String("topic", n.rcfg.TopicName),
 		zap.String("log_dir", partDir), zap.Bool("voter", n.cfg.IsVoter()),
-		zap.Duration("election_timeout", n.rcfg.ElectionTimeout), zap.Duration("append_linger", n.rcfg.AppendLinger))
+		zap.Duration("election_timeout", n.rcfg.ElectionTimeout), zap.Duration("append_linger", n.rcfg.AppendLinger),
+		zap.Bool("leadership_deferral", n.rcfg.DeferLeadership))
 	if err := n.startNetwork(); err != nil {
 		return err
 	}
@@ -222,14 +233,18 @@ func (n *Node) startNetwork() (err error) {
 	}
 	n.advertised = advertised
 	close(n.ready)
-	n.peers = network.NewPeers(network.PeerConfig{
+	pc := network.PeerConfig{
 		ClientID:            "raft-client-" + strconv.Itoa(int(n.cfg.NodeID)),
 		RequestTimeout:      n.cfg.RequestTimeout,
 		ReconnectBackoff:    50 * time.Millisecond,
 		ReconnectBackoffMax: 500 * time.Millisecond,
 		Security:            client,
 		Logger:              n.lg.Named("peers"),
-	})
+	}
+	if n.ctrls != nil {
+		pc.OnConnect = n.ctrls.connected
+	}
+	n.peers = network.NewPeers(pc)
 	for _, v := range n.rcfg.Voters {
 		if v.ID != n.rcfg.NodeID {
 			n.peers.SetAddress(v.ID, net.JoinHostPort(v.Endpoints[0].Host, strconv.Itoa(int(v.Endpoints[0].Port))))

@@ -69,6 +69,9 @@ type Config struct {
 	// FsyncAsObserver makes observers fsync appended data (controllers do,
 	// brokers do not). Voters always fsync.
 	FsyncAsObserver bool
+	// DeferLeadership makes this node step aside for the voters named by
+	// Driver.SetPreferredLeaders (deferral.go) unless it is one of them.
+	DeferLeadership bool
 }
 
 // DefaultConfig returns Kafka's defaults for the timing and size settings.

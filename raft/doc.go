@@ -27,7 +27,7 @@
 //	               Prospective with the vote recorded (durable)
 //	Candidate   -> Leader (majority), Prospective or Candidate(epoch+1)
 //	               (after the election backoff), Follower, Unattached (higher epoch)
-//	Leader      -> Resigned (Resign, Shutdown, check quorum),
+//	Leader      -> Resigned (Resign, Shutdown, check quorum, leadership deferral),
 //	               Follower/Unattached (higher epoch only)
 //	Follower    -> Prospective/Candidate (fetch timer, voters only),
 //	               Follower (higher epoch), Unattached (higher epoch)
@@ -126,6 +126,8 @@
 // backoffs and the shutdown timeout. A role reports only the timers it acts
 // on in its current state, so an expired timer it ignores (an election
 // timer while shutting down, say) never makes the caller poll in a loop.
+// A node deferring leadership (deferral.go) adds T to its election, fetch
+// and backoff delays while a preferred voter could lead instead.
 //
 // # Where kraftd departs from Kafka, and why
 //
@@ -140,6 +142,8 @@
 //     (a second leader for an epoch, this node named leader of an epoch it
 //     does not lead, a higher epoch naming the leader it follows) are
 //     refused with INVALID_REQUEST and logged; the JVM halts on them.
+//   - Leadership deferral (Config.DeferLeadership, deferral.go) has no
+//     Kafka counterpart: every Kafka voter can run the state machine.
 //   - A Resigned leader whose election timer expires bumps to
 //     Unattached(epoch+1) when pre-vote is on, so no Fetch answer names it
 //     leader again; the next election starts from there.

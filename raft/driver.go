@@ -70,6 +70,12 @@ type Driver struct {
 	// maxEpochReported: that the epoch cannot grow past MaxEpoch was logged.
 	maxEpochReported bool
 
+	// preferred are the nodes that can lead the state machine
+	// (SetPreferredLeaders); noPreferredReported is the epoch in which a
+	// deferring leader last logged that none of them is a voter.
+	preferred           map[NodeID]bool
+	noPreferredReported Epoch
+
 	reqs    requestManager
 	corrSeq uint64
 
@@ -111,8 +117,9 @@ func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 		cfg: cfg, log: log, store: store, tr: transport, rng: rng,
 		lg:       logger.With(zap.Int32("node", cfg.NodeID)),
 		leaderID: -1, votedID: -1, hw: -1,
-		badRecordsReported: LeaderAndEpoch{LeaderID: -1, Epoch: -1},
-		parked:             purgatory.New[*parkedFetch](),
+		badRecordsReported:  LeaderAndEpoch{LeaderID: -1, Epoch: -1},
+		noPreferredReported: -1,
+		parked:              purgatory.New[*parkedFetch](),
 	}
 	d.remoteLg = logging.Remote(d.lg)
 	if err := d.loadKRaftState(); err != nil {

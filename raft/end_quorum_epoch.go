@@ -84,8 +84,13 @@ func (d *Driver) endQuorumEpochAnswer(req *kmsg.EndQuorumEpochRequest, code int1
 }
 
 // endQuorumBackoff is the election delay for this node's position among the
-// preferred successors.
+// preferred successors, lengthened while deferring (deferral.go).
 func (d *Driver) endQuorumBackoff(preferred []int32) time.Duration {
+	return d.positionBackoff(preferred) + d.deferDelay()
+}
+
+// positionBackoff is Kafka's delay for position p of n successors.
+func (d *Driver) positionBackoff(preferred []int32) time.Duration {
 	max := d.cfg.ElectionBackoffMax
 	n := len(preferred)
 	for p, id := range preferred {

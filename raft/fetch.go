@@ -386,7 +386,7 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 		d.updateFollowerHW(rp.HighWatermark)
 	}
 	f.hasFetched = true
-	f.fetch.reset(now, d.cfg.FetchTimeout)
+	f.fetch.reset(now, d.fetchTimeout())
 	return true
 }
 

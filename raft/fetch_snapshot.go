@@ -220,7 +220,7 @@ func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kms
 		}
 	}
 	f.hasFetched = true
-	f.fetch.reset(now, d.cfg.FetchTimeout)
+	f.fetch.reset(now, d.fetchTimeout())
 	return true
 }
 

@@ -13,8 +13,10 @@ package raft_test
 //
 // Commands (node ids are the positional arguments):
 //
-//	add-nodes 3 [voters=(1,2,3)] [pre-vote=false] [dynamic|observer|dirs]
-//	                                    create and start nodes (dirs: static voters with directory ids)
+//	add-nodes 3 [voters=(1,2,3)] [pre-vote=false] [dynamic|observer|dirs] [defer]
+//	                                    create and start nodes (dirs: static voters with directory ids;
+//	                                    defer: Config.DeferLeadership)
+//	prefer 3 leaders=(1,2)              Driver.SetPreferredLeaders on node 3
 //	tick 1 [2 ...] 2s                   move those nodes' clocks and poll them
 //	advance 500ms                       move every clock, poll every node
 //	deliver-msgs [2] [from=1] [type=Vote]  deliver the queued matching messages (not their consequences)
@@ -111,6 +113,8 @@ func (e *ienv) handle(t *testing.T, d *datadriven.TestData) {
 		}
 	case "propose":
 		e.handlePropose(t, d)
+	case "prefer":
+		e.handlePrefer(t, d)
 	case "resign":
 		n := e.upNode(t, d, e.ids(t, d)[0])
 		e.printf("> %d resigns epoch %d", n.id, n.drv.Status().Epoch)
@@ -186,10 +190,12 @@ func (e *ienv) handleAddNodes(t *testing.T, d *datadriven.TestData) {
 		first = e.nodes[len(e.nodes)-1].id + 1
 	}
 	var voters []int32
-	preVote := true
+	preVote, deferring := true, false
 	dyn := static
 	for _, a := range d.CmdArgs[1:] {
 		switch a.Key {
+		case "defer":
+			deferring = true
 		case "dynamic":
 			// Formatted --initial-controllers: a bootstrap snapshot with
 			// the voters, bootstrap servers instead of static voters.
@@ -222,11 +228,36 @@ func (e *ienv) handleAddNodes(t *testing.T, d *datadriven.TestData) {
 	// All nodes exist before any starts, so first sends find their peer.
 	var added []*inode
 	for id := first; id < first+count; id++ {
-		added = append(added, e.addNode(id, voters, preVote, dyn))
+		n := e.addNode(id, voters, preVote, dyn)
+		n.cfg.DeferLeadership = deferring
+		added = append(added, n)
 	}
 	for _, n := range added {
 		e.printf("> %d starts", n.id)
 		n.startDriver()
+	}
+}
+
+// handlePrefer tells nodes which voters can lead the state machine.
+func (e *ienv) handlePrefer(t *testing.T, d *datadriven.TestData) {
+	var leaders []int32
+	var ids []int32
+	for _, a := range d.CmdArgs {
+		if a.Key == "leaders" {
+			for _, v := range a.Vals {
+				leaders = append(leaders, e.parseID(t, d, v))
+			}
+			continue
+		}
+		ids = append(ids, e.parseID(t, d, a.Key))
+	}
+	for _, id := range ids {
+		n := e.upNode(t, d, id)
+		e.printf("> %d prefers leaders %v", id, leaders)
+		if err := n.drv.SetPreferredLeaders(n.now, leaders); err != nil {
+			e.effect("%d prefer: %v", id, err)
+		}
+		n.poll()
 	}
 }
 

@@ -43,6 +43,10 @@ type leaderState struct {
 	// needToSendBeginQuorumRequests).
 	beginQuorum     timer
 	resignRequested bool
+	// deferTo are the caught-up preferred voters a deferring leader
+	// resigns for, named first among its successors (deferral.go).
+	deferTo   []NodeID
+	electedAt time.Time
 
 	scratch    []int64           // reused by maybeAdvanceHighWatermark
 	recScratch []protocol.Record // reused by drainAppends
@@ -79,6 +83,7 @@ func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
 		observers:        map[NodeID]*replicaState{},
 		fetchedVoters:    map[NodeID]bool{},
 		appendTimes:      map[int64]int64{},
+		electedAt:        now,
 	}
 	l.checkQuorum.reset(now, d.checkQuorumTimeout())
 	l.beginQuorum.reset(now, 0)
@@ -182,6 +187,7 @@ func (d *Driver) checkQuorumTimeout() time.Duration { return d.cfg.FetchTimeout 
 // BeginQuorumEpoch when due.
 func (l *leaderState) poll(d *Driver, now time.Time) {
 	alone := d.voters.IsOnlyVoter(d.localKey())
+	d.maybeDeferLeadership(now)
 	if d.shuttingDown || l.resignRequested || (!alone && l.checkQuorum.expired(now)) {
 		if !d.shuttingDown && !l.resignRequested {
 			d.lg.Warn("resigning: fewer than a majority of voters fetched within the check-quorum timeout",

@@ -124,7 +124,7 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 	case RoleUnattached, RoleVoted:
 		d.unattached = &unattachedState{}
 		if d.isVoter {
-			d.unattached.election.reset(now, d.randomElectionTimeout())
+			d.unattached.election.reset(now, d.electionTimeout())
 		}
 		if d.leaderID >= 0 {
 			d.retries = 0
@@ -149,13 +149,13 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 	case RoleFollower:
 		d.retries = 0
 		d.follower = &followerState{}
-		d.follower.fetch.reset(now, d.cfg.FetchTimeout)
+		d.follower.fetch.reset(now, d.fetchTimeout())
 		d.follower.updateVoter.reset(now, d.cfg.FetchTimeout)
 		d.state = d.follower
 	case RoleResigned:
 		// Restarted as Resigned: no successor order is known.
 		d.resigned = &resignedState{unacked: map[NodeID]bool{}}
-		d.resigned.election.reset(now, d.randomElectionTimeout())
+		d.resigned.election.reset(now, d.electionTimeout())
 		for _, v := range d.voters.Nodes() {
 			if v.Key.ID != d.self() {
 				d.resigned.unacked[v.Key.ID] = true
@@ -325,7 +325,7 @@ func (d *Driver) maybeWinElection(now time.Time) {
 func (d *Driver) loseElection(now time.Time) {
 	switch d.role {
 	case RoleCandidate:
-		b := d.electionBackoff()
+		b := d.electionBackoff() + d.deferDelay()
 		d.election.backoff.reset(now, b)
 		d.lg.Info("election lost or timed out; backing off", zapEpoch("epoch", d.epoch), zap.Duration("backoff", b))
 	case RoleProspective:
@@ -345,7 +345,7 @@ func (d *Driver) loseElection(now time.Time) {
 
 // becomeResigned: the leader steps down in its epoch (memory only).
 func (d *Driver) becomeResigned(now time.Time) {
-	preferred := d.leader.preferredSuccessors(int32(d.self()))
+	preferred := withFirst(d.leader.preferredSuccessors(int32(d.self())), d.leader.deferTo)
 	d.transition(now, RoleResigned, d.epoch, d.self(), d.votedID, d.votedDir, false)
 	d.resigned.preferred = preferred
 }

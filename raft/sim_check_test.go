@@ -234,6 +234,7 @@ func (c *checker) afterEvent(n *simNode) {
 		nc.lastEpoch = st.Epoch
 		if st.Role != nc.lastRole || st.Epoch != nc.lastRoleEpoch {
 			s.tracef("node %d %s -> %s epoch=%d leader=%d hw=%d leo=%d", n.id, nc.lastRole, st.Role, st.Epoch, st.LeaderID, st.HighWatermark, st.LogEndOffset)
+			s.noteDeferral(n, nc.lastRole, st.Role)
 			if st.Role == raft.RoleLeader {
 				s.stats.leaderChanges++
 				if !n.voter && !s.m.membership {
@@ -761,7 +762,7 @@ func (c *checker) converged() (bool, string) {
 	if s.m.upgrade {
 		return c.upgradeConverged(ls)
 	}
-	return true, ""
+	return c.deferralConverged(l)
 }
 
 // checkOpenRequests: every request a driver received is answered, within

@@ -178,6 +178,7 @@ type simCounts struct {
 	bogus                                                                                                            int
 	removals, newDirs, removedLeaderStalls, staleEpochStalls                                                         int
 	upgrades                                                                                                         int
+	deferringLeads, deferringResigns                                                                                 int
 }
 
 func newSim(m mix, seed uint64, out func(string)) *sim {
@@ -198,6 +199,9 @@ func newSim(m mix, seed uint64, out func(string)) *sim {
 		// They are controllers, which fsync as observers too (a new
 		// voter's fetch offsets count toward the high watermark).
 		s.opts.observerNoFsync = false
+	}
+	if m.deferral {
+		s.opts.preferred = drawPreferred(seed, s.opts.voters)
 	}
 	s.logger = zap.NewNop()
 	if *simLog {
@@ -385,6 +389,7 @@ func (s *sim) config(n *simNode) raft.Config {
 	cfg.FsyncAsObserver = !s.opts.observerNoFsync
 	cfg.PreVote = s.opts.preVote
 	cfg.AutoJoin = s.m.membership
+	cfg.DeferLeadership = s.m.deferral
 	if n.id >= 0 {
 		cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", n.id), Port: 9093}}
 	}
@@ -449,6 +454,7 @@ func (s *sim) start(n *simNode) {
 	drv.Register(n.listener)
 	s.tracef("node %d start inc=%d log=[%d,%d) flushed=%d", n.id, n.inc, n.disk.StartOffset(), n.disk.EndOffset().Offset, n.disk.FlushedOffset())
 	s.poll(n)
+	s.learnPreferred(n)
 }
 
 // crash kills a node: unflushed log data is lost, quorum-state survives.

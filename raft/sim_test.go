@@ -22,7 +22,7 @@ package raft_test
 // failure prints the seed, its options, the last events and the command
 // that replays it with a full trace.
 //
-//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (membership, upgrade 30)
+//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (defer 60, membership, upgrade 30)
 //	make sim SEEDS=10000 SEED_BASE=5000000           # any seeds, summaries
 //	go test ./raft -run 'TestSimSeeds/all/seed=7$' -sim.seed=7 -sim.mix=all -v -sim.trace
 
@@ -62,6 +62,7 @@ type mix struct {
 	realDisk   bool // metadatalog.Log and quorum-state files on a crashable MemFS
 	membership bool // dynamic quorum, auto-joining observers, voter removals (sim_membership_test.go)
 	upgrade    bool // static quorum upgraded to kraft.version 1 (sim_upgrade_test.go)
+	deferral   bool // nodes defer leadership to preferred voters (sim_defer_test.go)
 }
 
 var mixes = []mix{
@@ -73,6 +74,7 @@ var mixes = []mix{
 	{name: "disk", crashes: true, resigns: true, snapshots: true, realDisk: true},
 	{name: "membership", partitions: true, crashes: true, resigns: true, snapshots: true, membership: true},
 	{name: "upgrade", partitions: true, crashes: true, resigns: true, snapshots: true, upgrade: true},
+	{name: "defer", lossy: true, partitions: true, crashes: true, resigns: true, snapshots: true, deferral: true},
 }
 
 func TestSimSeeds(t *testing.T) {
@@ -92,8 +94,12 @@ func TestSimSeeds(t *testing.T) {
 			continue
 		}
 		n := n
-		if *simSeeds <= 0 && *simSeed < 0 && (m.membership || m.upgrade) {
+		switch {
+		case *simSeeds > 0 || *simSeed >= 0:
+		case m.membership || m.upgrade:
 			n /= 4 // the slowest mixes; make sim runs them in full
+		case m.deferral:
+			n /= 2 // the faults of mix all, run in full just before it
 		}
 		t.Run(m.name, func(t *testing.T) {
 			var tot simTotals
@@ -189,12 +195,15 @@ type simOpts struct {
 	// format --initial-controllers) and every node is configured with
 	// bootstrap servers only; else controller.quorum.voters (kraft.version 0).
 	dynamic bool
+	// preferred are the voters the others defer leadership to (mix
+	// "defer"): none, all, or some.
+	preferred []int32
 }
 
 func (o simOpts) String() string {
-	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v dynamic=%v",
+	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v dynamic=%v preferred=%v",
 		o.voters, o.observers, o.idless, o.preVote, o.dropP, o.dupP, o.delayMin, o.delayMax, o.longDelayP,
-		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync, o.dynamic)
+		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync, o.dynamic, o.preferred)
 }
 
 func drawOpts(m mix, rng *rand.Rand) simOpts {
@@ -264,6 +273,7 @@ type simTotals struct {
 	bogus                                                                  int
 	removals, newDirs, voterChanges, removedLeaderStalls, staleEpochStalls int
 	upgrades, upgraded                                                     int
+	deferringLeads, deferringResigns                                       int
 }
 
 func (t *simTotals) add(r simResult) {
@@ -296,12 +306,14 @@ func (t *simTotals) add(r simResult) {
 	if r.upgradedAt >= 0 {
 		t.upgraded++
 	}
+	t.deferringLeads += st.deferringLeads
+	t.deferringResigns += st.deferringResigns
 }
 
 func (t simTotals) String() string {
-	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked, %d forged requests refused, %d voter removals asked, %d new directories, %d voter sets committed, %d removed-leader stalls, %d stale-epoch stalls, %d kraft.version upgrades asked (%d seeds upgraded); slowest post-heal commit %v",
+	return fmt.Sprintf("%d events, %v virtual, %d offsets committed, %d leader elections, %d crashes, %d partitions, %d pauses, %d disk faults, %d resigns/shutdowns, %d drops, %d duplicates, %d snapshots (%d log deletions, %d FetchSnapshot requests, %d listener loads), %d check-quorum deadlines checked, %d forged requests refused, %d voter removals asked, %d new directories, %d voter sets committed, %d removed-leader stalls, %d stale-epoch stalls, %d kraft.version upgrades asked (%d seeds upgraded), %d elections won by deferring nodes (%d resigned); slowest post-heal commit %v",
 		t.steps, t.virtual.Round(time.Second), t.committed, t.leaderChanges, t.crashes, t.partitions, t.pauses, t.diskFaults, t.resigns, t.drops, t.dups,
-		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.bogus, t.removals, t.newDirs, t.voterChanges, t.removedLeaderStalls, t.staleEpochStalls, t.upgrades, t.upgraded, t.maxLatency)
+		t.snapshots, t.retentions, t.fetchSnapshots, t.snapshotLoads, t.checkQuorumChecks, t.bogus, t.removals, t.newDirs, t.voterChanges, t.removedLeaderStalls, t.staleEpochStalls, t.upgrades, t.upgraded, t.deferringLeads, t.deferringResigns, t.maxLatency)
 }
 
 type simResult struct {

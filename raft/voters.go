@@ -192,7 +192,7 @@ func (d *Driver) refreshVoters(now time.Time) {
 		// Only voters run an election timer (Kafka's pollUnattachedAsVoter).
 		d.unattached.election = timer{}
 		if d.isVoter {
-			d.unattached.election.reset(now, d.randomElectionTimeout())
+			d.unattached.election.reset(now, d.electionTimeout())
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kraftd/kraftd/config"
 )
 
 var (
@@ -125,6 +127,9 @@ func StartKraftd(t testing.TB, cfg KraftdConfig) *Kraftd {
 	for _, key := range []string{"num.network.threads", "num.io.threads", "background.threads"} {
 		delete(props, key)
 	}
+	// A kraftd controller defers leadership to Kafka's controllers by default; the harness
+	// runs it with normal leadership, so tests can make it lead, unless Props say otherwise.
+	props[config.LeadershipDeferralKey] = "false"
 	props.Merge(cfg.Props)
 	if err := props.WriteFile(k.ConfigPath); err != nil {
 		t.Fatal(err)

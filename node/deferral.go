@@ -1,0 +1,85 @@
+package node
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// metadataVersionFeature is the feature a Kafka controller lists in its
+// ApiVersions SupportedFeatures because it runs the QuorumController that
+// interprets the metadata log; kraftd lists only kraft.version.
+const metadataVersionFeature = "metadata.version"
+
+// controllers tracks which peers can act as the active controller, as the
+// peer client's connections learn it (PeerConfig.OnConnect, on client
+// goroutines), and wakes the loop, which passes the set to the driver
+// (raft.Driver.SetPreferredLeaders) for leadership deferral.
+type controllers struct {
+	mu    sync.Mutex
+	known map[int32]bool // node id -> lists metadata.version
+	// changed (capacity 1) tells the loop the set changed since it last
+	// read it.
+	changed chan struct{}
+}
+
+func newControllers() *controllers {
+	return &controllers{known: map[int32]bool{}, changed: make(chan struct{}, 1)}
+}
+
+// connected records what a new connection's ApiVersions answer said about
+// node. A bootstrap server (negative id) is skipped: its node id is unknown.
+// A node that restarts as other software is re-learned on its next
+// connection.
+func (c *controllers) connected(node int32, features []string) {
+	if node < 0 {
+		return
+	}
+	is := slices.Contains(features, metadataVersionFeature)
+	c.mu.Lock()
+	was, seen := c.known[node]
+	c.known[node] = is
+	c.mu.Unlock()
+	if !seen || was != is {
+		select {
+		case c.changed <- struct{}{}:
+		default: // the loop has not read the previous change yet
+		}
+	}
+}
+
+// ids are the nodes known to run a QuorumController, in id order.
+func (c *controllers) ids() []int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int32
+	for id, is := range c.known {
+		if is {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// changes is the loop's wake-up channel; nil (never ready) without
+// deferral.
+func (c *controllers) changes() <-chan struct{} {
+	if c == nil {
+		return nil
+	}
+	return c.changed
+}
+
+// applyControllers (loop) hands the current set to the driver.
+func (n *Node) applyControllers(now time.Time) error {
+	ids := n.ctrls.ids()
+	n.lg.Info("learned which voters can act as the active controller; leadership is deferred to them",
+		zap.Int32s("controllers", ids))
+	if err := n.driver.SetPreferredLeaders(now, ids); err != nil {
+		return n.fatal("set preferred leaders", err)
+	}
+	return nil
+}
