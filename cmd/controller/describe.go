@@ -28,11 +28,7 @@ func runDescribeQuorum(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	b, err := conn.bootstrap()
-	if err != nil {
-		return err
-	}
-	props, err := conn.properties()
+	b, props, err := conn.load()
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,17 @@ func (c *connFlags) bootstrap() (admin.Bootstrap, error) {
 	return b, nil
 }
 
+// load checks the connection flags and loads --command-config: where
+// requests start and the client's properties.
+func (c *connFlags) load() (admin.Bootstrap, *config.Properties, error) {
+	b, err := c.bootstrap()
+	if err != nil {
+		return admin.Bootstrap{}, nil, err
+	}
+	props, err := c.properties()
+	return b, props, err
+}
+
 // properties loads --command-config, empty when not given.
 func (c *connFlags) properties() (*config.Properties, error) {
 	if c.commandConfig == "" {
@@ -81,11 +92,7 @@ func runAddController(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	b, err := conn.bootstrap()
-	if err != nil {
-		return err
-	}
-	props, err := conn.properties()
+	b, props, err := conn.load()
 	if err != nil {
 		return err
 	}
@@ -129,11 +136,7 @@ func runRemoveController(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("argument --%s is required", f)
 		}
 	}
-	b, err := conn.bootstrap()
-	if err != nil {
-		return err
-	}
-	props, err := conn.properties()
+	b, props, err := conn.load()
 	if err != nil {
 		return err
 	}
