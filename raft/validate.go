@@ -41,63 +41,45 @@ func partitionRefusal(code int16, format string, args ...any) *refusal {
 // that reaches local state or arithmetic.
 func (d *Driver) refuseRequest(req kmsg.Request) kmsg.Response {
 	var (
-		r    *refusal
-		resp kmsg.Response
+		r         *refusal
+		partition func(code int16) kmsg.Response // the answer with the partition's error
 	)
 	switch req := req.(type) {
 	case *kmsg.VoteRequest:
-		if r = d.checkVote(req); r != nil {
-			if r.top {
-				top := kmsg.NewPtrVoteResponse()
-				top.ErrorCode = r.code
-				resp = top
-			} else {
-				resp = d.voteAnswer(req, r.code, false)
-			}
-		}
+		r, partition = d.checkVote(req), func(c int16) kmsg.Response { return d.voteAnswer(req, c, false) }
 	case *kmsg.BeginQuorumEpochRequest:
-		if r = d.checkBeginQuorumEpoch(req); r != nil {
-			if r.top {
-				top := kmsg.NewPtrBeginQuorumEpochResponse()
-				top.ErrorCode = r.code
-				resp = top
-			} else {
-				resp = d.beginQuorumEpochAnswer(req, r.code)
-			}
-		}
+		r, partition = d.checkBeginQuorumEpoch(req), func(c int16) kmsg.Response { return d.beginQuorumEpochAnswer(req, c) }
 	case *kmsg.EndQuorumEpochRequest:
-		if r = d.checkEndQuorumEpoch(req); r != nil {
-			if r.top {
-				top := kmsg.NewPtrEndQuorumEpochResponse()
-				top.ErrorCode = r.code
-				resp = top
-			} else {
-				resp = d.endQuorumEpochAnswer(req, r.code)
-			}
-		}
+		r, partition = d.checkEndQuorumEpoch(req), func(c int16) kmsg.Response { return d.endQuorumEpochAnswer(req, c) }
 	case *kmsg.FetchRequest:
-		if r = d.checkFetch(req); r != nil {
-			if r.top {
-				top := kmsg.NewPtrFetchResponse()
-				top.ErrorCode = r.code
-				resp = top
-			} else {
-				resp = d.fetchError(req, fetchReplicaID(req), r.code)
-			}
-		}
+		r, partition = d.checkFetch(req), func(c int16) kmsg.Response { return d.fetchError(req, fetchReplicaID(req), c) }
 	case *kmsg.FetchSnapshotRequest:
-		if r = d.checkFetchSnapshot(req); r != nil {
-			if r.top {
-				top := kmsg.NewPtrFetchSnapshotResponse()
-				top.ErrorCode = r.code
-				resp = top
-			} else {
-				resp = d.fetchSnapshotAnswer(req, r.code, true)
-			}
-		}
+		r, partition = d.checkFetchSnapshot(req), func(c int16) kmsg.Response { return d.fetchSnapshotAnswer(req, c, true) }
 	}
-	if r != nil {
-		d.remoteLg.Warn("refusing request: "+r.why, zap.Int16("api", req.Key()), zap.Int16("error", r.code))
+	if r == nil {
+		return nil
+	}
+	d.remoteLg.Warn("refusing request: "+r.why, zap.Int16("api", req.Key()), zap.Int16("error", r.code))
+	if r.top {
+		return topError(req, r.code)
+	}
+	return partition(r.code)
+}
+
+// topError is the answer to req with only its top-level error code set.
+func topError(req kmsg.Request, code int16) kmsg.Response {
+	resp := req.ResponseKind()
+	switch resp := resp.(type) {
+	case *kmsg.VoteResponse:
+		resp.ErrorCode = code
+	case *kmsg.BeginQuorumEpochResponse:
+		resp.ErrorCode = code
+	case *kmsg.EndQuorumEpochResponse:
+		resp.ErrorCode = code
+	case *kmsg.FetchResponse:
+		resp.ErrorCode = code
+	case *kmsg.FetchSnapshotResponse:
+		resp.ErrorCode = code
 	}
 	return resp
 }
