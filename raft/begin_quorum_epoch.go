@@ -38,21 +38,16 @@ import (
 func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpochRequest) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
 	epoch, leader := Epoch(p.LeaderEpoch), NodeID(p.LeaderID)
-	if code := d.voterOnlyCheck(epoch, leader); code != errNone {
-		return d.beginQuorumEpochAnswer(req, code)
-	}
-	if reason := d.forgedLeaderClaim(epoch, leader); reason != "" {
-		d.remoteLg.Error("refusing BeginQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
-			zap.Int32("claimedLeader", p.LeaderID), zapEpoch("localEpoch", d.epoch),
-			zapNode("knownLeader", d.leaderID), zap.Stringer("role", d.role))
-		return d.beginQuorumEpochAnswer(req, errInvalidRequest)
-	}
-	for _, e := range req.LeaderEndpoints {
-		if e.Name == d.cfg.ListenerName {
-			d.learnEndpoint(leader, e.Host, int32(e.Port))
+	learn := func() {
+		for _, e := range req.LeaderEndpoints {
+			if e.Name == d.cfg.ListenerName {
+				d.learnEndpoint(leader, e.Host, int32(e.Port))
+			}
 		}
 	}
-	d.maybeFollow(now, epoch, leader, "BeginQuorumEpoch")
+	if code := d.followLeaderClaim(now, "BeginQuorumEpoch", epoch, leader, learn); code != errNone {
+		return d.beginQuorumEpochAnswer(req, code)
+	}
 	if d.fatal != nil {
 		return nil
 	}
@@ -84,6 +79,28 @@ func (d *Driver) beginQuorumEpochAnswer(req *kmsg.BeginQuorumEpochRequest, code 
 		}
 	}
 	return resp
+}
+
+// followLeaderClaim runs what BeginQuorumEpoch and EndQuorumEpoch do with
+// their claim that leader leads epoch: the voter-only check, the refusal
+// of a forged claim (logged), then learn (the claim's endpoints; may be
+// nil) and following the leader. It returns the code to answer with when
+// the claim is refused, else errNone (check d.fatal after it).
+func (d *Driver) followLeaderClaim(now time.Time, api string, epoch Epoch, leader NodeID, learn func()) int16 {
+	if code := d.voterOnlyCheck(epoch, leader); code != errNone {
+		return code
+	}
+	if reason := d.forgedLeaderClaim(epoch, leader); reason != "" {
+		d.remoteLg.Error("refusing "+api+": "+reason, zapEpoch("epoch", epoch),
+			zapNode("claimedLeader", leader), zapEpoch("localEpoch", d.epoch),
+			zapNode("knownLeader", d.leaderID), zap.Stringer("role", d.role))
+		return errInvalidRequest
+	}
+	if learn != nil {
+		learn()
+	}
+	d.maybeFollow(now, epoch, leader, api)
+	return errNone
 }
 
 // forgedLeaderClaim explains why a leader claim (from BeginQuorumEpoch or

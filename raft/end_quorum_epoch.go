@@ -29,16 +29,9 @@ import (
 func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochRequest) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
 	epoch, leader := Epoch(p.LeaderEpoch), NodeID(p.LeaderID)
-	if code := d.voterOnlyCheck(epoch, leader); code != errNone {
+	if code := d.followLeaderClaim(now, "EndQuorumEpoch", epoch, leader, nil); code != errNone {
 		return d.endQuorumEpochAnswer(req, code)
 	}
-	if reason := d.forgedLeaderClaim(epoch, leader); reason != "" {
-		d.remoteLg.Error("refusing EndQuorumEpoch: "+reason, zap.Int32("epoch", p.LeaderEpoch),
-			zap.Int32("claimedLeader", p.LeaderID), zapEpoch("localEpoch", d.epoch),
-			zapNode("knownLeader", d.leaderID), zap.Stringer("role", d.role))
-		return d.endQuorumEpochAnswer(req, errInvalidRequest)
-	}
-	d.maybeFollow(now, epoch, leader, "EndQuorumEpoch")
 	if d.fatal != nil {
 		return nil
 	}
