@@ -1,0 +1,184 @@
+package kafkatest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Client is a real Kafka client (franz-go) of a test cluster's brokers: topics are created
+// through the brokers (which forward CreateTopics to the active controller), records are
+// produced with acks=all and consumed back.
+type Client struct {
+	*kgo.Client
+	Admin *kadm.Client
+	seeds []string
+}
+
+// clientOpts are the options every client of the harness uses. Idempotent produce is off:
+// a broker needs a producer id block from the active controller (AllocateProducerIds)
+// before its first idempotent write, and tests produce while no controller is active.
+// Without idempotence a retried batch may be written twice; checks allow duplicates.
+func clientOpts(seeds []string) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.SeedBrokers(seeds...),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.DisableIdempotentWrite(),
+		kgo.ProducerLinger(0),
+		kgo.RecordDeliveryTimeout(2 * time.Minute),
+		kgo.MetadataMinAge(250 * time.Millisecond),
+		kgo.MetadataMaxAge(5 * time.Second),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 200 * time.Millisecond }),
+	}
+}
+
+// NewClient connects to the brokers at seeds (host:port); it is closed when the test ends.
+func NewClient(t testing.TB, seeds ...string) *Client {
+	t.Helper()
+	cl, err := kgo.NewClient(clientOpts(seeds)...)
+	if err != nil {
+		t.Fatalf("kafkatest: client: %v", err)
+	}
+	t.Cleanup(cl.Close)
+	return &Client{Client: cl, Admin: kadm.NewClient(cl), seeds: seeds}
+}
+
+// CreateTopic creates a topic, retrying until ctx ends: while the cluster has no active
+// controller the brokers cannot forward the request and it times out. A create that
+// finds the topic already there counts: an earlier attempt may have succeeded after its
+// response was lost.
+func (c *Client) CreateTopic(ctx context.Context, name string, partitions int32, replicas int16) error {
+	var last error
+	for {
+		_, err := c.Admin.CreateTopic(ctx, partitions, replicas, nil, name)
+		if err == nil || errors.Is(err, kerr.TopicAlreadyExists) {
+			return nil
+		}
+		last = err
+		var ke *kerr.Error
+		if errors.As(err, &ke) && !ke.Retriable {
+			return fmt.Errorf("kafkatest: create topic %s: %w", name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafkatest: create topic %s: %w (last error: %v)", name, ctx.Err(), last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Produce writes n records with values "<prefix>-<i>" to topic with acks=all and
+// returns the values every in-sync replica acknowledged; err is the first failure.
+func (c *Client) Produce(ctx context.Context, topic, prefix string, n int) (acked []string, err error) {
+	rs := make([]*kgo.Record, n)
+	for i := range rs {
+		rs[i] = &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "%s-%d", prefix, i)}
+	}
+	for _, r := range c.ProduceSync(ctx, rs...) {
+		if r.Err != nil {
+			err = cmp.Or(err, fmt.Errorf("kafkatest: produce to %s: %w", topic, r.Err))
+			continue
+		}
+		acked = append(acked, string(r.Record.Value))
+	}
+	return acked, err
+}
+
+// ConsumeAll reads topic from its start with a fresh client (no consumer group: a group
+// needs __consumer_offsets and a coordinator, which tests do not judge) until every value
+// of want has been read, or ctx ends. Duplicates are allowed (see clientOpts).
+func (c *Client) ConsumeAll(ctx context.Context, topic string, want []string) error {
+	opts := append(clientOpts(c.seeds), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("kafkatest: consumer: %w", err)
+	}
+	defer cl.Close()
+	missing := make(map[string]bool, len(want))
+	for _, v := range want {
+		missing[v] = true
+	}
+	for len(missing) > 0 {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return fmt.Errorf("kafkatest: consume %s: %d of %d acked records never read (e.g. %s): %w", topic, len(missing), len(want), sample(missing), ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) { delete(missing, string(r.Value)) })
+	}
+	return nil
+}
+
+func sample(m map[string]bool) string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return strings.Join(ks[:min(3, len(ks))], ", ")
+}
+
+// TopicsOn returns the topics broker id serves in its own metadata (asked of it alone),
+// with how many partitions of each have a leader.
+func (c *Client) TopicsOn(ctx context.Context, id int32) (map[string]int, error) {
+	if _, err := c.Admin.BrokerMetadata(ctx); err != nil { // learn every broker's address
+		return nil, fmt.Errorf("kafkatest: metadata: %w", err)
+	}
+	req := kmsg.NewPtrMetadataRequest() // no topics: all of them
+	resp, err := c.Broker(int(id)).Request(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("kafkatest: metadata of broker %d: %w", id, err)
+	}
+	topics := map[string]int{}
+	for _, t := range resp.(*kmsg.MetadataResponse).Topics {
+		if t.ErrorCode != 0 || t.Topic == nil {
+			continue
+		}
+		led := 0
+		for _, p := range t.Partitions {
+			if p.ErrorCode == 0 && p.Leader >= 0 {
+				led++
+			}
+		}
+		topics[*t.Topic] = led
+	}
+	return topics, nil
+}
+
+// WaitTopicsEverywhere waits until every broker of ids serves every topic of want (name
+// -> partitions) with a leader for each partition.
+func (c *Client) WaitTopicsEverywhere(ctx context.Context, ids []int32, want map[string]int) error {
+	for {
+		var lacking []string
+		for _, id := range ids {
+			got, err := c.TopicsOn(ctx, id)
+			if err != nil {
+				lacking = append(lacking, err.Error())
+				continue
+			}
+			for topic, n := range want {
+				if got[topic] != n {
+					lacking = append(lacking, fmt.Sprintf("broker %d: %s has %d of %d partitions led", id, topic, got[topic], n))
+				}
+			}
+		}
+		if len(lacking) == 0 {
+			return nil
+		}
+		slices.Sort(lacking)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafkatest: topics missing on brokers: %s", strings.Join(lacking[:min(5, len(lacking))], "; "))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
