@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // BrokerConfig describes a Kafka broker (kafka.Kafka, process.roles=broker) listening on
@@ -102,6 +103,21 @@ func (e *Env) StartBroker(t testing.TB, cfg BrokerConfig) *Broker {
 // all at once (each JVM takes seconds to start) before waiting for each.
 func (e *Env) StartBrokers(t testing.TB, cfgs ...BrokerConfig) []*Broker {
 	t.Helper()
+	bs := e.LaunchBrokers(t, cfgs...)
+	for _, b := range bs {
+		if err := b.WaitStarted(StartTimeout); err != nil {
+			b.DumpLog(80)
+			t.Fatal(err)
+		}
+	}
+	return bs
+}
+
+// LaunchBrokers formats and starts brokers without waiting for them to start: a broker
+// fetches the metadata log as soon as it runs, but only starts (WaitStarted) once an
+// active controller has registered it.
+func (e *Env) LaunchBrokers(t testing.TB, cfgs ...BrokerConfig) []*Broker {
+	t.Helper()
 	bs := make([]*Broker, len(cfgs))
 	works := make([]string, len(cfgs))
 	for i := range cfgs {
@@ -127,14 +143,11 @@ func (e *Env) StartBrokers(t testing.TB, cfgs ...BrokerConfig) []*Broker {
 			t.Fatal(err)
 		}
 	}
-	for _, b := range bs {
-		if err := b.WaitLog(BrokerStarted, StartTimeout); err != nil {
-			b.DumpLog(80)
-			t.Fatal(err)
-		}
-	}
 	return bs
 }
+
+// WaitStarted waits until the broker logs BrokerStarted.
+func (b *Broker) WaitStarted(timeout time.Duration) error { return b.WaitLog(BrokerStarted, timeout) }
 
 // prepareBroker writes cfg's server properties under work and formats its log dir.
 func (e *Env) prepareBroker(cfg BrokerConfig, work string) (*Broker, error) {

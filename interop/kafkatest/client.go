@@ -53,28 +53,51 @@ func NewClient(t testing.TB, seeds ...string) *Client {
 	return &Client{Client: cl, Admin: kadm.NewClient(cl), seeds: seeds}
 }
 
-// CreateTopic creates a topic, retrying until ctx ends: while the cluster has no active
-// controller the brokers cannot forward the request and it times out. A create that
-// finds the topic already there counts: an earlier attempt may have succeeded after its
-// response was lost.
+// CreateTopic creates a topic, retrying every failure until ctx ends: while the cluster
+// has no active controller the brokers cannot forward the request, and just after a new
+// controller activates it may count too few unfenced brokers for the replication factor.
+// A create that finds the topic already there counts: an earlier attempt may have
+// succeeded after its response was lost.
+//
+// Each attempt uses new connections: a broker advertises a forwarded API such as
+// CreateTopics in ApiVersions only if the controller its forwarding channel last reached
+// supports it, and a client keeps what a connection's ApiVersions said for the
+// connection's life (franz-go then fails the request as "broker is too old").
 func (c *Client) CreateTopic(ctx context.Context, name string, partitions int32, replicas int16) error {
-	var last error
 	for {
-		_, err := c.Admin.CreateTopic(ctx, partitions, replicas, nil, name)
+		err := c.createOnce(ctx, name, partitions, replicas)
 		if err == nil || errors.Is(err, kerr.TopicAlreadyExists) {
 			return nil
 		}
-		last = err
-		var ke *kerr.Error
-		if errors.As(err, &ke) && !ke.Retriable {
-			return fmt.Errorf("kafkatest: create topic %s: %w", name, err)
-		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kafkatest: create topic %s: %w (last error: %v)", name, ctx.Err(), last)
+			return fmt.Errorf("kafkatest: create topic %s: %w (last error: %v%s)", name, ctx.Err(), err, createHint(err))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// createHint explains franz-go's "broker is too old" (its error value is unexported): no
+// broker advertises CreateTopics, because the controller each broker's forwarding channel
+// last reached did not advertise it, and a broker forwards nothing that could move its
+// channel on to another controller.
+func createHint(err error) string {
+	if !strings.Contains(err.Error(), "broker is too old") {
+		return ""
+	}
+	return "; the brokers advertise no CreateTopics in ApiVersions: a broker offers a forwarded API only if the controller its forwarding channel last reached advertised it"
+}
+
+func (c *Client) createOnce(ctx context.Context, name string, partitions int32, replicas int16) error {
+	cl, err := kgo.NewClient(clientOpts(c.seeds)...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	_, err = kadm.NewClient(cl).CreateTopic(ctx, partitions, replicas, nil, name)
+	return err
 }
 
 // Produce writes n records with values "<prefix>-<i>" to topic with acks=all and

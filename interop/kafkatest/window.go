@@ -235,3 +235,13 @@ func WindowsLine(label string, ws []Outage) string {
 	return fmt.Sprintf("controllerless-windows quorum=%s kills=%d open=%d median_ms=%d max_ms=%d windows_ms=%s",
 		label, len(ws), open, median.Milliseconds(), maximum.Milliseconds(), strings.Join(ms, ","))
 }
+
+// WaitLoaded waits until Kafka controller id's current process has loaded the metadata
+// log up to the high watermark, so that it can be elected and activate at once.
+func (q *MixedRaft) WaitLoaded(id int32, timeout time.Duration) error {
+	n := q.Node(id)
+	if n.Side != SideKafka || n.Proc == nil {
+		return fmt.Errorf("kafkatest: node %d is not a running Kafka controller", id)
+	}
+	return n.Proc.WaitLog(jvmCaughtUp, timeout)
+}
