@@ -5,7 +5,9 @@ package interop
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,11 +28,22 @@ var maxControllerlessWindow = 2 * time.Minute
 // kraftd leader gracefully: it resigns with EndQuorumEpoch and a JVM controller wins.
 const forceHandoverAfter = 20 * time.Second
 
-// controllerlessKills is how many times a run kills the active controller.
-const controllerlessKills = 5
+// controllerlessKills is how many times a run kills the active controller;
+// KRAFTD_CONTROLLERLESS_KILLS overrides it (more kills, steadier statistics).
+func controllerlessKills(t *testing.T) int {
+	v := os.Getenv("KRAFTD_CONTROLLERLESS_KILLS")
+	if v == "" {
+		return 5
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("KRAFTD_CONTROLLERLESS_KILLS=%q: want a positive number", v)
+	}
+	return n
+}
 
 // TestControllerlessWindowJVMOnlyLong is the baseline: 3 Kafka 4.4.0 controllers and 2
-// brokers; the active controller is killed -9 and restarted controllerlessKills times
+// brokers; the active controller is killed -9 and restarted controllerlessKills times (5)
 // while a client creates topics and produces and consumes with acks=all.
 func TestControllerlessWindowJVMOnlyLong(t *testing.T) {
 	J := kafkatest.SideKafka
@@ -74,13 +87,14 @@ func runControllerless(t *testing.T, sides []kafkatest.Side) {
 	r.label = strings.Join(names, ",")
 	r.waitActive(time.Minute)
 	brokers := q.StartBrokers(101, 102)
+	t.Cleanup(func() { keepBrokerLogs(t, q, brokers...) })
 	r.cl = kafkatest.NewClient(t, brokers[0].Addr, brokers[1].Addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	r.create(ctx, "base")
 	r.produce(ctx, "base", "setup")
 
-	for i := 1; i <= controllerlessKills; i++ {
+	for i := 1; i <= controllerlessKills(t); i++ {
 		r.round(ctx, i)
 	}
 
