@@ -28,6 +28,10 @@ var maxControllerlessWindow = 2 * time.Minute
 // kraftd leader gracefully: it resigns with EndQuorumEpoch and a JVM controller wins.
 const forceHandoverAfter = 20 * time.Second
 
+// createTimeout bounds a topic creation: the next active controller creates it within
+// its window plus a few retries.
+const createTimeout = 2*time.Minute + forceHandoverAfter
+
 // controllerlessKills is how many times a run kills the active controller;
 // KRAFTD_CONTROLLERLESS_KILLS overrides it (more kills, steadier statistics).
 func controllerlessKills(t *testing.T) int {
@@ -91,7 +95,9 @@ func runControllerless(t *testing.T, sides []kafkatest.Side) {
 	r.cl = kafkatest.NewClient(t, brokers[0].Addr, brokers[1].Addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	r.create(ctx, "base")
+	if err := r.create(ctx, "base"); err != nil {
+		t.Fatal(err)
+	}
 	r.produce(ctx, "base", "setup")
 
 	for i := 1; i <= controllerlessKills(t); i++ {
@@ -127,8 +133,9 @@ func (r *controllerlessRun) round(ctx context.Context, i int) {
 		r.t.Fatalf("kill %d: %v", i, err)
 	}
 	var wg sync.WaitGroup
+	var createErr error
 	topic := fmt.Sprintf("during-kill-%d", i)
-	wg.Go(func() { r.create(ctx, topic) })
+	wg.Go(func() { createErr = r.create(ctx, topic) })
 	wg.Go(func() { r.produce(ctx, "base", fmt.Sprintf("kill-%d", i)) })
 
 	o := r.outages.WaitWindowClosed(forceHandoverAfter)
@@ -139,6 +146,10 @@ func (r *controllerlessRun) round(ctx context.Context, i int) {
 	}
 	r.t.Logf("kill %d of active controller %d: controller %d active after %v (open %v)", i, killed, o.Next.Node, o.Window.Round(time.Millisecond), o.Open)
 	wg.Wait()
+	if createErr != nil {
+		lacking, err := r.cl.LackingCreateTopics(ctx, []int32{101, 102})
+		r.t.Fatalf("kill %d: %v (brokers advertising no CreateTopics: %v %v)", i, createErr, lacking, err)
+	}
 	r.produce(ctx, topic, "after")
 	if err := r.q.WaitLoaded(killed, time.Minute); err != nil {
 		r.t.Fatal(err)
@@ -181,15 +192,17 @@ func (r *controllerlessRun) waitActive(timeout time.Duration) {
 	}
 }
 
-// create creates a topic with 2 partitions, each on both brokers.
-func (r *controllerlessRun) create(ctx context.Context, topic string) {
+// create creates a topic with 2 partitions, each on both brokers, within createTimeout.
+func (r *controllerlessRun) create(ctx context.Context, topic string) error {
+	ctx, cancel := context.WithTimeout(ctx, createTimeout)
+	defer cancel()
 	if err := r.cl.CreateTopic(ctx, topic, 2, 2); err != nil {
-		r.t.Error(err)
-		return
+		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.topics[topic] = 2
+	return nil
 }
 
 // produce writes 100 records with acks=all and remembers the acked ones.

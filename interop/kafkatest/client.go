@@ -150,6 +150,27 @@ func sample(m map[string]bool) string {
 	return strings.Join(ks[:min(3, len(ks))], ", ")
 }
 
+// LackingCreateTopics returns the brokers of ids whose ApiVersions offer no CreateTopics:
+// a broker offers a forwarded API only if the controller its forwarding channel last
+// reached advertised it, and then clients cannot create topics through it.
+func (c *Client) LackingCreateTopics(ctx context.Context, ids []int32) ([]int32, error) {
+	if _, err := c.Admin.BrokerMetadata(ctx); err != nil { // learn every broker's address
+		return nil, fmt.Errorf("kafkatest: metadata: %w", err)
+	}
+	var lacking []int32
+	for _, id := range ids {
+		resp, err := c.Broker(int(id)).Request(ctx, kmsg.NewPtrApiVersionsRequest())
+		if err != nil {
+			return nil, fmt.Errorf("kafkatest: ApiVersions of broker %d: %w", id, err)
+		}
+		keys := resp.(*kmsg.ApiVersionsResponse).ApiKeys
+		if !slices.ContainsFunc(keys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey == kmsg.CreateTopics.Int16() }) {
+			lacking = append(lacking, id)
+		}
+	}
+	return lacking, nil
+}
+
 // TopicsOn returns the topics broker id serves in its own metadata (asked of it alone),
 // with how many partitions of each have a leader.
 func (c *Client) TopicsOn(ctx context.Context, id int32) (map[string]int, error) {
