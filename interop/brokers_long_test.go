@@ -87,13 +87,16 @@ func TestBrokersObserveKraftdLong(t *testing.T) {
 	if _, err := q.WaitActiveController(time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := b2.WaitStarted(kafkatest.StartTimeout); err != nil {
+	// Its registration may wait out a request timeout (60 s) first: the broker's channel
+	// to the controller can sit on a kraftd node that answers BrokerRegistration with
+	// UNSUPPORTED_VERSION until the request expires, and only then moves to the JVM.
+	if err := b2.WaitStarted(3 * time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.CreateTopic(ctx, "after", 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.WaitTopicsEverywhere(ctx, []int32{101, 102}, map[string]int{"before": 2, "after": 1}); err != nil {
+	if err := kafkatest.WaitTopicsEverywhere(ctx, []string{b1.Addr, b2.Addr}, map[string]int{"before": 2, "after": 1}); err != nil {
 		t.Fatal(err)
 	}
 	produceConsume(t, ctx, cl, "after", "jvm-again", 100, nil)

@@ -66,6 +66,7 @@ type controllerlessRun struct {
 	t       *testing.T
 	q       *kafkatest.MixedRaft
 	cl      *kafkatest.Client
+	addrs   []string // the brokers'
 	outages *kafkatest.Outages
 	label   string
 	acked   map[string][]string // topic -> every acked value
@@ -92,7 +93,8 @@ func runControllerless(t *testing.T, sides []kafkatest.Side) {
 	r.waitActive(time.Minute)
 	brokers := q.StartBrokers(101, 102)
 	t.Cleanup(func() { keepBrokerLogs(t, q, brokers...) })
-	r.cl = kafkatest.NewClient(t, brokers[0].Addr, brokers[1].Addr)
+	r.addrs = []string{brokers[0].Addr, brokers[1].Addr}
+	r.cl = kafkatest.NewClient(t, r.addrs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	if err := r.create(ctx, "base"); err != nil {
@@ -111,7 +113,7 @@ func runControllerless(t *testing.T, sides []kafkatest.Side) {
 			t.Errorf("kill %d (node %d): controller-less for %v (open %v), above maxControllerlessWindow %v", i+1, w.Killed, w.Window, w.Open, maxControllerlessWindow)
 		}
 	}
-	if err := r.cl.WaitTopicsEverywhere(ctx, []int32{101, 102}, r.topics); err != nil {
+	if err := kafkatest.WaitTopicsEverywhere(ctx, r.addrs, r.topics); err != nil {
 		t.Error(err)
 	}
 	for topic, values := range r.acked {
@@ -147,7 +149,7 @@ func (r *controllerlessRun) round(ctx context.Context, i int) {
 	r.t.Logf("kill %d of active controller %d: controller %d active after %v (open %v)", i, killed, o.Next.Node, o.Window.Round(time.Millisecond), o.Open)
 	wg.Wait()
 	if createErr != nil {
-		lacking, err := r.cl.LackingCreateTopics(ctx, []int32{101, 102})
+		lacking, err := kafkatest.LackingCreateTopics(ctx, r.addrs)
 		r.t.Fatalf("kill %d: %v (brokers advertising no CreateTopics: %v %v)", i, createErr, lacking, err)
 	}
 	r.produce(ctx, topic, "after")

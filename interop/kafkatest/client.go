@@ -150,37 +150,44 @@ func sample(m map[string]bool) string {
 	return strings.Join(ks[:min(3, len(ks))], ", ")
 }
 
-// LackingCreateTopics returns the brokers of ids whose ApiVersions offer no CreateTopics:
-// a broker offers a forwarded API only if the controller its forwarding channel last
-// reached advertised it, and then clients cannot create topics through it.
-func (c *Client) LackingCreateTopics(ctx context.Context, ids []int32) ([]int32, error) {
-	if _, err := c.Admin.BrokerMetadata(ctx); err != nil { // learn every broker's address
-		return nil, fmt.Errorf("kafkatest: metadata: %w", err)
-	}
-	var lacking []int32
-	for _, id := range ids {
-		resp, err := c.Broker(int(id)).Request(ctx, kmsg.NewPtrApiVersionsRequest())
+// LackingCreateTopics returns the brokers of addrs whose ApiVersions offer no
+// CreateTopics: a broker offers a forwarded API only if the controller its forwarding
+// channel last reached advertised it, and then clients cannot create topics through it.
+func LackingCreateTopics(ctx context.Context, addrs []string) ([]string, error) {
+	var lacking []string
+	for _, addr := range addrs {
+		resp, err := requestTo(ctx, addr, kmsg.NewPtrApiVersionsRequest())
 		if err != nil {
-			return nil, fmt.Errorf("kafkatest: ApiVersions of broker %d: %w", id, err)
+			return nil, err
 		}
 		keys := resp.(*kmsg.ApiVersionsResponse).ApiKeys
 		if !slices.ContainsFunc(keys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey == kmsg.CreateTopics.Int16() }) {
-			lacking = append(lacking, id)
+			lacking = append(lacking, addr)
 		}
 	}
 	return lacking, nil
 }
 
-// TopicsOn returns the topics broker id serves in its own metadata (asked of it alone),
-// with how many partitions of each have a leader.
-func (c *Client) TopicsOn(ctx context.Context, id int32) (map[string]int, error) {
-	if _, err := c.Admin.BrokerMetadata(ctx); err != nil { // learn every broker's address
-		return nil, fmt.Errorf("kafkatest: metadata: %w", err)
-	}
-	req := kmsg.NewPtrMetadataRequest() // no topics: all of them
-	resp, err := c.Broker(int(id)).Request(ctx, req)
+// requestTo sends one request to the broker at addr and to no other.
+func requestTo(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
-		return nil, fmt.Errorf("kafkatest: metadata of broker %d: %w", id, err)
+		return nil, err
+	}
+	defer cl.Close()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("kafkatest: %s to %s: %w", kmsg.NameForKey(req.Key()), addr, err)
+	}
+	return resp, nil
+}
+
+// TopicsOn returns the topics the broker at addr serves in its own metadata, with how
+// many partitions of each have a leader.
+func TopicsOn(ctx context.Context, addr string) (map[string]int, error) {
+	resp, err := requestTo(ctx, addr, kmsg.NewPtrMetadataRequest()) // no topics: all of them
+	if err != nil {
+		return nil, err
 	}
 	topics := map[string]int{}
 	for _, t := range resp.(*kmsg.MetadataResponse).Topics {
@@ -198,20 +205,20 @@ func (c *Client) TopicsOn(ctx context.Context, id int32) (map[string]int, error)
 	return topics, nil
 }
 
-// WaitTopicsEverywhere waits until every broker of ids serves every topic of want (name
-// -> partitions) with a leader for each partition.
-func (c *Client) WaitTopicsEverywhere(ctx context.Context, ids []int32, want map[string]int) error {
+// WaitTopicsEverywhere waits until every broker of addrs serves every topic of want
+// (name -> partitions) with a leader for each partition.
+func WaitTopicsEverywhere(ctx context.Context, addrs []string, want map[string]int) error {
 	for {
 		var lacking []string
-		for _, id := range ids {
-			got, err := c.TopicsOn(ctx, id)
+		for _, addr := range addrs {
+			got, err := TopicsOn(ctx, addr)
 			if err != nil {
 				lacking = append(lacking, err.Error())
 				continue
 			}
 			for topic, n := range want {
 				if got[topic] != n {
-					lacking = append(lacking, fmt.Sprintf("broker %d: %s has %d of %d partitions led", id, topic, got[topic], n))
+					lacking = append(lacking, fmt.Sprintf("broker %s: %s has %d of %d partitions led", addr, topic, got[topic], n))
 				}
 			}
 		}
