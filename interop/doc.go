@@ -11,5 +11,6 @@
 // other (at most GOMAXPROCS at a time) after the rest; their deadlines allow for it. Tests
 // that judge timing or throughput stay sequential. Scenarios too long for
 // make test carry the interoplong build tag and a name ending in Long (make interop-long);
-// they run in parallel too.
+// they run in parallel too, except the controller-less window measurements
+// (TestControllerlessWindow*Long), which judge timing.
 package interop

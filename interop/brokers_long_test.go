@@ -1,0 +1,354 @@
+//go:build interoplong
+
+package interop
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/interop/kafkatest"
+	"github.com/kraftd/kraftd/metadatalog"
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// TestBrokersObserveKraftdLong: Kafka 4.4.0 brokers are observers of __cluster_metadata and
+// fetch it from a kraftd leader as from a Kafka one. Controllers J,K,K: the JVM controller
+// leads (it is the only node that can be the active controller), a broker registers and a
+// client creates a topic, produces and consumes. Then the JVM controller is killed -9 and
+// a kraftd node leads: the broker keeps serving the existing partitions (produce with
+// acks=all and consume need no controller), and a fresh broker started now fetches the
+// whole metadata log from kraftd (it cannot finish starting: no active controller can
+// register it). Once the JVM controller leads again, both brokers serve every topic, and
+// every broker's metadata log is the controllers', byte for byte and as kafka-dump-log
+// --cluster-metadata-decoder prints it.
+func TestBrokersObserveKraftdLong(t *testing.T) {
+	t.Parallel() // see interop/doc.go
+	env := kafkatest.Require(t)
+	kafkatest.BuildKraftd(t)
+	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
+	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{J, K, K}, Controllers: true})
+	r := &mixedRun{t: t, q: q, hw: -1, led: map[int32]kafkatest.Side{}}
+	start := time.Now()
+	for _, n := range q.Nodes {
+		q.Start(n.ID)
+	}
+	r.elected("first election", start)
+	r.force(J)
+	jvm := r.leader
+	if _, err := q.WaitActiveController(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	b1 := q.StartBrokers(101)[0]
+	var b2 *kafkatest.Broker
+	t.Cleanup(func() { keepBrokerLogs(t, q, b1, b2) })
+	cl := kafkatest.NewClient(t, b1.Addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := cl.CreateTopic(ctx, "before", 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	acked := produceConsume(t, ctx, cl, "before", "jvm-led", 200, nil)
+
+	q.Kill(jvm)
+	r.elected(fmt.Sprintf("kill -9 of the JVM controller %d", jvm), time.Now())
+	kraftdLeader := r.leader
+	if r.side(kraftdLeader) != K {
+		t.Fatalf("leader %s with the only JVM controller down", r.label(kraftdLeader))
+	}
+	t.Logf("kraftd node %d leads epoch %d; no controller is active", kraftdLeader, r.epoch)
+	acked = produceConsume(t, ctx, cl, "before", "kraftd-led", 200, acked)
+
+	// A broker that no controller registers within initial.broker.registration.timeout.ms
+	// (60 s) shuts down: give this one the time the test needs to bring a controller back.
+	cfg := q.BrokerConfig(102)
+	cfg.Props = kafkatest.Props{"initial.broker.registration.timeout.ms": "300000"}
+	b2 = env.LaunchBrokers(t, cfg)[0]
+	waitObserversCaughtUp(t, q.Node(kraftdLeader).Addr, 101, 102)
+	kraftdHW := r.hw
+
+	// A JVM controller leads again (with leadership deferral kraftd hands over by itself;
+	// force is a no-op then): broker 102 registers and finishes starting.
+	q.Start(jvm)
+	if l, e, err := q.WaitLeader(r.epoch-1, mixedElectionWait); err == nil {
+		r.leader, r.epoch = l, e
+	}
+	r.force(J)
+	if _, err := q.WaitActiveController(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	b2 = startStalledBroker(t, env, b2, cfg)
+	if err := cl.CreateTopic(ctx, "after", 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := kafkatest.WaitTopicsEverywhere(ctx, []string{b1.Addr, b2.Addr}, map[string]int{"before": 2, "after": 1}); err != nil {
+		t.Fatal(err)
+	}
+	produceConsume(t, ctx, cl, "after", "jvm-again", 100, nil)
+	if err := cl.ConsumeAll(ctx, "before", acked); err != nil {
+		t.Error(err)
+	}
+
+	brokers := []*kafkatest.Broker{b1, b2}
+	stopAll(t, q, brokers)
+	checkBrokerLogs(t, env, q, brokers, kraftdHW)
+}
+
+// restartStalledBroker: a fresh broker that tried to register while kraftd led may not
+// register with the next active controller for minutes: its channel to the controller
+// stays on the kraftd node, which advertises no BrokerRegistration (ApiVersions) and does
+// not answer NOT_CONTROLLER, until the queued request expires. While this is so the test
+// restarts such a broker (it then registers at once) and logs it; set it to false once
+// kraftd answers the controller APIs as a non-active Kafka controller does, to make the
+// stall a failure.
+var restartStalledBroker = true
+
+// registrationWait is how long a broker gets to register once a controller is active.
+const registrationWait = 90 * time.Second
+
+// startStalledBroker waits for broker b (config cfg), launched while no controller was
+// active, to start, restarting it from its log dir if it stalls (restartStalledBroker).
+func startStalledBroker(t *testing.T, env *kafkatest.Env, b *kafkatest.Broker, cfg kafkatest.BrokerConfig) *kafkatest.Broker {
+	t.Helper()
+	err := b.WaitStarted(registrationWait)
+	if err == nil {
+		return b
+	}
+	if !restartStalledBroker {
+		t.Fatal(err)
+	}
+	t.Logf("broker %d has not registered %v after a controller became active (its controller channel is stuck on a kraftd node): restarting it", b.NodeID, registrationWait)
+	if err := b.Stop(); err != nil {
+		t.Logf("stop broker %d: %v", b.NodeID, err)
+	}
+	cfg.Port, cfg.Dir, cfg.NoFormat = b.Port, b.LogDir, true
+	return env.StartBrokers(t, cfg)[0]
+}
+
+// keepBrokerLogs is keepLogs with the brokers' logs too, taken before the processes stop.
+func keepBrokerLogs(t *testing.T, q *kafkatest.MixedRaft, brokers ...*kafkatest.Broker) {
+	keepLogs(t, q)
+	dir := os.Getenv("KRAFTD_INTEROP_KEEP_LOGS")
+	if dir == "" {
+		return
+	}
+	dir = filepath.Join(dir, strings.NewReplacer("/", "_", "+", "_").Replace(t.Name()))
+	for _, b := range brokers {
+		if b == nil {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("broker%d.log", b.NodeID)), []byte(b.Log()), 0o644); err != nil {
+			t.Log(err)
+		}
+	}
+}
+
+// produceConsume produces n records with acks=all, fails the test on any produce error,
+// and consumes every record acked so far (earlier plus these) back; it returns them all.
+func produceConsume(t *testing.T, ctx context.Context, cl *kafkatest.Client, topic, prefix string, n int, earlier []string) []string {
+	t.Helper()
+	acked, err := cl.Produce(ctx, topic, prefix, n)
+	if err != nil {
+		t.Fatalf("%d of %d records acked: %v", len(acked), n, err)
+	}
+	all := append(slices.Clone(earlier), acked...)
+	if err := cl.ConsumeAll(ctx, topic, all); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// waitObserversCaughtUp waits until the leader at addr reports each broker as an observer
+// whose log ends at the high watermark: they fetch the metadata log from it.
+func waitObserversCaughtUp(t *testing.T, addr string, ids ...int32) {
+	t.Helper()
+	d, err := kafkatest.WaitQuorum(addr, "__cluster_metadata", time.Minute, func(d kafkatest.QuorumInfo) bool {
+		for _, id := range ids {
+			i := slices.IndexFunc(d.Observers, func(o kmsg.DescribeQuorumResponseTopicPartitionReplicaState) bool { return o.ReplicaID == id })
+			if i < 0 || d.Observers[i].LogEndOffset < d.HighWatermark {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatalf("brokers %v do not fetch the metadata log from the leader at %s: %v", ids, addr, err)
+	}
+	t.Logf("leader %d (epoch %d, high watermark %d) has observers %v caught up", d.LeaderID, d.LeaderEpoch, d.HighWatermark, observerIDs(d))
+}
+
+func observerIDs(d kafkatest.QuorumInfo) []int32 {
+	var ids []int32
+	for _, o := range d.Observers {
+		ids = append(ids, o.ReplicaID)
+	}
+	return ids
+}
+
+// stopAll stops the brokers, then the controllers, each gracefully.
+func stopAll(t *testing.T, q *kafkatest.MixedRaft, brokers []*kafkatest.Broker) {
+	t.Helper()
+	for _, b := range brokers {
+		if err := b.Stop(); err != nil {
+			t.Errorf("stop broker %d: %v", b.NodeID, err)
+		}
+	}
+	for _, n := range q.Nodes {
+		if n.Running() {
+			if err := q.Stop(n.ID); err != nil {
+				t.Errorf("stop node %d (%s): %v", n.ID, n.Side, err)
+			}
+		}
+	}
+}
+
+// metadataCopy is one node's copy of __cluster_metadata.
+type metadataCopy struct {
+	label   string
+	dir     string
+	batches [][]byte
+	end     int64
+}
+
+// checkBrokerLogs compares every broker's metadata log with the controllers' (stopped):
+// the common prefix, which must reach atLeast, holds the same batches byte for byte, and
+// kafka-dump-log --cluster-metadata-decoder prints the same batches and records for it.
+func checkBrokerLogs(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, brokers []*kafkatest.Broker, atLeast int64) {
+	t.Helper()
+	var copies []metadataCopy
+	for _, n := range q.Nodes {
+		copies = append(copies, readMetadataCopy(t, fmt.Sprintf("%s controller %d", n.Side, n.ID), n.PartitionDir))
+	}
+	for _, b := range brokers {
+		copies = append(copies, readMetadataCopy(t, fmt.Sprintf("broker %d", b.NodeID), b.PartitionDir))
+	}
+	common := commonBatches(t, copies)
+	if common == 0 {
+		t.Fatal("no common metadata batches")
+	}
+	h := lastOffset(t, copies[0].batches[common-1])
+	if h+1 < atLeast {
+		t.Errorf("the copies agree only up to offset %d, below %d", h+1, atLeast)
+	}
+	t.Logf("%d copies of __cluster_metadata (%d controllers, %d brokers) hold the same %d batches up to offset %d",
+		len(copies), len(q.Nodes), len(brokers), common, h+1)
+	compareDumps(t, env, copies, common)
+}
+
+func readMetadataCopy(t *testing.T, label, dir string) metadataCopy {
+	t.Helper()
+	l, err := metadatalog.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatalf("%s: open %s: %v", label, dir, err)
+	}
+	defer l.Close()
+	c := metadataCopy{label: label, dir: dir, end: l.EndOffset().Offset}
+	if l.StartOffset() != 0 {
+		t.Errorf("%s: log start offset %d, want 0 (no snapshot was taken)", label, l.StartOffset())
+	}
+	err = l.Batches(l.StartOffset(), func(b []byte) error {
+		c.batches = append(c.batches, bytes.Clone(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: read: %v", label, err)
+	}
+	return c
+}
+
+// commonBatches returns how many leading batches every copy holds below the shortest
+// copy's end, failing on the first that differs.
+func commonBatches(t *testing.T, copies []metadataCopy) int {
+	t.Helper()
+	minEnd := copies[0].end
+	for _, c := range copies {
+		minEnd = min(minEnd, c.end)
+	}
+	for j := 0; ; j++ {
+		for _, c := range copies {
+			if j >= len(c.batches) || lastOffset(t, c.batches[j]) >= minEnd {
+				return j
+			}
+			if !bytes.Equal(c.batches[j], copies[0].batches[j]) {
+				t.Fatalf("metadata batch %d: %s and %s differ", j, c.label, copies[0].label)
+			}
+		}
+	}
+}
+
+func lastOffset(t *testing.T, b []byte) int64 {
+	t.Helper()
+	h, err := protocol.ParseBatchHeader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.LastOffset()
+}
+
+// compareDumps runs kafka-dump-log --cluster-metadata-decoder over every copy's segments
+// and checks each prints the first copy's decoded batches and records (the segment
+// position aside: segments roll independently) for the common prefix.
+func compareDumps(t *testing.T, env *kafkatest.Env, copies []metadataCopy, common int) {
+	t.Helper()
+	var files []string
+	for _, c := range copies {
+		segs, err := filepath.Glob(filepath.Join(c.dir, "*.log"))
+		if err != nil || len(segs) == 0 {
+			t.Fatalf("%s: no segments in %s", c.label, c.dir)
+		}
+		sort.Strings(segs)
+		files = append(files, segs...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := env.DumpLog(ctx, kafkatest.DumpOptions{DeepIteration: true, ClusterMetadataDecoder: true}, files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dumped, err := kafkatest.ParseDumpLog(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDir := map[string][]kafkatest.DumpBatch{}
+	for _, f := range dumped {
+		byDir[filepath.Dir(f.Path)] = append(byDir[filepath.Dir(f.Path)], f.Batches...)
+	}
+	ref := byDir[copies[0].dir]
+	if len(ref) < common {
+		t.Fatalf("%s: kafka-dump-log prints %d batches, fewer than the %d in common", copies[0].label, len(ref), common)
+	}
+	for _, c := range copies[1:] {
+		d := byDir[c.dir]
+		if len(d) < common {
+			t.Errorf("%s: kafka-dump-log prints %d batches, fewer than the %d in common", c.label, len(d), common)
+			continue
+		}
+		for j := range common {
+			if a, b := dumpText(ref[j]), dumpText(d[j]); a != b {
+				t.Errorf("batch %d decoded differently:\n%s: %s\n%s: %s", j, copies[0].label, a, c.label, b)
+				break
+			}
+		}
+	}
+}
+
+// dumpText is a dumped batch with its records, without the segment position.
+func dumpText(b kafkatest.DumpBatch) string {
+	f := maps.Clone(b.Fields)
+	delete(f, "position")
+	s := fmt.Sprint(f)
+	for _, r := range b.Records {
+		s += fmt.Sprintf("\n%v %s", r.Fields, r.Rest)
+	}
+	return s
+}

@@ -1,0 +1,247 @@
+package kafkatest
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kafka 4.4's QuorumController logs these when it takes and gives up the active
+// controller role (its raft client became leader and it replayed the log; or it lost the
+// leadership). A kraftd node runs no QuorumController and never logs them.
+const (
+	ActivationLine   = "Becoming the active controller at epoch "
+	RenunciationLine = "Renouncing the leadership due to a metadata log event"
+)
+
+// jvmLogTime is log4j2's default %d layout (see serverLog4j), in the JVM's local zone.
+const jvmLogTime = "2006-01-02 15:04:05,000"
+
+var activationRE = regexp.MustCompile(`^\[([0-9-]+ [0-9:,]+)\] .*` + ActivationLine + `(\d+)`)
+
+// Activation is one JVM controller becoming the active controller.
+type Activation struct {
+	Node  int32
+	At    time.Time // the log line's timestamp (millisecond precision)
+	Epoch int32
+}
+
+// Activations returns every activation the quorum's Kafka controllers have logged, in
+// every process they ran, ordered by time.
+func (q *MixedRaft) Activations() []Activation {
+	var all []Activation
+	for _, n := range q.Nodes {
+		if n.Side != SideKafka {
+			continue
+		}
+		for _, p := range n.procs {
+			all = append(all, parseActivations(p.LogPath, n.ID)...)
+		}
+	}
+	slices.SortFunc(all, func(a, b Activation) int { return a.At.Compare(b.At) })
+	return all
+}
+
+func parseActivations(path string, id int32) []Activation {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var r []Activation
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		if a, ok := parseActivation(sc.Text(), id); ok {
+			r = append(r, a)
+		}
+	}
+	return r
+}
+
+func parseActivation(line string, id int32) (Activation, bool) {
+	if !strings.Contains(line, ActivationLine) {
+		return Activation{}, false
+	}
+	m := activationRE.FindStringSubmatch(line)
+	if m == nil {
+		return Activation{}, false
+	}
+	at, err := time.ParseInLocation(jvmLogTime, m[1], time.Local)
+	epoch, err2 := strconv.ParseInt(m[2], 10, 32)
+	if err != nil || err2 != nil {
+		return Activation{}, false
+	}
+	return Activation{Node: id, At: at, Epoch: int32(epoch)}, true
+}
+
+// ActiveController returns the Kafka controller that is active now as its own log tells:
+// a running JVM whose current process last logged an activation, with no renunciation
+// after it, and still leads the raft epoch it activated in.
+func (q *MixedRaft) ActiveController() (int32, bool) {
+	best, bestEpoch := int32(-1), int32(-1)
+	for _, n := range q.Nodes {
+		if n.Side != SideKafka || !n.Running() {
+			continue
+		}
+		epoch, active := activeIn(n.Proc.Log())
+		if !active || epoch <= bestEpoch {
+			continue
+		}
+		if st, ok := n.State(); ok && st.Role == "Leader" && st.Epoch == epoch {
+			best, bestEpoch = n.ID, epoch
+		}
+	}
+	return best, best >= 0
+}
+
+// activeIn reports whether a controller's output ends active, and in which epoch.
+func activeIn(out string) (int32, bool) {
+	a := strings.LastIndex(out, ActivationLine)
+	if a < 0 || strings.LastIndex(out, RenunciationLine) > a {
+		return -1, false
+	}
+	digits := out[a+len(ActivationLine):]
+	end := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' })
+	if end <= 0 {
+		return -1, false
+	}
+	epoch, err := strconv.ParseInt(digits[:end], 10, 32)
+	return int32(epoch), err == nil
+}
+
+// WaitActiveController waits until some Kafka controller is active.
+func (q *MixedRaft) WaitActiveController(timeout time.Duration) (int32, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if id, ok := q.ActiveController(); ok {
+			return id, nil
+		}
+		if time.Now().After(deadline) {
+			return -1, fmt.Errorf("kafkatest: no active Kafka controller within %v", timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Outage is a kill -9 of the active controller and the controller-less window after it:
+// until a Kafka controller logged its activation.
+type Outage struct {
+	Killed int32
+	At     time.Time
+	// Window is the time from the kill to the next activation; Open when none followed
+	// yet (Window is then the time so far).
+	Window time.Duration
+	Open   bool
+	Next   Activation // the activation that closed the window
+}
+
+// Outages records the kills of a run and measures the windows they opened.
+type Outages struct {
+	q     *MixedRaft
+	kills []Outage
+}
+
+// NewOutages starts recording kills of q's active controllers.
+func (q *MixedRaft) NewOutages() *Outages { return &Outages{q: q} }
+
+// KillActive kills -9 the active Kafka controller (waiting up to timeout for one) and
+// records the kill time.
+func (o *Outages) KillActive(timeout time.Duration) (int32, error) {
+	id, err := o.q.WaitActiveController(timeout)
+	if err != nil {
+		return -1, err
+	}
+	// The kill time is taken just before the signal: the window then includes the (short)
+	// time the kernel takes to end the JVM, which a real crash does not wait for either.
+	o.kills = append(o.kills, Outage{Killed: id, At: time.Now()})
+	o.q.Kill(id)
+	return id, nil
+}
+
+// Windows measures each recorded kill's controller-less window from the logs so far.
+func (o *Outages) Windows() []Outage {
+	acts := o.q.Activations()
+	r := make([]Outage, len(o.kills))
+	for i, k := range o.kills {
+		r[i] = k
+		// JVM timestamps have millisecond precision: a kill taken at 12.3456 s and an
+		// activation logged at 12.345 s before it must not count; activations at or after
+		// the kill's millisecond do.
+		at := k.At.Truncate(time.Millisecond)
+		j := slices.IndexFunc(acts, func(a Activation) bool { return !a.At.Before(at) })
+		if j < 0 {
+			r[i].Open, r[i].Window = true, time.Since(k.At)
+			continue
+		}
+		r[i].Next, r[i].Window = acts[j], acts[j].At.Sub(at)
+	}
+	return r
+}
+
+// WaitWindowClosed waits until the last kill's window has closed, or timeout passes
+// (then the returned outage is Open).
+func (o *Outages) WaitWindowClosed(timeout time.Duration) Outage {
+	deadline := time.Now().Add(timeout)
+	for {
+		ws := o.Windows()
+		if len(ws) == 0 {
+			return Outage{}
+		}
+		last := ws[len(ws)-1]
+		if !last.Open || time.Now().After(deadline) {
+			return last
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// WindowStats summarises windows: median and max (zero when there are none). Open
+// windows count with their length so far, a lower bound.
+func WindowStats(ws []Outage) (median, maximum time.Duration) {
+	if len(ws) == 0 {
+		return 0, 0
+	}
+	ds := make([]time.Duration, len(ws))
+	for i, w := range ws {
+		ds[i] = w.Window
+	}
+	slices.Sort(ds)
+	median = ds[len(ds)/2]
+	if len(ds)%2 == 0 {
+		median = (ds[len(ds)/2-1] + ds[len(ds)/2]) / 2
+	}
+	return median, ds[len(ds)-1]
+}
+
+// WindowsLine is one parseable line for a run's windows, e.g.
+// "controllerless-windows quorum=kafka,kafka,kraftd kills=5 open=0 median_ms=1510 max_ms=2301 windows_ms=1510,1320,2301,1711,1402".
+func WindowsLine(label string, ws []Outage) string {
+	median, maximum := WindowStats(ws)
+	open := 0
+	ms := make([]string, len(ws))
+	for i, w := range ws {
+		ms[i] = strconv.FormatInt(w.Window.Milliseconds(), 10)
+		if w.Open {
+			open++
+			ms[i] = ">" + ms[i]
+		}
+	}
+	return fmt.Sprintf("controllerless-windows quorum=%s kills=%d open=%d median_ms=%d max_ms=%d windows_ms=%s",
+		label, len(ws), open, median.Milliseconds(), maximum.Milliseconds(), strings.Join(ms, ","))
+}
+
+// WaitLoaded waits until Kafka controller id's current process has loaded the metadata
+// log up to the high watermark, so that it can be elected and activate at once.
+func (q *MixedRaft) WaitLoaded(id int32, timeout time.Duration) error {
+	n := q.Node(id)
+	if n.Side != SideKafka || n.Proc == nil {
+		return fmt.Errorf("kafkatest: node %d is not a running Kafka controller", id)
+	}
+	return n.Proc.WaitLog(jvmCaughtUp, timeout)
+}

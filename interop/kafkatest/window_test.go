@@ -1,0 +1,59 @@
+package kafkatest
+
+import (
+	"testing"
+	"time"
+)
+
+// Lines as a Kafka 4.4.0 controller logs them under the harness's log4j2 layout.
+const (
+	activationOut = "[2026-12-02 01:02:03,456] INFO [QuorumController id=2] Becoming the active controller at epoch 7, next write offset 1234. (org.apache.kafka.controller.QuorumController)"
+	renounceOut   = "[2026-12-02 01:02:09,001] WARN [QuorumController id=2] Renouncing the leadership due to a metadata log event. We were the leader at epoch 7, but in the new epoch 8, the leader is 3. Reverting to last stable offset 1300. (org.apache.kafka.controller.QuorumController)"
+)
+
+func TestParseActivation(t *testing.T) {
+	a, ok := parseActivation(activationOut, 2)
+	want := time.Date(2026, 12, 2, 1, 2, 3, 456e6, time.Local)
+	if !ok || a.Node != 2 || a.Epoch != 7 || !a.At.Equal(want) {
+		t.Fatalf("parseActivation = %+v, %v; want node 2 epoch 7 at %v", a, ok, want)
+	}
+	if _, ok := parseActivation("[2026-12-02 01:02:03,456] INFO Completed transition to Leader", 2); ok {
+		t.Error("a raft transition parsed as an activation")
+	}
+	if _, ok := parseActivation("[garbage] INFO "+ActivationLine+"7", 2); ok {
+		t.Error("a line without a timestamp parsed as an activation")
+	}
+}
+
+func TestActiveIn(t *testing.T) {
+	for _, tc := range []struct {
+		out    string
+		epoch  int32
+		active bool
+	}{
+		{"", -1, false},
+		{activationOut + "\n", 7, true},
+		{activationOut + "\n" + renounceOut + "\n", -1, false},
+		{renounceOut + "\n" + activationOut + "\n", 7, true},
+		{"[x] " + ActivationLine, -1, false}, // a line still being written
+	} {
+		epoch, active := activeIn(tc.out)
+		if epoch != tc.epoch || active != tc.active {
+			t.Errorf("activeIn(%q) = %d, %v; want %d, %v", tc.out, epoch, active, tc.epoch, tc.active)
+		}
+	}
+}
+
+func TestWindowStats(t *testing.T) {
+	ws := []Outage{{Window: 3 * time.Second}, {Window: time.Second}, {Window: 2 * time.Second, Open: true}, {Window: 10 * time.Second}}
+	median, maximum := WindowStats(ws)
+	if median != 2500*time.Millisecond || maximum != 10*time.Second {
+		t.Errorf("WindowStats = %v, %v; want 2.5s, 10s", median, maximum)
+	}
+	if got, want := WindowsLine("kafka,kafka,kraftd", ws), "controllerless-windows quorum=kafka,kafka,kraftd kills=4 open=1 median_ms=2500 max_ms=10000 windows_ms=3000,1000,>2000,10000"; got != want {
+		t.Errorf("WindowsLine =\n%s\nwant\n%s", got, want)
+	}
+	if m, x := WindowStats(nil); m != 0 || x != 0 {
+		t.Errorf("WindowStats(nil) = %v, %v", m, x)
+	}
+}
