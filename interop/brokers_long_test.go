@@ -17,38 +17,39 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/interop/kafkatest"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 )
 
 // TestBrokersObserveKraftdLong: Kafka 4.4.0 brokers are observers of __cluster_metadata and
-// fetch it from a kraftd leader as from a Kafka one. Controllers J,K,K: the JVM controller
-// leads (it is the only node that can be the active controller), a broker registers and a
-// client creates a topic, produces and consumes. Then the JVM controller is killed -9 and
-// a kraftd node leads: the broker keeps serving the existing partitions (produce with
-// acks=all and consume need no controller), and a fresh broker started now fetches the
-// whole metadata log from kraftd (it cannot finish starting: no active controller can
-// register it). Once the JVM controller leads again, both brokers serve every topic, and
-// every broker's metadata log is the controllers', byte for byte and as kafka-dump-log
-// --cluster-metadata-decoder prints it.
+// fetch it from a kraftd leader as from a Kafka one. Controllers J,K,K, the kraftd voters
+// deferring leadership (their default): the JVM controller is active whenever it is alive
+// (it is the only node that can be); a broker registers and a client creates a topic,
+// produces and consumes. Then the JVM controller is killed -9 and a kraftd node leads: the
+// broker keeps serving the existing partitions (produce with acks=all and consume need no
+// controller), and a fresh broker started now fetches the whole metadata log from kraftd
+// (it cannot finish starting: no active controller can register it). The JVM controller
+// restarts and kraftd hands leadership to it as soon as it has caught up: both brokers
+// serve every topic, and every broker's metadata log is the controllers', byte for byte
+// and as kafka-dump-log --cluster-metadata-decoder prints it.
 func TestBrokersObserveKraftdLong(t *testing.T) {
 	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
-	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{J, K, K}, Controllers: true})
+	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{J, K, K}, Controllers: true,
+		KraftdProps: kafkatest.Props{config.LeadershipDeferralKey: "true"}})
 	r := &mixedRun{t: t, q: q, hw: -1, led: map[int32]kafkatest.Side{}}
-	start := time.Now()
+	const jvm = 1
 	for _, n := range q.Nodes {
 		q.Start(n.ID)
 	}
-	r.elected("first election", start)
-	r.force(J)
-	jvm := r.leader
-	if _, err := q.WaitActiveController(time.Minute); err != nil {
-		t.Fatal(err)
+	if active, err := q.WaitActiveController(time.Minute); err != nil || active != jvm {
+		t.Fatalf("active controller %d (%v), want the JVM controller %d", active, err, jvm)
 	}
+	r.leader, r.epoch, _ = q.AgreedLeader()
 	b1 := q.StartBrokers(101)[0]
 	var b2 *kafkatest.Broker
 	t.Cleanup(func() { keepBrokerLogs(t, q, b1, b2) })
@@ -77,17 +78,20 @@ func TestBrokersObserveKraftdLong(t *testing.T) {
 	waitObserversCaughtUp(t, q.Node(kraftdLeader).Addr, 101, 102)
 	kraftdHW := r.hw
 
-	// A JVM controller leads again (with leadership deferral kraftd hands over by itself;
-	// force is a no-op then): broker 102 registers and finishes starting.
+	// The JVM controller restarts: once it has caught up, the kraftd leader hands over to
+	// it; broker 102 registers and finishes starting.
 	q.Start(jvm)
-	if l, e, err := q.WaitLeader(r.epoch-1, mixedElectionWait); err == nil {
-		r.leader, r.epoch = l, e
-	}
-	r.force(J)
-	if _, err := q.WaitActiveController(time.Minute); err != nil {
+	if err := q.WaitLoaded(jvm, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	b2 = startStalledBroker(t, env, b2, cfg)
+	loaded := time.Now()
+	if active, err := q.WaitActiveController(time.Minute); err != nil || active != jvm {
+		t.Fatalf("active controller %d (%v) after the JVM controller's restart", active, err)
+	}
+	t.Logf("the restarted JVM controller is active %v after it loaded the log", time.Since(loaded).Round(time.Millisecond))
+	if err := b2.WaitStarted(registrationWait); err != nil {
+		t.Fatal(err)
+	}
 	if err := cl.CreateTopic(ctx, "after", 1, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -104,36 +108,8 @@ func TestBrokersObserveKraftdLong(t *testing.T) {
 	checkBrokerLogs(t, env, q, brokers, kraftdHW)
 }
 
-// restartStalledBroker: a fresh broker that tried to register while kraftd led may not
-// register with the next active controller for minutes: its channel to the controller
-// stays on the kraftd node, which advertises no BrokerRegistration (ApiVersions) and does
-// not answer NOT_CONTROLLER, until the queued request expires. While this is so the test
-// restarts such a broker (it then registers at once) and logs it; set it to false once
-// kraftd answers the controller APIs as a non-active Kafka controller does, to make the
-// stall a failure.
-var restartStalledBroker = true
-
 // registrationWait is how long a broker gets to register once a controller is active.
 const registrationWait = 90 * time.Second
-
-// startStalledBroker waits for broker b (config cfg), launched while no controller was
-// active, to start, restarting it from its log dir if it stalls (restartStalledBroker).
-func startStalledBroker(t *testing.T, env *kafkatest.Env, b *kafkatest.Broker, cfg kafkatest.BrokerConfig) *kafkatest.Broker {
-	t.Helper()
-	err := b.WaitStarted(registrationWait)
-	if err == nil {
-		return b
-	}
-	if !restartStalledBroker {
-		t.Fatal(err)
-	}
-	t.Logf("broker %d has not registered %v after a controller became active (its controller channel is stuck on a kraftd node): restarting it", b.NodeID, registrationWait)
-	if err := b.Stop(); err != nil {
-		t.Logf("stop broker %d: %v", b.NodeID, err)
-	}
-	cfg.Port, cfg.Dir, cfg.NoFormat = b.Port, b.LogDir, true
-	return env.StartBrokers(t, cfg)[0]
-}
 
 // keepBrokerLogs is keepLogs with the brokers' logs too, taken before the processes stop.
 func keepBrokerLogs(t *testing.T, q *kafkatest.MixedRaft, brokers ...*kafkatest.Broker) {

@@ -114,11 +114,11 @@ func TestMixedControllerDeferral(t *testing.T) {
 		}
 		t.Logf("attempt %d: %s won epoch %d without kraftd leading; again", attempt+1, r.label(r.leader), r.epoch)
 	}
-	const bound = time.Second /* election timeout */ + 1500*time.Millisecond /* round trips on a loaded machine */
-	t.Logf("controller-less window while kraftd led: %v (bound %v)", window.Round(time.Millisecond), bound)
-	if window > bound {
-		t.Errorf("a Kafka controller led again %v after kraftd's election, want within %v", window, bound)
+	t.Logf("controller-less window while kraftd led: %v (bound %v)", window.Round(time.Millisecond), kraftdHandoffBound)
+	if window > kraftdHandoffBound {
+		t.Errorf("a Kafka controller led again %v after kraftd's election, want within %v", window, kraftdHandoffBound)
 	}
+	checkKraftdHandoffs(t, q.KraftdLeads())
 	// Both Kafka controllers up: the quorum stays under a Kafka leader.
 	leader, epoch := r.leader, r.epoch
 	time.Sleep(3 * time.Second)
@@ -126,6 +126,23 @@ func TestMixedControllerDeferral(t *testing.T) {
 		t.Errorf("after the hand-over the quorum moved: leader %d epoch %d (agreed %v), want %s in %d", l, e, ok, r.label(leader), epoch)
 	}
 	keepLogs(t, q)
+}
+
+// kraftdHandoffBound is how soon after a kraftd voter's election in a metadata quorum a
+// Kafka controller must be active again (leadership deferral): one election timeout (the
+// harness's 1 s) plus round trips, with slack for a loaded machine.
+const kraftdHandoffBound = time.Second + 1500*time.Millisecond
+
+// checkKraftdHandoffs fails on an epoch a kraftd voter led that no Kafka controller's
+// activation ended within kraftdHandoffBound.
+func checkKraftdHandoffs(t *testing.T, leads []kafkatest.KraftdLead) {
+	t.Helper()
+	for _, l := range leads {
+		t.Logf("kraftd node %d led epoch %d: Kafka controller %d active %v later (open %v)", l.Node, l.Epoch, l.Next.Node, l.Handoff.Round(time.Millisecond), l.Open)
+		if l.Open || l.Handoff > kraftdHandoffBound {
+			t.Errorf("kraftd node %d led epoch %d and no Kafka controller was active within %v (%v, open %v)", l.Node, l.Epoch, kraftdHandoffBound, l.Handoff, l.Open)
+		}
+	}
 }
 
 // waitKafkaLeader waits until the nodes agree on a Kafka controller leading an epoch above

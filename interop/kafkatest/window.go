@@ -2,6 +2,7 @@ package kafkatest
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -244,4 +245,66 @@ func (q *MixedRaft) WaitLoaded(id int32, timeout time.Duration) error {
 		return fmt.Errorf("kafkatest: node %d is not a running Kafka controller", id)
 	}
 	return n.Proc.WaitLog(jvmCaughtUp, timeout)
+}
+
+// KraftdLead is an epoch a kraftd node led and the time until a Kafka controller was
+// active again after its election (a metadata quorum has no active controller while
+// kraftd leads).
+type KraftdLead struct {
+	Node    int32
+	Epoch   int32
+	At      time.Time // kraftd's "became leader" log line
+	Handoff time.Duration
+	Open    bool       // no activation in a later epoch yet (Handoff is the time so far)
+	Next    Activation // the activation that ended it
+}
+
+// KraftdLeads returns every epoch a kraftd node of the quorum led, in every process it
+// ran, with the activation that followed, ordered by time.
+func (q *MixedRaft) KraftdLeads() []KraftdLead {
+	acts := q.Activations()
+	var leads []KraftdLead
+	for _, n := range q.Nodes {
+		if n.Side != SideKraftd {
+			continue
+		}
+		for _, p := range n.procs {
+			for _, l := range parseKraftdLeads(p.Log(), n.ID) {
+				j := slices.IndexFunc(acts, func(a Activation) bool { return a.Epoch > l.Epoch && !a.At.Before(l.At) })
+				if j < 0 {
+					l.Open, l.Handoff = true, time.Since(l.At)
+				} else {
+					l.Next, l.Handoff = acts[j], acts[j].At.Sub(l.At)
+				}
+				leads = append(leads, l)
+			}
+		}
+	}
+	slices.SortFunc(leads, func(a, b KraftdLead) int { return a.At.Compare(b.At) })
+	return leads
+}
+
+// parseKraftdLeads reads the "became leader" lines of a kraftd JSON log. Its timestamps
+// have millisecond precision, as the JVM's do.
+func parseKraftdLeads(out string, id int32) []KraftdLead {
+	var leads []KraftdLead
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "{") || !strings.Contains(line, `"became leader"`) {
+			continue
+		}
+		var v struct {
+			TS    string `json:"ts"`
+			Msg   string `json:"msg"`
+			Epoch int32  `json:"epoch"`
+		}
+		if json.Unmarshal([]byte(line), &v) != nil || v.Msg != "became leader" {
+			continue
+		}
+		at, err := time.Parse("2006-01-02T15:04:05.000Z0700", v.TS)
+		if err != nil {
+			continue
+		}
+		leads = append(leads, KraftdLead{Node: id, Epoch: v.Epoch, At: at.Truncate(time.Millisecond)})
+	}
+	return leads
 }

@@ -57,3 +57,22 @@ func TestWindowStats(t *testing.T) {
 		t.Errorf("WindowStats(nil) = %v, %v", m, x)
 	}
 }
+
+func TestParseKraftdLeads(t *testing.T) {
+	out := `{"level":"info","ts":"2026-12-02T01:02:03.456Z","logger":"raft","msg":"became leader","node_id":3,"node":3,"epoch":7,"epochStartOffset":12}
+{"level":"info","ts":"2026-12-02T01:02:04.000Z","logger":"raft","msg":"resigning to hand leadership to a voter that can act as the active controller","epoch":7}
+not json "became leader"
+{"level":"info","ts":"bad","msg":"became leader","epoch":8}
+{"level":"info","ts":"2026-12-02T01:02:09.001Z","logger":"raft","msg":"became leader","node_id":3,"node":3,"epoch":9}`
+	leads := parseKraftdLeads(out, 3)
+	if len(leads) != 2 {
+		t.Fatalf("parseKraftdLeads = %+v, want epochs 7 and 9", leads)
+	}
+	want := time.Date(2026, 12, 2, 1, 2, 3, 456e6, time.UTC)
+	if l := leads[0]; l.Node != 3 || l.Epoch != 7 || !l.At.Equal(want) {
+		t.Errorf("first lead %+v, want node 3 epoch 7 at %v", l, want)
+	}
+	if leads[1].Epoch != 9 {
+		t.Errorf("second lead epoch %d, want 9", leads[1].Epoch)
+	}
+}
