@@ -148,3 +148,40 @@ func TestDeferringFollowerWaitsLonger(t *testing.T) {
 		c.wantRole(raft.RoleCandidate, 2)
 	}
 }
+
+// A deferring follower judges its leader by the plain fetch timeout when asked for a
+// pre-vote: a preferred voter whose fetch timer ran out gets its pre-vote (else the
+// deferring follower, waiting longer, would refuse it and win the election it defers);
+// before that, the pre-vote is refused as Kafka's followers refuse it.
+func TestDeferringFollowerGrantsPreVoteAfterFetchTimeout(t *testing.T) {
+	c := newCtx(t, 1, withDeferral())
+	if err := c.d.SetPreferredLeaders(c.now, []int32{2}); err != nil {
+		t.Fatal(err)
+	}
+	c.request(beginReq(3, 1))
+	c.wantRole(raft.RoleFollower, 1)
+	c.poll()
+	var fetch *raft.Outbound
+	for _, o := range sentOf(c.takeSent(), 1) {
+		if o.To == 3 {
+			fetch = &o
+		}
+	}
+	if fetch == nil {
+		t.Fatal("no Fetch sent to the leader")
+	}
+	c.respond(*fetch, fetchResp(3, 1, -1, nil))
+	granted := func() bool {
+		_, p := votePart(c.request(voteReq(2, 1, 0, 0, true)))
+		return p.VoteGranted
+	}
+	c.advance(2*time.Second - time.Millisecond)
+	if granted() {
+		t.Error("pre-vote granted while the leader was heard within the fetch timeout")
+	}
+	c.advance(time.Millisecond)
+	c.wantRole(raft.RoleFollower, 1) // its own election waits one election timeout more
+	if !granted() {
+		t.Error("pre-vote of a preferred voter refused a fetch timeout after the last fetch")
+	}
+}

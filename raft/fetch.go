@@ -271,7 +271,8 @@ type followerState struct {
 	// or kraft.version range are stale sends UpdateRaftVoter instead of a
 	// Fetch (Kafka 4.4: every fetch.timeout).
 	updateVoter timer
-	hasFetched  bool // a successful Fetch/FetchSnapshot response arrived in this epoch
+	hasFetched  bool      // a successful Fetch/FetchSnapshot response arrived in this epoch
+	lastFetched time.Time // when the last one did
 	// updatedLeader: at kraft.version 0, this epoch's leader took this
 	// voter's UpdateRaftVoter.
 	updatedLeader bool
@@ -385,9 +386,23 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 		}
 		d.updateFollowerHW(rp.HighWatermark)
 	}
-	f.hasFetched = true
-	f.fetch.reset(now, d.fetchTimeout())
+	f.fetched(d, now)
 	return true
+}
+
+// fetched records a successful Fetch or FetchSnapshot answer from the leader.
+func (f *followerState) fetched(d *Driver, now time.Time) {
+	f.hasFetched, f.lastFetched = true, now
+	f.fetch.reset(now, d.fetchTimeout())
+}
+
+// leaderHeard reports whether this follower counts its leader as alive when asked for a
+// pre-vote (Kafka: it has fetched from the leader in this epoch). A deferring follower
+// waits longer than others before its own candidacy (deferral.go), but judges the leader
+// by the plain fetch timeout, as the voters it defers to do: else it would refuse their
+// pre-votes and win the election it defers.
+func (f *followerState) leaderHeard(d *Driver, now time.Time) bool {
+	return f.hasFetched && (d.deferDelay() == 0 || now.Sub(f.lastFetched) < d.cfg.FetchTimeout)
 }
 
 var errBadRecords = errors.New("raft: invalid records from leader")

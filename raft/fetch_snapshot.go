@@ -219,8 +219,7 @@ func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kms
 			return false
 		}
 	}
-	f.hasFetched = true
-	f.fetch.reset(now, d.fetchTimeout())
+	f.fetched(d, now)
 	return true
 }
 

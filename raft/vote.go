@@ -95,7 +95,7 @@ func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, pr
 		case RoleLeader:
 			return false
 		case RoleFollower:
-			return upToDate && !d.follower.hasFetched
+			return upToDate && !d.follower.leaderHeard(d, now)
 		}
 		return upToDate
 	}
