@@ -17,9 +17,10 @@ test: vet
 	$(GO) test -race -count=1 -timeout 9m ./...
 
 # Interop scenarios too long for make test (tests named ...Long, build tag interoplong):
-# more mixed dynamic quorums and voter changes against Kafka 4.4.0.
+# more mixed dynamic quorums and voter changes, JVM brokers beside kraftd and the
+# controller-less windows under kills, against Kafka 4.4.0.
 interop-long: interop-deps
-	$(GO) test -tags interoplong -count=1 -timeout 20m -run 'Long$$' ./interop/
+	$(GO) test -tags interoplong -count=1 -timeout 30m -run 'Long$$' ./interop/
 
 run: build
 	./scripts/run-local.sh

@@ -66,10 +66,10 @@ func connectFeatures(t *testing.T, addr string) []string {
 // leadership deferral on (kraftd's default). kraftd is made to win an election (only it and
 // a restarted Kafka controller are up, and it campaigns first); it then hands leadership to
 // the Kafka controller as soon as that one has caught up: EndQuorumEpoch naming it first,
-// which campaigns at once. The window without a Kafka leader, from kraftd's election to the
-// Kafka controller's, stays within an election timeout plus a round trip (with slack for a
-// loaded machine), kraftd logs the hand-over, and with both Kafka controllers back the
-// quorum stays under a Kafka leader.
+// which campaigns at once. From kraftd's election (or, when the restarted Kafka controller
+// was still starting then, from when it follows kraftd) a Kafka controller is active again
+// within an election timeout plus round trips (kraftdHandoffBound), kraftd logs the
+// hand-over, and with both Kafka controllers back the quorum stays under a Kafka leader.
 func TestMixedControllerDeferral(t *testing.T) {
 	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
@@ -114,10 +114,7 @@ func TestMixedControllerDeferral(t *testing.T) {
 		}
 		t.Logf("attempt %d: %s won epoch %d without kraftd leading; again", attempt+1, r.label(r.leader), r.epoch)
 	}
-	t.Logf("controller-less window while kraftd led: %v (bound %v)", window.Round(time.Millisecond), kraftdHandoffBound)
-	if window > kraftdHandoffBound {
-		t.Errorf("a Kafka controller led again %v after kraftd's election, want within %v", window, kraftdHandoffBound)
-	}
+	t.Logf("a Kafka controller led %v after kraftd's election", window.Round(time.Millisecond))
 	checkKraftdHandoffs(t, q.KraftdLeads())
 	// Both Kafka controllers up: the quorum stays under a Kafka leader.
 	leader, epoch := r.leader, r.epoch
@@ -128,8 +125,9 @@ func TestMixedControllerDeferral(t *testing.T) {
 	keepLogs(t, q)
 }
 
-// kraftdHandoffBound is how soon after a kraftd voter's election in a metadata quorum a
-// Kafka controller must be active again (leadership deferral): one election timeout (the
+// kraftdHandoffBound is how soon after a kraftd voter's election in a metadata quorum (or,
+// when its Kafka successor was down or starting then, after that one follows it) a Kafka
+// controller must be active again (leadership deferral): one election timeout (the
 // harness's 1 s) plus round trips, with slack for a loaded machine.
 const kraftdHandoffBound = time.Second + 1500*time.Millisecond
 
@@ -138,7 +136,8 @@ const kraftdHandoffBound = time.Second + 1500*time.Millisecond
 func checkKraftdHandoffs(t *testing.T, leads []kafkatest.KraftdLead) {
 	t.Helper()
 	for _, l := range leads {
-		t.Logf("kraftd node %d led epoch %d: Kafka controller %d active %v later (open %v)", l.Node, l.Epoch, l.Next.Node, l.Handoff.Round(time.Millisecond), l.Open)
+		t.Logf("kraftd node %d led epoch %d (elected %s, followed by its successor %s): Kafka controller %d active %v later (open %v)",
+			l.Node, l.Epoch, l.At.Format("15:04:05.000"), l.Followed.Format("15:04:05.000"), l.Next.Node, l.Handoff.Round(time.Millisecond), l.Open)
 		if l.Open || l.Handoff > kraftdHandoffBound {
 			t.Errorf("kraftd node %d led epoch %d and no Kafka controller was active within %v (%v, open %v)", l.Node, l.Epoch, kraftdHandoffBound, l.Handoff, l.Open)
 		}

@@ -247,13 +247,17 @@ func (q *MixedRaft) WaitLoaded(id int32, timeout time.Duration) error {
 	return n.Proc.WaitLog(jvmCaughtUp, timeout)
 }
 
-// KraftdLead is an epoch a kraftd node led and the time until a Kafka controller was
-// active again after its election (a metadata quorum has no active controller while
-// kraftd leads).
+// KraftdLead is an epoch a kraftd node led and how soon a Kafka controller was active
+// again (a metadata quorum has no active controller while kraftd leads).
 type KraftdLead struct {
-	Node    int32
-	Epoch   int32
-	At      time.Time // kraftd's "became leader" log line
+	Node  int32
+	Epoch int32
+	At    time.Time // kraftd's "became leader" log line
+	// Followed is when the Kafka controller that took over (Next) logged that it follows
+	// kraftd in the epoch (zero if it did not): only from then could it catch up and take
+	// over, when it was down or starting at kraftd's election.
+	Followed time.Time
+	// Handoff is the time from the later of At and Followed to the activation.
 	Handoff time.Duration
 	Open    bool       // no activation in a later epoch yet (Handoff is the time so far)
 	Next    Activation // the activation that ended it
@@ -263,6 +267,7 @@ type KraftdLead struct {
 // ran, with the activation that followed, ordered by time.
 func (q *MixedRaft) KraftdLeads() []KraftdLead {
 	acts := q.Activations()
+	follows := q.jvmFollows()
 	var leads []KraftdLead
 	for _, n := range q.Nodes {
 		if n.Side != SideKraftd {
@@ -273,9 +278,18 @@ func (q *MixedRaft) KraftdLeads() []KraftdLead {
 				j := slices.IndexFunc(acts, func(a Activation) bool { return a.Epoch > l.Epoch && !a.At.Before(l.At) })
 				if j < 0 {
 					l.Open, l.Handoff = true, time.Since(l.At)
-				} else {
-					l.Next, l.Handoff = acts[j], acts[j].At.Sub(l.At)
+					leads = append(leads, l)
+					continue
 				}
+				l.Next = acts[j]
+				from := l.At
+				if f, ok := follows[[3]int32{l.Epoch, l.Node, l.Next.Node}]; ok {
+					l.Followed = f
+					if f.After(from) {
+						from = f
+					}
+				}
+				l.Handoff = l.Next.At.Sub(from)
 				leads = append(leads, l)
 			}
 		}
@@ -307,4 +321,36 @@ func parseKraftdLeads(out string, id int32) []KraftdLead {
 		leads = append(leads, KraftdLead{Node: id, Epoch: v.Epoch, At: at.Truncate(time.Millisecond)})
 	}
 	return leads
+}
+
+var jvmFollowRE = regexp.MustCompile(`^\[([0-9-]+ [0-9:,]+)\] .*Completed transition to FollowerState\(fetchTimeoutMs=\d+, epoch=(\d+), leader=(\d+)`)
+
+// jvmFollows is, per (epoch, leader, Kafka controller), the earliest time that controller
+// logged that it follows that leader in that epoch.
+func (q *MixedRaft) jvmFollows() map[[3]int32]time.Time {
+	first := map[[3]int32]time.Time{}
+	for _, n := range q.Nodes {
+		if n.Side != SideKafka {
+			continue
+		}
+		for _, p := range n.procs {
+			for _, line := range strings.Split(p.Log(), "\n") {
+				m := jvmFollowRE.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				at, err := time.ParseInLocation(jvmLogTime, m[1], time.Local)
+				epoch, err2 := strconv.ParseInt(m[2], 10, 32)
+				leader, err3 := strconv.ParseInt(m[3], 10, 32)
+				if err != nil || err2 != nil || err3 != nil {
+					continue
+				}
+				k := [3]int32{int32(epoch), int32(leader), n.ID}
+				if t, ok := first[k]; !ok || at.Before(t) {
+					first[k] = at
+				}
+			}
+		}
+	}
+	return first
 }

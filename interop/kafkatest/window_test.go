@@ -76,3 +76,14 @@ not json "became leader"
 		t.Errorf("second lead epoch %d, want 9", leads[1].Epoch)
 	}
 }
+
+func TestJVMFollowLine(t *testing.T) {
+	line := "[2026-12-02 02:27:54,976] INFO [RaftManager id=1] Completed transition to FollowerState(fetchTimeoutMs=2000, epoch=2, leader=3, leaderEndpoints=Endpoints(endpoints={}), votedKey=Optional.empty) from UnattachedState(epoch=2) (org.apache.kafka.raft.QuorumState)"
+	m := jvmFollowRE.FindStringSubmatch(line)
+	if m == nil || m[1] != "2026-12-02 02:27:54,976" || m[2] != "2" || m[3] != "3" {
+		t.Fatalf("jvmFollowRE on a 4.4 follower transition: %q", m)
+	}
+	if jvmFollowRE.MatchString("[2026-12-02 02:27:54,976] INFO [RaftManager id=1] Attempting durable transition to FollowerState(fetchTimeoutMs=2000, epoch=2, leader=3)") {
+		t.Error("an attempted transition matched")
+	}
+}
