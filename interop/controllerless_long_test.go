@@ -52,7 +52,7 @@ func TestControllerlessWindowJVMOnlyLong(t *testing.T) {
 // TestControllerlessWindowKraftdVoterLong is the baseline with a kraftd voter (leadership
 // deferral on, its default) in place of the third JVM controller: the windows stay within
 // maxControllerlessWindow as the baseline's do, and whenever kraftd wins an election a
-// Kafka controller is active again within kraftdHandoffBound.
+// Kafka controller leads again within kraftdHandoffBound.
 func TestControllerlessWindowKraftdVoterLong(t *testing.T) {
 	J, K := kafkatest.SideKafka, kafkatest.SideKraftd
 	runControllerless(t, []kafkatest.Side{J, J, K})

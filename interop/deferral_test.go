@@ -127,19 +127,20 @@ func TestMixedControllerDeferral(t *testing.T) {
 
 // kraftdHandoffBound is how soon after a kraftd voter's election in a metadata quorum (or,
 // when its Kafka successor was down or starting then, after that one follows it) a Kafka
-// controller must be active again (leadership deferral): one election timeout (the
-// harness's 1 s) plus round trips, with slack for a loaded machine.
+// controller must lead the quorum (leadership deferral; its activation as the active
+// controller follows, as after any election): one election timeout (the harness's 1 s)
+// plus round trips, with slack for a loaded machine.
 const kraftdHandoffBound = time.Second + 1500*time.Millisecond
 
 // checkKraftdHandoffs fails on an epoch a kraftd voter led that no Kafka controller's
-// activation ended within kraftdHandoffBound.
+// leadership followed within kraftdHandoffBound.
 func checkKraftdHandoffs(t *testing.T, leads []kafkatest.KraftdLead) {
 	t.Helper()
 	for _, l := range leads {
-		t.Logf("kraftd node %d led epoch %d (elected %s, followed by its successor %s): Kafka controller %d active %v later (open %v)",
+		t.Logf("kraftd node %d led epoch %d (elected %s, followed by its successor %s): Kafka controller %d led %v later (open %v)",
 			l.Node, l.Epoch, l.At.Format("15:04:05.000"), l.Followed.Format("15:04:05.000"), l.Next.Node, l.Handoff.Round(time.Millisecond), l.Open)
 		if l.Open || l.Handoff > kraftdHandoffBound {
-			t.Errorf("kraftd node %d led epoch %d and no Kafka controller was active within %v (%v, open %v)", l.Node, l.Epoch, kraftdHandoffBound, l.Handoff, l.Open)
+			t.Errorf("kraftd node %d led epoch %d and no Kafka controller led within %v (%v, open %v)", l.Node, l.Epoch, kraftdHandoffBound, l.Handoff, l.Open)
 		}
 	}
 }

@@ -247,8 +247,9 @@ func (q *MixedRaft) WaitLoaded(id int32, timeout time.Duration) error {
 	return n.Proc.WaitLog(jvmCaughtUp, timeout)
 }
 
-// KraftdLead is an epoch a kraftd node led and how soon a Kafka controller was active
-// again (a metadata quorum has no active controller while kraftd leads).
+// KraftdLead is an epoch a kraftd node led and how soon a Kafka controller led the quorum
+// after it (a metadata quorum has no active controller while kraftd leads; once a Kafka
+// controller leads, its own activation follows, as after any election).
 type KraftdLead struct {
 	Node  int32
 	Epoch int32
@@ -257,17 +258,16 @@ type KraftdLead struct {
 	// kraftd in the epoch (zero if it did not): only from then could it catch up and take
 	// over, when it was down or starting at kraftd's election.
 	Followed time.Time
-	// Handoff is the time from the later of At and Followed to the activation.
+	// Handoff is the time from the later of At and Followed to Next.
 	Handoff time.Duration
-	Open    bool       // no activation in a later epoch yet (Handoff is the time so far)
-	Next    Activation // the activation that ended it
+	Open    bool       // no Kafka controller led a later epoch yet (Handoff is the time so far)
+	Next    Activation // the first Kafka controller to lead a later epoch (its raft election)
 }
 
 // KraftdLeads returns every epoch a kraftd node of the quorum led, in every process it
 // ran, with the activation that followed, ordered by time.
 func (q *MixedRaft) KraftdLeads() []KraftdLead {
-	acts := q.Activations()
-	follows := q.jvmFollows()
+	follows, raftLeads := q.jvmRaftTransitions()
 	var leads []KraftdLead
 	for _, n := range q.Nodes {
 		if n.Side != SideKraftd {
@@ -275,13 +275,13 @@ func (q *MixedRaft) KraftdLeads() []KraftdLead {
 		}
 		for _, p := range n.procs {
 			for _, l := range parseKraftdLeads(p.Log(), n.ID) {
-				j := slices.IndexFunc(acts, func(a Activation) bool { return a.Epoch > l.Epoch && !a.At.Before(l.At) })
+				j := slices.IndexFunc(raftLeads, func(a Activation) bool { return a.Epoch > l.Epoch && !a.At.Before(l.At) })
 				if j < 0 {
 					l.Open, l.Handoff = true, time.Since(l.At)
 					leads = append(leads, l)
 					continue
 				}
-				l.Next = acts[j]
+				l.Next = raftLeads[j]
 				from := l.At
 				if f, ok := follows[[3]int32{l.Epoch, l.Node, l.Next.Node}]; ok {
 					l.Followed = f
@@ -323,34 +323,50 @@ func parseKraftdLeads(out string, id int32) []KraftdLead {
 	return leads
 }
 
-var jvmFollowRE = regexp.MustCompile(`^\[([0-9-]+ [0-9:,]+)\] .*Completed transition to FollowerState\(fetchTimeoutMs=\d+, epoch=(\d+), leader=(\d+)`)
+var (
+	jvmFollowRE = regexp.MustCompile(`^\[([0-9-]+ [0-9:,]+)\] .*Completed transition to FollowerState\(fetchTimeoutMs=\d+, epoch=(\d+), leader=(\d+)`)
+	jvmLeaderRE = regexp.MustCompile(`^\[([0-9-]+ [0-9:,]+)\] .*Completed transition to Leader\(.*\bepoch=(\d+)`)
+)
 
-// jvmFollows is, per (epoch, leader, Kafka controller), the earliest time that controller
-// logged that it follows that leader in that epoch.
-func (q *MixedRaft) jvmFollows() map[[3]int32]time.Time {
-	first := map[[3]int32]time.Time{}
+// jvmRaftTransitions reads the Kafka controllers' raft transitions: per (epoch, leader,
+// Kafka controller) the earliest time that controller followed that leader in that epoch,
+// and every epoch a Kafka controller won, ordered by time.
+func (q *MixedRaft) jvmRaftTransitions() (follows map[[3]int32]time.Time, leads []Activation) {
+	follows = map[[3]int32]time.Time{}
 	for _, n := range q.Nodes {
 		if n.Side != SideKafka {
 			continue
 		}
 		for _, p := range n.procs {
 			for _, line := range strings.Split(p.Log(), "\n") {
-				m := jvmFollowRE.FindStringSubmatch(line)
-				if m == nil {
-					continue
-				}
-				at, err := time.ParseInLocation(jvmLogTime, m[1], time.Local)
-				epoch, err2 := strconv.ParseInt(m[2], 10, 32)
-				leader, err3 := strconv.ParseInt(m[3], 10, 32)
-				if err != nil || err2 != nil || err3 != nil {
-					continue
-				}
-				k := [3]int32{int32(epoch), int32(leader), n.ID}
-				if t, ok := first[k]; !ok || at.Before(t) {
-					first[k] = at
+				if m := jvmFollowRE.FindStringSubmatch(line); m != nil {
+					at, ok1 := parseJVMTime(m[1])
+					epoch, ok2 := parseInt32(m[2])
+					leader, ok3 := parseInt32(m[3])
+					k := [3]int32{epoch, leader, n.ID}
+					if t, seen := follows[k]; ok1 && ok2 && ok3 && (!seen || at.Before(t)) {
+						follows[k] = at
+					}
+				} else if m := jvmLeaderRE.FindStringSubmatch(line); m != nil {
+					at, ok1 := parseJVMTime(m[1])
+					epoch, ok2 := parseInt32(m[2])
+					if ok1 && ok2 {
+						leads = append(leads, Activation{Node: n.ID, At: at, Epoch: epoch})
+					}
 				}
 			}
 		}
 	}
-	return first
+	slices.SortFunc(leads, func(a, b Activation) int { return a.At.Compare(b.At) })
+	return follows, leads
+}
+
+func parseJVMTime(s string) (time.Time, bool) {
+	at, err := time.ParseInLocation(jvmLogTime, s, time.Local)
+	return at, err == nil
+}
+
+func parseInt32(s string) (int32, bool) {
+	v, err := strconv.ParseInt(s, 10, 32)
+	return int32(v), err == nil
 }

@@ -87,3 +87,11 @@ func TestJVMFollowLine(t *testing.T) {
 		t.Error("an attempted transition matched")
 	}
 }
+
+func TestJVMLeaderLine(t *testing.T) {
+	line := "[2026-12-02 02:27:58,219] INFO [RaftManager id=2] Completed transition to Leader(localVoterNode=VoterNode(voterKey=ReplicaKey(id=2, directoryId=LsFvqwo3ExWzbNeBpBsnWw)), epoch=3, epochStartOffset=19, highWatermark=Optional.empty) from CandidateState(localId=2, epoch=3) (org.apache.kafka.raft.QuorumState)"
+	m := jvmLeaderRE.FindStringSubmatch(line)
+	if m == nil || m[1] != "2026-12-02 02:27:58,219" || m[2] != "3" {
+		t.Fatalf("jvmLeaderRE on a 4.4 leader transition: %q", m)
+	}
+}
