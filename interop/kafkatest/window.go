@@ -258,6 +258,9 @@ type KraftdLead struct {
 	// kraftd in the epoch (zero if it did not): only from then could it catch up and take
 	// over, when it was down or starting at kraftd's election.
 	Followed time.Time
+	// Unfollowed: no Kafka controller followed kraftd in the epoch (none was up to take
+	// over; the epoch ended some other way, e.g. kraftd's check-quorum resignation).
+	Unfollowed bool
 	// Handoff is the time from the later of At and Followed to Next.
 	Handoff time.Duration
 	Open    bool       // no Kafka controller led a later epoch yet (Handoff is the time so far)
@@ -275,6 +278,12 @@ func (q *MixedRaft) KraftdLeads() []KraftdLead {
 		}
 		for _, p := range n.procs {
 			for _, l := range parseKraftdLeads(p.Log(), n.ID) {
+				l.Unfollowed = true
+				for k := range follows {
+					if k[0] == l.Epoch && k[1] == l.Node {
+						l.Unfollowed = false
+					}
+				}
 				j := slices.IndexFunc(raftLeads, func(a Activation) bool { return a.Epoch > l.Epoch && !a.At.Before(l.At) })
 				if j < 0 {
 					l.Open, l.Handoff = true, time.Since(l.At)
