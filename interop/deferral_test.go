@@ -137,15 +137,16 @@ const kraftdHandoffBound = time.Second + 1500*time.Millisecond
 // over was down or starting at kraftd's election (it followed kraftd over a second later).
 const restartingSuccessorBound = 10 * time.Second
 
-// checkKraftdHandoffs fails on an epoch a kraftd voter led, with a Kafka controller
-// following it, that no Kafka controller's leadership followed within kraftdHandoffBound.
+// checkKraftdHandoffs fails on an epoch a kraftd voter led, with the Kafka controller that
+// led next following it, that no Kafka controller's leadership followed within
+// kraftdHandoffBound (an open epoch: with any Kafka controller following it).
 func checkKraftdHandoffs(t *testing.T, leads []kafkatest.KraftdLead) {
 	t.Helper()
 	for _, l := range leads {
-		t.Logf("kraftd node %d led epoch %d (elected %s, followed by its successor %s, by no Kafka controller %v): Kafka controller %d led %v later (open %v)",
+		t.Logf("kraftd node %d led epoch %d (elected %s, followed by its successor %s, no successor followed %v): Kafka controller %d led %v later (open %v)",
 			l.Node, l.Epoch, l.At.Format("15:04:05.000"), l.Followed.Format("15:04:05.000"), l.Unfollowed, l.Next.Node, l.Handoff.Round(time.Millisecond), l.Open)
 		if l.Unfollowed {
-			continue // no Kafka controller was up to take over in that epoch
+			continue // no Kafka controller kraftd could hand over to took over in that epoch
 		}
 		bound := kraftdHandoffBound
 		if l.Followed.Sub(l.At) > time.Second {

@@ -258,8 +258,11 @@ type KraftdLead struct {
 	// kraftd in the epoch (zero if it did not): only from then could it catch up and take
 	// over, when it was down or starting at kraftd's election.
 	Followed time.Time
-	// Unfollowed: no Kafka controller followed kraftd in the epoch (none was up to take
-	// over; the epoch ended some other way, e.g. kraftd's check-quorum resignation).
+	// Unfollowed: kraftd had no Kafka successor to hand over to in the epoch: the Kafka
+	// controller that led next never followed it (or, while the epoch is open, no Kafka
+	// controller follows it). The epoch ended some other way: kraftd's check-quorum
+	// resignation, or a hand-over to a Kafka controller that then died, after which the
+	// next one was elected on its own timeout.
 	Unfollowed bool
 	// Handoff is the time from the later of At and Followed to Next.
 	Handoff time.Duration
@@ -277,34 +280,40 @@ func (q *MixedRaft) KraftdLeads() []KraftdLead {
 			continue
 		}
 		for _, p := range n.procs {
-			for _, l := range parseKraftdLeads(p.Log(), n.ID) {
-				l.Unfollowed = true
-				for k := range follows {
-					if k[0] == l.Epoch && k[1] == l.Node {
-						l.Unfollowed = false
-					}
-				}
-				j := slices.IndexFunc(raftLeads, func(a Activation) bool { return a.Epoch > l.Epoch && !a.At.Before(l.At) })
-				if j < 0 {
-					l.Open, l.Handoff = true, time.Since(l.At)
-					leads = append(leads, l)
-					continue
-				}
-				l.Next = raftLeads[j]
-				from := l.At
-				if f, ok := follows[[3]int32{l.Epoch, l.Node, l.Next.Node}]; ok {
-					l.Followed = f
-					if f.After(from) {
-						from = f
-					}
-				}
-				l.Handoff = l.Next.At.Sub(from)
-				leads = append(leads, l)
-			}
+			leads = append(leads, parseKraftdLeads(p.Log(), n.ID)...)
 		}
 	}
+	matchKraftdLeads(leads, follows, raftLeads, time.Now())
 	slices.SortFunc(leads, func(a, b KraftdLead) int { return a.At.Compare(b.At) })
 	return leads
+}
+
+// matchKraftdLeads fills in each kraftd lead's successor: the first Kafka controller to
+// lead a later epoch (raftLeads, by time), when that one followed kraftd in the epoch
+// (follows, keyed by epoch, leader, follower), and the hand-over time from the later of
+// the two; an epoch no Kafka controller has led after yet is open at now.
+func matchKraftdLeads(leads []KraftdLead, follows map[[3]int32]time.Time, raftLeads []Activation, now time.Time) {
+	for i := range leads {
+		l := &leads[i]
+		j := slices.IndexFunc(raftLeads, func(a Activation) bool { return a.Epoch > l.Epoch && !a.At.Before(l.At) })
+		if j < 0 {
+			l.Open, l.Handoff, l.Unfollowed = true, now.Sub(l.At), true
+			for k := range follows {
+				if k[0] == l.Epoch && k[1] == l.Node {
+					l.Unfollowed = false
+				}
+			}
+			continue
+		}
+		l.Next = raftLeads[j]
+		from := l.At
+		f, ok := follows[[3]int32{l.Epoch, l.Node, l.Next.Node}]
+		l.Followed, l.Unfollowed = f, !ok
+		if f.After(from) {
+			from = f
+		}
+		l.Handoff = l.Next.At.Sub(from)
+	}
 }
 
 // parseKraftdLeads reads the "became leader" lines of a kraftd JSON log. Its timestamps

@@ -77,6 +77,29 @@ not json "became leader"
 	}
 }
 
+// TestMatchKraftdLeads: kraftd (node 3) leads epoch 2 while Kafka controller 2 follows
+// and then dies; controller 1, restarting, never follows epoch 2 and is elected in epoch 5
+// after kraftd led epoch 4, which it followed: epoch 2 had no successor to hand over to,
+// epoch 4's hand-over is timed from controller 1's follow.
+func TestMatchKraftdLeads(t *testing.T) {
+	at := func(ms int) time.Time {
+		return time.Date(2026, 12, 2, 3, 30, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+	}
+	leads := []KraftdLead{{Node: 3, Epoch: 2, At: at(0)}, {Node: 3, Epoch: 4, At: at(8000)}, {Node: 3, Epoch: 6, At: at(20000)}}
+	follows := map[[3]int32]time.Time{{2, 3, 2}: at(10), {4, 3, 1}: at(8300), {6, 3, 2}: at(20100)}
+	raftLeads := []Activation{{Node: 1, Epoch: 5, At: at(8500)}}
+	matchKraftdLeads(leads, follows, raftLeads, at(21000))
+	if l := leads[0]; !l.Unfollowed || l.Open || l.Next.Epoch != 5 || !l.Followed.IsZero() {
+		t.Errorf("epoch 2: %+v, want its successor (node 1, epoch 5) not to have followed it", l)
+	}
+	if l := leads[1]; l.Unfollowed || l.Open || !l.Followed.Equal(at(8300)) || l.Handoff != 200*time.Millisecond {
+		t.Errorf("epoch 4: %+v, want followed at +8.3s and handed over 200ms later", l)
+	}
+	if l := leads[2]; l.Unfollowed || !l.Open || l.Handoff != time.Second {
+		t.Errorf("epoch 6: %+v, want open for 1s with a Kafka controller following", l)
+	}
+}
+
 func TestJVMFollowLine(t *testing.T) {
 	line := "[2026-12-02 02:27:54,976] INFO [RaftManager id=1] Completed transition to FollowerState(fetchTimeoutMs=2000, epoch=2, leader=3, leaderEndpoints=Endpoints(endpoints={}), votedKey=Optional.empty) from UnattachedState(epoch=2) (org.apache.kafka.raft.QuorumState)"
 	m := jvmFollowRE.FindStringSubmatch(line)
