@@ -343,18 +343,40 @@ func checkMixedLogs(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, le
 	}
 
 	// kafka-dump-log reads every node's segments the same way kraftd does.
-	var files []string
+	var dirs []string
 	for _, n := range q.Nodes {
-		segs, err := filepath.Glob(filepath.Join(n.PartitionDir, "*.log"))
+		dirs = append(dirs, n.PartitionDir)
+	}
+	byDir := dumpDirs(t, env, controllers, dirs...)
+	for i, n := range q.Nodes {
+		d := byDir[n.PartitionDir]
+		if len(d) != len(logs[i]) {
+			t.Errorf("node %d (%s): kafka-dump-log prints %d batches, metadatalog reads %d", n.ID, n.Side, len(d), len(logs[i]))
+			continue
+		}
+		for j := range d {
+			checkBatchAgainstDump(t, j, logs[i][j], d[j])
+		}
+	}
+}
+
+// dumpDirs runs kafka-dump-log (--deep-iteration, with --cluster-metadata-decoder for a
+// metadata log) over every segment of the partition dirs in one process and returns the
+// printed batches of each dir, in offset order.
+func dumpDirs(t *testing.T, env *kafkatest.Env, metadata bool, dirs ...string) map[string][]kafkatest.DumpBatch {
+	t.Helper()
+	var files []string
+	for _, dir := range dirs {
+		segs, err := filepath.Glob(filepath.Join(dir, "*.log"))
 		if err != nil || len(segs) == 0 {
-			t.Fatalf("no segments in %s", n.PartitionDir)
+			t.Fatalf("no segments in %s", dir)
 		}
 		sort.Strings(segs)
 		files = append(files, segs...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := env.DumpLog(ctx, kafkatest.DumpOptions{DeepIteration: true, ClusterMetadataDecoder: controllers}, files...)
+	out, err := env.DumpLog(ctx, kafkatest.DumpOptions{DeepIteration: true, ClusterMetadataDecoder: metadata}, files...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,14 +388,5 @@ func checkMixedLogs(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaft, le
 	for _, f := range dumped {
 		byDir[filepath.Dir(f.Path)] = append(byDir[filepath.Dir(f.Path)], f.Batches...)
 	}
-	for i, n := range q.Nodes {
-		d := byDir[n.PartitionDir]
-		if len(d) != len(logs[i]) {
-			t.Errorf("node %d (%s): kafka-dump-log prints %d batches, metadatalog reads %d", n.ID, n.Side, len(d), len(logs[i]))
-			continue
-		}
-		for j := range d {
-			checkBatchAgainstDump(t, j, logs[i][j], d[j])
-		}
-	}
+	return byDir
 }

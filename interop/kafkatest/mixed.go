@@ -186,6 +186,20 @@ func (q *MixedRaft) startController(n *MixedNode) {
 	n.procs = append(n.procs, n.Proc)
 }
 
+// Wipe empties stopped node id's log dir, as a replaced disk: its next Start formats it
+// anew (Controllers), with the same node id, directory id and port.
+func (q *MixedRaft) Wipe(id int32) {
+	q.t.Helper()
+	n := q.Node(id)
+	if n.Running() {
+		q.t.Fatalf("kafkatest: wipe of running node %d", id)
+	}
+	if err := os.RemoveAll(n.LogDir); err != nil {
+		q.t.Fatal(err)
+	}
+	n.Starts = 0
+}
+
 // Terminate sends SIGTERM to node id without waiting (a graceful shutdown: a leader resigns
 // with EndQuorumEpoch).
 func (q *MixedRaft) Terminate(id int32) {
