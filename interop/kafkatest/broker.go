@@ -1,14 +1,9 @@
 package kafkatest
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -32,14 +27,7 @@ type BrokerConfig struct {
 
 // Broker is a running Kafka broker.
 type Broker struct {
-	*Process
-	NodeID       int32
-	ClusterID    string
-	Port         int
-	Addr         string // 127.0.0.1:port, the PLAINTEXT listener clients use
-	LogDir       string // log.dirs: partitions and the metadata log
-	PartitionDir string // LogDir/__cluster_metadata-0, the broker's copy of the metadata log
-	ConfigPath   string
+	Server
 }
 
 // BrokerListener is the listener name the helpers give brokers.
@@ -118,8 +106,7 @@ func (e *Env) StartBrokers(t testing.TB, cfgs ...BrokerConfig) []*Broker {
 // active controller has registered it.
 func (e *Env) LaunchBrokers(t testing.TB, cfgs ...BrokerConfig) []*Broker {
 	t.Helper()
-	bs := make([]*Broker, len(cfgs))
-	works := make([]string, len(cfgs))
+	specs := make([]serverSpec, len(cfgs))
 	for i := range cfgs {
 		if cfgs[i].NodeID < 0 || cfgs[i].ClusterID == "" || len(cfgs[i].Voters)+len(cfgs[i].BootstrapServers) == 0 {
 			t.Fatalf("kafkatest: broker %d needs a node id >= 0, a cluster id and the quorum's voters or bootstrap servers", cfgs[i].NodeID)
@@ -127,19 +114,16 @@ func (e *Env) LaunchBrokers(t testing.TB, cfgs ...BrokerConfig) []*Broker {
 		if cfgs[i].Port == 0 {
 			cfgs[i].Port = FreePort(t)
 		}
-		works[i] = t.TempDir()
+		specs[i] = brokerSpec(cfgs[i])
 	}
-	errs := make([]error, len(cfgs))
-	var wg sync.WaitGroup
-	for i := range cfgs {
-		wg.Go(func() { bs[i], errs[i] = e.prepareBroker(cfgs[i], works[i]) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	servers, _, err := e.prepareServers(t, specs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i, b := range bs {
-		if err := e.launchBroker(t, b, cfgs[i], works[i]); err != nil {
+	bs := make([]*Broker, len(cfgs))
+	for i, srv := range servers {
+		bs[i] = &Broker{Server: *srv}
+		if err := e.launch(t, &bs[i].Server, specs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,42 +133,15 @@ func (e *Env) LaunchBrokers(t testing.TB, cfgs ...BrokerConfig) []*Broker {
 // WaitStarted waits until the broker logs BrokerStarted.
 func (b *Broker) WaitStarted(timeout time.Duration) error { return b.WaitLog(BrokerStarted, timeout) }
 
-// prepareBroker writes cfg's server properties under work and formats its log dir.
-func (e *Env) prepareBroker(cfg BrokerConfig, work string) (*Broker, error) {
-	dir := cfg.Dir
-	if dir == "" {
-		dir = filepath.Join(work, "data")
-	}
-	b := &Broker{
-		NodeID: cfg.NodeID, ClusterID: cfg.ClusterID, Port: cfg.Port,
-		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)),
-		LogDir: dir, PartitionDir: filepath.Join(dir, "__cluster_metadata-0"),
-		ConfigPath: filepath.Join(work, "broker.properties"),
-	}
-	if err := BrokerProps(cfg, dir).WriteFile(b.ConfigPath); err != nil {
-		return nil, err
-	}
-	if !cfg.NoFormat {
-		if out, err := e.StorageFormat(context.Background(), b.ConfigPath, cfg.ClusterID); err != nil {
-			return nil, fmt.Errorf("kafkatest: format broker %d: %w\n%s", cfg.NodeID, err, out)
-		}
-	}
-	return b, nil
-}
-
-// launchBroker starts the prepared broker's JVM.
-func (e *Env) launchBroker(t testing.TB, b *Broker, cfg BrokerConfig, work string) error {
-	t.Helper()
-	log4j, err := e.serverLog4jFile(work, cfg.Log4jLevels)
-	if err != nil {
-		return err
-	}
+// brokerSpec is how LaunchBrokers formats and starts cfg.
+func brokerSpec(cfg BrokerConfig) serverSpec {
 	flags := cfg.JVMFlags
 	if flags == nil {
 		flags = BrokerJVMFlags
 	}
-	b.Process, err = e.startJVM(t, fmt.Sprintf("kafka-broker-%d", cfg.NodeID), work, flags, log4j, ClassKafka, b.ConfigPath)
-	return err
+	return serverSpec{role: "broker", nodeID: cfg.NodeID, clusterID: cfg.ClusterID, port: cfg.Port, dir: cfg.Dir,
+		props: func(dir string) Props { return BrokerProps(cfg, dir) }, noFormat: cfg.NoFormat,
+		log4j: cfg.Log4jLevels, jvmFlags: flags}
 }
 
 // BrokerConfig returns the config of a broker observing the quorum: its static voters and

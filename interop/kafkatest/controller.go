@@ -1,14 +1,11 @@
 package kafkatest
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -32,14 +29,7 @@ type ControllerConfig struct {
 
 // Controller is a running Kafka controller.
 type Controller struct {
-	*Process
-	NodeID       int32
-	ClusterID    string
-	Port         int
-	Addr         string // 127.0.0.1:port, the CONTROLLER listener
-	LogDir       string // log.dirs (also the metadata log dir)
-	PartitionDir string // LogDir/__cluster_metadata-0
-	ConfigPath   string // the generated server properties
+	Server
 	DirectoryID  string // directory.id from meta.properties (after format)
 	FormatOutput string
 }
@@ -89,8 +79,7 @@ func (e *Env) StartController(t testing.TB, cfg ControllerConfig) *Controller {
 // listen. A config without a ClusterID gets the first config's.
 func (e *Env) StartControllers(t testing.TB, cfgs ...ControllerConfig) []*Controller {
 	t.Helper()
-	cs := make([]*Controller, len(cfgs))
-	works := make([]string, len(cfgs))
+	specs := make([]serverSpec, len(cfgs))
 	for i := range cfgs {
 		if cfgs[i].NodeID < 0 {
 			t.Fatalf("kafkatest: controller node id %d < 0", cfgs[i].NodeID)
@@ -105,23 +94,19 @@ func (e *Env) StartControllers(t testing.TB, cfgs ...ControllerConfig) []*Contro
 		if cfgs[i].Port == 0 {
 			cfgs[i].Port = FreePort(t)
 		}
-		works[i] = t.TempDir()
+		specs[i] = controllerSpec(cfgs[i])
 	}
-	errs := make([]error, len(cfgs))
-	var wg sync.WaitGroup
-	for i := range cfgs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cs[i], errs[i] = e.prepareController(cfgs[i], works[i])
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	servers, outs, err := e.prepareServers(t, specs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range cs {
-		if err := e.launchController(t, c, cfgs[i], works[i]); err != nil {
+	cs := make([]*Controller, len(cfgs))
+	for i, srv := range servers {
+		cs[i] = &Controller{Server: *srv, FormatOutput: outs[i]}
+		if meta, err := MetaProperties(srv.LogDir); err == nil {
+			cs[i].DirectoryID = meta["directory.id"]
+		}
+		if err := e.launch(t, &cs[i].Server, specs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,48 +119,15 @@ func (e *Env) StartControllers(t testing.TB, cfgs ...ControllerConfig) []*Contro
 	return cs
 }
 
-// prepareController writes cfg's server properties under work and formats its log dir.
-func (e *Env) prepareController(cfg ControllerConfig, work string) (*Controller, error) {
-	dir := cfg.Dir
-	if dir == "" {
-		dir = filepath.Join(work, "data")
-	}
-	c := &Controller{
-		NodeID: cfg.NodeID, ClusterID: cfg.ClusterID, Port: cfg.Port,
-		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)),
-		LogDir: dir, PartitionDir: filepath.Join(dir, "__cluster_metadata-0"),
-		ConfigPath: filepath.Join(work, "controller.properties"),
-	}
-	if err := ControllerProps(cfg, dir).WriteFile(c.ConfigPath); err != nil {
-		return nil, err
-	}
-	if !cfg.NoFormat {
-		out, err := e.StorageFormat(context.Background(), c.ConfigPath, cfg.ClusterID, cfg.FormatArgs...)
-		if err != nil {
-			return nil, fmt.Errorf("kafkatest: format controller %d: %w", cfg.NodeID, err)
-		}
-		c.FormatOutput = out
-	}
-	if meta, err := MetaProperties(dir); err == nil {
-		c.DirectoryID = meta["directory.id"]
-	}
-	return c, nil
-}
-
-// launchController starts the prepared controller's JVM.
-func (e *Env) launchController(t testing.TB, c *Controller, cfg ControllerConfig, work string) error {
-	t.Helper()
-	log4j, err := e.serverLog4jFile(work, cfg.Log4jLevels)
-	if err != nil {
-		return err
-	}
+// controllerSpec is how StartControllers formats and starts cfg.
+func controllerSpec(cfg ControllerConfig) serverSpec {
 	flags := cfg.JVMFlags
 	if flags == nil {
 		flags = serverJVMFlags
 	}
-	name := fmt.Sprintf("kafka-controller-%d", cfg.NodeID)
-	c.Process, err = e.startJVM(t, name, work, flags, log4j, ClassKafka, c.ConfigPath)
-	return err
+	return serverSpec{role: "controller", nodeID: cfg.NodeID, clusterID: cfg.ClusterID, port: cfg.Port, dir: cfg.Dir,
+		props: func(dir string) Props { return ControllerProps(cfg, dir) }, noFormat: cfg.NoFormat,
+		formatArgs: cfg.FormatArgs, log4j: cfg.Log4jLevels, jvmFlags: flags}
 }
 
 // RaftServerConfig describes a kafka.tools.TestRaftServer node (topic
