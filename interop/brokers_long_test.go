@@ -16,7 +16,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/interop/kafkatest"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
@@ -35,84 +34,18 @@ import (
 // and as kafka-dump-log --cluster-metadata-decoder prints it.
 func TestBrokersObserveKraftdLong(t *testing.T) {
 	t.Parallel() // see interop/doc.go
-	env := kafkatest.Require(t)
-	kafkatest.BuildKraftd(t)
-	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
-	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{J, K, K}, Controllers: true,
-		KraftdProps: kafkatest.Props{config.LeadershipDeferralKey: "true"}})
-	r := &mixedRun{t: t, q: q, hw: -1, led: map[int32]kafkatest.Side{}}
-	const jvm = 1
-	for _, n := range q.Nodes {
-		q.Start(n.ID)
-	}
-	if active, err := q.WaitActiveController(time.Minute); err != nil || active != jvm {
-		t.Fatalf("active controller %d (%v), want the JVM controller %d", active, err, jvm)
-	}
-	r.leader, r.epoch, _ = q.AgreedLeader()
-	b1 := q.StartBrokers(101)[0]
-	var b2 *kafkatest.Broker
-	t.Cleanup(func() { keepBrokerLogs(t, q, b1, b2) })
-	cl := kafkatest.NewClient(t, b1.Addr)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if err := cl.CreateTopic(ctx, "before", 2, 1); err != nil {
-		t.Fatal(err)
-	}
-	acked := produceConsume(t, ctx, cl, "before", "jvm-led", 200, nil)
-
-	q.Kill(jvm)
-	r.elected(fmt.Sprintf("kill -9 of the JVM controller %d", jvm), time.Now())
-	kraftdLeader := r.leader
-	if r.side(kraftdLeader) != K {
-		t.Fatalf("leader %s with the only JVM controller down", r.label(kraftdLeader))
-	}
-	t.Logf("kraftd node %d leads epoch %d; no controller is active", kraftdLeader, r.epoch)
-	acked = produceConsume(t, ctx, cl, "before", "kraftd-led", 200, acked)
-
-	// A broker that no controller registers within initial.broker.registration.timeout.ms
-	// (60 s) shuts down: give this one the time the test needs to bring a controller back.
-	cfg := q.BrokerConfig(102)
-	cfg.Props = kafkatest.Props{"initial.broker.registration.timeout.ms": "300000"}
-	b2 = env.LaunchBrokers(t, cfg)[0]
-	waitObserversCaughtUp(t, q.Node(kraftdLeader).Addr, 101, 102)
-	kraftdHW := r.hw
-
-	// The JVM controller restarts: once it has caught up, the kraftd leader hands over to
-	// it; broker 102 registers and finishes starting.
-	q.Start(jvm)
-	if err := q.WaitLoaded(jvm, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	loaded := time.Now()
-	if active, err := q.WaitActiveController(time.Minute); err != nil || active != jvm {
-		t.Fatalf("active controller %d (%v) after the JVM controller's restart", active, err)
-	}
-	t.Logf("the restarted JVM controller is active %v after it loaded the log", time.Since(loaded).Round(time.Millisecond))
-	if err := b2.WaitStarted(registrationWait); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.CreateTopic(ctx, "after", 1, 2); err != nil {
-		t.Fatal(err)
-	}
-	if err := kafkatest.WaitTopicsEverywhere(ctx, []string{b1.Addr, b2.Addr}, map[string]int{"before": 2, "after": 1}); err != nil {
-		t.Fatal(err)
-	}
-	produceConsume(t, ctx, cl, "after", "jvm-again", 100, nil)
-	if err := cl.ConsumeAll(ctx, "before", acked); err != nil {
-		t.Error(err)
-	}
-
-	brokers := []*kafkatest.Broker{b1, b2}
-	stopAll(t, q, brokers)
-	for _, c := range checkBrokerLogs(t, env, q, brokers, kraftdHW) {
+	s := startBrokerScenario(t, nil, true)
+	kraftdLeader := s.killJVM()
+	t.Logf("kraftd node %d leads epoch %d; no controller is active", kraftdLeader, s.r.epoch)
+	s.acked = produceConsume(t, s.ctx, s.cl, "before", "kraftd-led", 200, s.acked)
+	s.launchLateBroker()
+	waitObserversCaughtUp(t, s.q.Node(kraftdLeader).Addr, 101, 102)
+	for _, c := range s.restartJVM(s.r.hw) {
 		if c.start != 0 {
 			t.Errorf("%s: log start offset %d, want 0 (no snapshot was taken)", c.label, c.start)
 		}
 	}
 }
-
-// registrationWait is how long a broker gets to register once a controller is active.
-const registrationWait = 90 * time.Second
 
 // keepBrokerLogs is keepLogs with the brokers' logs too, taken before the processes stop.
 func keepBrokerLogs(t *testing.T, q *kafkatest.MixedRaft, brokers ...*kafkatest.Broker) {
