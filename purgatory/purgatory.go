@@ -12,8 +12,8 @@ import (
 // Callbacks may call Add on the same purgatory; operations added from a
 // callback are not completed by the call that is running.
 type Purgatory[T any] struct {
-	byThreshold []*entry[T] // min-heap on (threshold, seq)
-	byDeadline  []*entry[T] // min-heap on (deadline, seq); entries without a deadline are absent
+	byThreshold heap[T] // every entry
+	byDeadline  heap[T] // the entries with a deadline
 	seq         uint64
 	scratch     []*entry[T] // reused between completions to avoid allocating
 	free        []*entry[T] // recycled entries, at most maxFree
@@ -27,15 +27,17 @@ type entry[T any] struct {
 	threshold int64
 	deadline  time.Time // zero: never expires
 	seq       uint64
-	ti, di    int // positions in byThreshold / byDeadline; di is -1 when absent
+	pos       [2]int // positions in byThreshold and byDeadline; -1 when absent
 	v         T
 }
 
 // New returns an empty purgatory.
-func New[T any]() *Purgatory[T] { return &Purgatory[T]{} }
+func New[T any]() *Purgatory[T] {
+	return &Purgatory[T]{byThreshold: heap[T]{k: byThreshold}, byDeadline: heap[T]{k: byDeadline}}
+}
 
 // Len is the number of parked operations.
-func (p *Purgatory[T]) Len() int { return len(p.byThreshold) }
+func (p *Purgatory[T]) Len() int { return p.byThreshold.len() }
 
 // Add parks v until a CompleteUpTo with a value above threshold, an Expire at
 // or after deadline, or CompleteAll. A zero deadline never expires.
@@ -49,29 +51,25 @@ func (p *Purgatory[T]) Add(threshold int64, deadline time.Time, v T) {
 		e = new(entry[T])
 	}
 	p.seq++
-	*e = entry[T]{threshold: threshold, deadline: deadline, seq: p.seq, v: v, di: -1}
-	e.ti = len(p.byThreshold)
-	p.byThreshold = append(p.byThreshold, e)
-	p.upT(e.ti)
+	*e = entry[T]{threshold: threshold, deadline: deadline, seq: p.seq, v: v, pos: [2]int{-1, -1}}
+	p.byThreshold.push(e)
 	if !deadline.IsZero() {
-		e.di = len(p.byDeadline)
-		p.byDeadline = append(p.byDeadline, e)
-		p.upD(e.di)
+		p.byDeadline.push(e)
 	}
 }
 
 // CompleteUpTo removes and passes to fn, in (threshold, insertion) order,
 // every op with threshold < value.
 func (p *Purgatory[T]) CompleteUpTo(value int64, fn func(T)) {
-	if len(p.byThreshold) == 0 || p.byThreshold[0].threshold >= value {
+	if p.byThreshold.len() == 0 || p.byThreshold.min().threshold >= value {
 		return
 	}
 	done := p.takeScratch()
-	for len(p.byThreshold) > 0 && p.byThreshold[0].threshold < value {
-		e := p.byThreshold[0]
-		p.removeT(0)
-		if e.di >= 0 {
-			p.removeD(e.di)
+	for p.byThreshold.len() > 0 && p.byThreshold.min().threshold < value {
+		e := p.byThreshold.min()
+		p.byThreshold.remove(0)
+		if i := e.pos[byDeadline]; i >= 0 {
+			p.byDeadline.remove(i)
 		}
 		done = append(done, e)
 	}
@@ -81,14 +79,14 @@ func (p *Purgatory[T]) CompleteUpTo(value int64, fn func(T)) {
 // Expire removes and passes to fn, in (deadline, insertion) order, every op
 // whose deadline is at or before now.
 func (p *Purgatory[T]) Expire(now time.Time, fn func(T)) {
-	if len(p.byDeadline) == 0 || p.byDeadline[0].deadline.After(now) {
+	if p.byDeadline.len() == 0 || p.byDeadline.min().deadline.After(now) {
 		return
 	}
 	done := p.takeScratch()
-	for len(p.byDeadline) > 0 && !p.byDeadline[0].deadline.After(now) {
-		e := p.byDeadline[0]
-		p.removeD(0)
-		p.removeT(e.ti)
+	for p.byDeadline.len() > 0 && !p.byDeadline.min().deadline.After(now) {
+		e := p.byDeadline.min()
+		p.byDeadline.remove(0)
+		p.byThreshold.remove(e.pos[byThreshold])
 		done = append(done, e)
 	}
 	p.finish(done, fn)
@@ -97,16 +95,14 @@ func (p *Purgatory[T]) Expire(now time.Time, fn func(T)) {
 // CompleteAll removes and passes to fn every parked op, in (threshold,
 // insertion) order. The leader calls it when it resigns or shuts down.
 func (p *Purgatory[T]) CompleteAll(fn func(T)) {
-	if len(p.byThreshold) == 0 {
+	if p.byThreshold.len() == 0 {
 		return
 	}
-	done := append(p.takeScratch(), p.byThreshold...)
-	clear(p.byThreshold)
-	p.byThreshold = p.byThreshold[:0]
-	clear(p.byDeadline)
-	p.byDeadline = p.byDeadline[:0]
+	done := append(p.takeScratch(), p.byThreshold.h...)
+	p.byThreshold.clear()
+	p.byDeadline.clear()
 	slices.SortFunc(done, func(a, b *entry[T]) int {
-		if lessT(a, b) {
+		if p.byThreshold.less(a, b) {
 			return -1
 		}
 		return 1 // seq is unique, so never equal
@@ -117,10 +113,10 @@ func (p *Purgatory[T]) CompleteAll(fn func(T)) {
 // NextDeadline returns the earliest deadline among parked ops; ok is false
 // when none has a deadline.
 func (p *Purgatory[T]) NextDeadline() (time.Time, bool) {
-	if len(p.byDeadline) == 0 {
+	if p.byDeadline.len() == 0 {
 		return time.Time{}, false
 	}
-	return p.byDeadline[0].deadline, true
+	return p.byDeadline.min().deadline, true
 }
 
 // takeScratch borrows the scratch slice; a callback that re-enters the
@@ -147,130 +143,5 @@ func (p *Purgatory[T]) finish(done []*entry[T], fn func(T)) {
 	}
 	if cap(done) <= maxFree && (p.scratch == nil || cap(done) > cap(p.scratch)) {
 		p.scratch = done[:0]
-	}
-}
-
-func lessT[T any](a, b *entry[T]) bool {
-	if a.threshold != b.threshold {
-		return a.threshold < b.threshold
-	}
-	return a.seq < b.seq
-}
-
-func lessD[T any](a, b *entry[T]) bool {
-	if !a.deadline.Equal(b.deadline) {
-		return a.deadline.Before(b.deadline)
-	}
-	return a.seq < b.seq
-}
-
-// Heap on byThreshold.
-
-func (p *Purgatory[T]) swapT(i, j int) {
-	h := p.byThreshold
-	h[i], h[j] = h[j], h[i]
-	h[i].ti = i
-	h[j].ti = j
-}
-
-func (p *Purgatory[T]) upT(i int) {
-	h := p.byThreshold
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !lessT(h[i], h[parent]) {
-			return
-		}
-		p.swapT(i, parent)
-		i = parent
-	}
-}
-
-func (p *Purgatory[T]) downT(i int) {
-	h := p.byThreshold
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && lessT(h[r], h[l]) {
-			m = r
-		}
-		if !lessT(h[m], h[i]) {
-			return
-		}
-		p.swapT(i, m)
-		i = m
-	}
-}
-
-func (p *Purgatory[T]) removeT(i int) {
-	last := len(p.byThreshold) - 1
-	if i != last {
-		p.swapT(i, last)
-	}
-	p.byThreshold[last] = nil
-	p.byThreshold = p.byThreshold[:last]
-	if i != last {
-		p.downT(i)
-		p.upT(i)
-	}
-}
-
-// Heap on byDeadline.
-
-func (p *Purgatory[T]) swapD(i, j int) {
-	h := p.byDeadline
-	h[i], h[j] = h[j], h[i]
-	h[i].di = i
-	h[j].di = j
-}
-
-func (p *Purgatory[T]) upD(i int) {
-	h := p.byDeadline
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !lessD(h[i], h[parent]) {
-			return
-		}
-		p.swapD(i, parent)
-		i = parent
-	}
-}
-
-func (p *Purgatory[T]) downD(i int) {
-	h := p.byDeadline
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && lessD(h[r], h[l]) {
-			m = r
-		}
-		if !lessD(h[m], h[i]) {
-			return
-		}
-		p.swapD(i, m)
-		i = m
-	}
-}
-
-func (p *Purgatory[T]) removeD(i int) {
-	h := p.byDeadline
-	e := h[i]
-	last := len(h) - 1
-	if i != last {
-		p.swapD(i, last)
-	}
-	p.byDeadline[last] = nil
-	p.byDeadline = p.byDeadline[:last]
-	e.di = -1
-	if i != last {
-		p.downD(i)
-		p.upD(i)
 	}
 }
