@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"syscall"
 	"time"
 
@@ -26,7 +27,7 @@ type Config struct {
 	Throughput   int // records/s; 0 = unthrottled
 	RecordSize   int // bytes
 	MaxInFlight  int // appended but not yet committed records, at most
-	StatsJSON    bool
+	StatsFormat  StatsFormat
 	StatsEvery   time.Duration
 	AppendTick   time.Duration // granularity of throttled appends
 	MaxPerAppend int           // records per Append call
@@ -325,6 +326,37 @@ type Stats struct {
 	Final            bool    `json:"final"`
 }
 
+// StatsFormat is how the workload prints its stats lines.
+type StatsFormat int
+
+const (
+	StatsText  StatsFormat = iota // one readable line per interval and a summary
+	StatsJSON                     // one Stats object per line (tools parse it)
+	StatsKafka                    // TestRaftServer's "Throughput (bytes/second): ..." line
+)
+
+var statsFormatNames = []string{"text", "json", "kafka"}
+
+func (f StatsFormat) String() string {
+	if int(f) < len(statsFormatNames) {
+		return statsFormatNames[f]
+	}
+	return fmt.Sprintf("StatsFormat(%d)", int(f))
+}
+
+// Set parses a format name (a flag value).
+func (f *StatsFormat) Set(s string) error {
+	i := slices.Index(statsFormatNames, s)
+	if i < 0 {
+		return fmt.Errorf("unknown stats format %q (text, json or kafka)", s)
+	}
+	*f = StatsFormat(i)
+	return nil
+}
+
+// Type names the flag value's type in usage text.
+func (f *StatsFormat) Type() string { return "format" }
+
 // PrintSummary prints the final stats line: totals since start and the
 // latency histogram after the warm-up, with the status of the last tick.
 func (w *Workload) PrintSummary(now time.Time) { w.printStats(now, w.lastStatus, true) }
@@ -353,10 +385,18 @@ func (w *Workload) printStats(now time.Time, st raft.Status, final bool) {
 		s.P999Ms, s.MaxMs = ms(h.ValueAtQuantile(99.9)), ms(h.Max())
 	}
 	s.CPUSeconds, s.PeakRSSMB = resourceUsage()
-	if w.cfg.StatsJSON {
+	switch w.cfg.StatsFormat {
+	case StatsJSON:
 		b, _ := json.Marshal(s)
 		fmt.Fprintln(w.out, string(b))
-	} else {
+	case StatsKafka:
+		// TestRaftServer prints while it leads and commits, nothing at shutdown. Its rate
+		// is a Kafka Rate, which understates the first minute; this one is the interval's.
+		if !final && s.LatencyCount > 0 {
+			fmt.Fprintf(w.out, "Throughput (bytes/second): %.2f, Latency (ms): %.1f p75 %.1f p99 %.1f p999\n",
+				float64(bytes)/elapsed, s.P75Ms, s.P99Ms, s.P999Ms)
+		}
+	default:
 		prefix := "stats"
 		if final {
 			prefix = "summary"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestWorkloadThrottle(t *testing.T) {
 func TestWorkloadMaxInFlightAndLatency(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	var out bytes.Buffer
-	w := New(Config{Throughput: 0, RecordSize: 16, MaxInFlight: 50, MaxPerAppend: 20, StatsJSON: true}, 1, true, &out, zap.NewNop(), t0)
+	w := New(Config{Throughput: 0, RecordSize: 16, MaxInFlight: 50, MaxPerAppend: 20, StatsFormat: StatsJSON}, 1, true, &out, zap.NewNop(), t0)
 	d := &fakeDriver{}
 	w.clock = func() time.Time { return t0.Add(1500 * time.Microsecond) }
 	w.Tick(t0, leaderStatus(2), d)
@@ -217,5 +218,46 @@ func TestWorkloadSnapshotTrigger(t *testing.T) {
 	w.Tick(t0, follower, d)
 	if len(d.snapshots) != 1 {
 		t.Fatal("snapshot repeated without new commits")
+	}
+}
+
+// TestStatsKafkaLine: --stats-format kafka prints TestRaftServer's line, with the
+// interval's committed bytes per second, only for intervals with commits of its own
+// appends, and no summary.
+func TestStatsKafkaLine(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var out bytes.Buffer
+	w := New(Config{Throughput: 0, RecordSize: 100, MaxInFlight: 50, MaxPerAppend: 50, StatsFormat: StatsKafka}, 1, true, &out, zap.NewNop(), t0)
+	d := &fakeDriver{}
+	w.clock = func() time.Time { return t0.Add(20 * time.Millisecond) }
+	w.Tick(t0, leaderStatus(2), d)
+	w.HandleCommit([]raft.CommittedBatch{{BaseOffset: 0, LastOffset: 49, Epoch: 2, Records: recordsOf(50, 100)}})
+	w.printStats(t0.Add(2*time.Second), leaderStatus(2), false)
+	w.printStats(t0.Add(4*time.Second), leaderStatus(2), false) // nothing committed
+	w.printStats(t0.Add(5*time.Second), leaderStatus(2), true)
+	want := regexp.MustCompile(`^Throughput \(bytes/second\): 2500\.00, Latency \(ms\): 20\.0 p75 20\.0 p99 20\.0 p999\n$`)
+	if !want.MatchString(out.String()) {
+		t.Fatalf("kafka stats output %q, want one line matching %s", out.String(), want)
+	}
+}
+
+func recordsOf(n, size int) [][]byte {
+	r := make([][]byte, n)
+	for i := range r {
+		r[i] = make([]byte, size)
+	}
+	return r
+}
+
+func TestStatsFormatFlag(t *testing.T) {
+	for _, name := range []string{"text", "json", "kafka"} {
+		var f StatsFormat
+		if err := f.Set(name); err != nil || f.String() != name {
+			t.Errorf("Set(%q) = %v, String %q", name, err, f.String())
+		}
+	}
+	var f StatsFormat
+	if err := f.Set("JSON"); err == nil {
+		t.Error("Set accepted an unknown format")
 	}
 }

@@ -91,7 +91,8 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&wc.Throughput, "throughput", 20000, "records/s appended while leader; 0 = unthrottled (bounded by --max-in-flight)")
 	fs.IntVar(&wc.RecordSize, "record-size", 256, "record size in bytes")
 	fs.IntVar(&wc.MaxInFlight, "max-in-flight", 10000, "at most this many appended but uncommitted records")
-	fs.BoolVar(&wc.StatsJSON, "stats-json", false, "print stats as one JSON object per line")
+	fs.Var(&wc.StatsFormat, "stats-format", "stats lines: text, json (one object per line) or kafka (TestRaftServer's throughput and latency line)")
+	statsJSON := fs.Bool("stats-json", false, "print stats as one JSON object per line (--stats-format json)")
 	fs.DurationVar(&wc.StatsEvery, "stats-interval", 5*time.Second, "how often to print stats")
 	fs.DurationVar(&wc.AppendTick, "append-interval", 250*time.Microsecond, "with --throughput > 0, records that fell due are appended together at most this often")
 	fs.DurationVar(&wc.Warmup, "stats-warmup", 0, "leave appends of the first DURATION after start out of the final summary's latency")
@@ -107,6 +108,12 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	}
 	if dirID.IsZero() {
 		return errors.New("--replica-directory-id: the zero uuid is not a directory id")
+	}
+	switch {
+	case *statsJSON && fs.Changed("stats-format") && wc.StatsFormat != workload.StatsJSON:
+		return fmt.Errorf("--stats-json and --stats-format %s: pick one", wc.StatsFormat)
+	case *statsJSON:
+		wc.StatsFormat = workload.StatsJSON
 	}
 	switch {
 	case wc.Throughput < 0:
