@@ -34,6 +34,7 @@ func commands() []command {
 		{"describe-quorum", "describe the quorum: --bootstrap-controller HOST:PORT (--status | --replication)", runDescribeQuorum},
 		{"add-controller", "add a voter: --bootstrap-controller HOST:PORT --command-config NEW_CONTROLLER_PROPS [--dry-run]", runAddController},
 		{"remove-controller", "remove a voter: --bootstrap-controller HOST:PORT --controller-id ID --controller-directory-id DIR [--dry-run]", runRemoveController},
+		{"version", "print the release, commit, Go version and platform", runVersion},
 	}
 }
 
