@@ -52,11 +52,6 @@ func lookupEnv(environ []string, name string) string {
 	return v
 }
 
-// staticVotersNote is what Kafka 4.4's image adds when formatting fails for
-// want of controller.quorum.voters: it formats without --standalone or
-// --initial-controllers.
-const staticVotersNote = "To maximize compatibility, the Docker image continues to use static voters, which are supported in 3.7 and later."
-
 // formatFromEnv formats the log dirs for cluster clusterID as the image
 // does on every start (kafka-storage format --cluster-id): a first start
 // formats them, a restart finds them formatted for that cluster and goes
@@ -74,9 +69,10 @@ func formatFromEnv(cfg *config.Config, clusterID string, lg *zap.Logger) error {
 	f := formatFlags{clusterID: clusterID, ignore: true}
 	opts, err := f.options(cfg)
 	if err != nil {
+		// As in the image, the first start formats a static quorum only
+		// (no --standalone or --initial-controllers).
 		if strings.Contains(err.Error(), "controller.quorum.voters") {
-			return fmt.Errorf("%s: %s %w (format a dynamic quorum's dirs with `controller format` first: a start finds them formatted)",
-				config.ClusterIDEnv, staticVotersNote, err)
+			return fmt.Errorf("%s: %w (format a dynamic quorum's dirs with `controller format` first: a start finds them formatted)", config.ClusterIDEnv, err)
 		}
 		return err
 	}
