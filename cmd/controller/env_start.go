@@ -66,6 +66,8 @@ func formatFromEnv(cfg *config.Config, clusterID string, lg *zap.Logger) error {
 		}
 		return nil
 	}
+	// ignore: dirs formatted already (a restart that added a log dir) are
+	// kept and only the empty ones formatted.
 	f := formatFlags{clusterID: clusterID, ignore: true}
 	opts, err := f.options(cfg)
 	if err != nil {

@@ -53,6 +53,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("start", stderr)
 	var f nodeFlags
 	f.register(fs)
+	fs.Lookup("config").Usage = "Kafka properties file; KAFKA_* environment variables override it (optional with them)"
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
