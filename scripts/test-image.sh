@@ -97,6 +97,8 @@ for _ in $(seq 60); do
 	sleep 1
 done
 [ "$now" -gt "$epoch" ] || fail "epoch still $now after restarting the leader"
-"$rt" logs "$prefix-$leader" 2>&1 | grep -c 'formatted the log dirs from CLUSTER_ID' | grep -qx 1 ||
-	fail "node $leader did not format exactly once over two starts"
+# Runtimes keep a restarted container's earlier output or not: at most the
+# first start formatted.
+formats=$("$rt" logs "$prefix-$leader" 2>&1 | grep -c 'formatted the log dirs from CLUSTER_ID' || true)
+[ "$formats" -le 1 ] || fail "node $leader formatted its volume $formats times"
 echo "PASS: 3-node quorum of $IMAGE containers with $rt: leader $leader at epoch $epoch, restarted, epoch $now"
