@@ -131,7 +131,7 @@ func checkDistinctKeys(vars []envVar) error {
 	for _, v := range vars {
 		if names := byKey[v.key]; len(names) > 1 {
 			sort.Strings(names)
-			return fmt.Errorf("config: environment variables %s all set %s", strings.Join(names, " and "), v.key)
+			return fmt.Errorf("config: environment variables %s each set %s; keep one", strings.Join(names, ", "), v.key)
 		}
 	}
 	return nil

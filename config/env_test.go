@@ -67,7 +67,7 @@ func TestFromEnviron(t *testing.T) {
 		{name: "no key", environ: []string{"KAFKA_=1"}, wantErr: "environment variable KAFKA_: no configuration key"},
 		{name: "blank in name", environ: []string{"KAFKA_NODE ID=1"}, wantErr: `environment variable KAFKA_NODE ID: key "node id"`},
 		{name: "separator in name", environ: []string{"KAFKA_A:B=1"}, wantErr: "environment variable KAFKA_A:B"},
-		{name: "two names one key", environ: []string{"KAFKA_NODE_ID=1", "KAFKA_node_id=2"}, wantErr: "KAFKA_NODE_ID and KAFKA_node_id all set node.id"},
+		{name: "two names one key", environ: []string{"KAFKA_NODE_ID=1", "KAFKA_node_id=2"}, wantErr: "KAFKA_NODE_ID, KAFKA_node_id each set node.id; keep one"},
 		{name: "line break", environ: []string{"KAFKA_A=1\nnode.id=7"}, wantErr: "environment variable KAFKA_A: the value holds a line break"},
 		{name: "carriage return", environ: []string{"KAFKA_A=1\r"}, wantErr: "KAFKA_A: the value holds a line break"},
 		{name: "trailing backslash", environ: []string{`KAFKA_A=1\`}, wantErr: "KAFKA_A: the value ends in a lone backslash"},
