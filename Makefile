@@ -112,7 +112,7 @@ image: dist
 	IMAGE=$(IMAGE) VERSION=$(VERSION) ./scripts/build-image.sh
 
 # Builds the image and runs a 3-node quorum of its containers configured by environment
-# variables (scripts/test-image.sh); prints SKIPPED and succeeds where no runtime can run
-# containers. Not part of make test.
+# variables (scripts/test-image.sh; CONTAINER_RUNTIME and RUN_FLAGS adapt it to a sandbox);
+# prints SKIPPED and succeeds where no runtime can run containers. Not part of make test.
 test-image:
 	IMAGE=$(IMAGE) VERSION=$(VERSION) ./scripts/test-image.sh

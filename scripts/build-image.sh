@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make image: builds the kraftd image (Containerfile, FROM scratch) for the
 # host's architecture from dist/ (make dist) with podman, buildah or docker
-# (CONTAINER_BUILDER overrides). The context is assembled in a temp dir:
+# (CONTAINER_BUILDER overrides, flags included). The context is assembled in a temp dir:
 # the binaries, the CA bundle of Debian's ca-certificates package, the
 # passwd/group of the runtime user, and the empty data and tmp dirs.
 set -euo pipefail
@@ -22,6 +22,7 @@ builder() {
 }
 
 b=$(builder) || { echo "make image: no podman, buildah or docker to build with" >&2; exit 1; }
+read -ra b <<<"$b" # the builder may carry global flags ("podman --runtime runc")
 [ -f "dist/controller-linux-$ARCH" ] || { echo "make image: no dist/controller-linux-$ARCH (run make dist)" >&2; exit 1; }
 [ -f "$CA_BUNDLE" ] || { echo "make image: no CA bundle at $CA_BUNDLE (apt-get install ca-certificates)" >&2; exit 1; }
 ca_version=$(dpkg-query -W -f '${Version}' ca-certificates 2>/dev/null || echo unknown)
@@ -38,8 +39,8 @@ cp Containerfile "$ctx/"
 
 args=(-f "$ctx/Containerfile" -t "$IMAGE" --platform "linux/$ARCH" --build-arg "TARGETARCH=$ARCH" --build-arg "VERSION=$VERSION"
 	--build-arg "CA_CERTIFICATES_VERSION=$ca_version")
-case "$b" in
-buildah) buildah bud "${args[@]}" "$ctx" ;;
-*) "$b" build "${args[@]}" "$ctx" ;;
+case "${b[0]}" in
+buildah) "${b[@]}" bud "${args[@]}" "$ctx" ;;
+*) "${b[@]}" build "${args[@]}" "$ctx" ;;
 esac
-echo "built $IMAGE with $b ($ARCH, ca-certificates $ca_version)"
+echo "built $IMAGE with ${b[0]} ($ARCH, ca-certificates $ca_version)"
