@@ -2,7 +2,10 @@
 // format, the keys kraftd reads, Kafka's defaults for them, and validation.
 //
 // ParseProperties and LoadProperties read java.util.Properties text (also
-// used for meta.properties); Load adds --override key=value arguments. New
+// used for meta.properties); Load adds --override key=value arguments.
+// env.go reads configuration from environment variables as the apache/kafka
+// container image does (KAFKA_NODE_ID -> node.id) and Compose layers file,
+// environment and overrides in the image's order. New
 // validates the properties into a Config and reports every problem at once
 // (an *Error listing them), so an operator fixes a file in one pass. Keys
 // kraftd does not know produce warnings (Config.Warnings), not errors, so a

@@ -53,6 +53,8 @@ func (c *Config) warnUnknownKeys(p *Properties) {
 		where := "from --override"
 		if line := p.Lines[k]; line > 0 {
 			where = fmt.Sprintf("line %d", line)
+		} else if o := p.Origins[k]; o != "" {
+			where = "from " + o
 		}
 		c.Warnings = append(c.Warnings, fmt.Sprintf("unknown configuration key %q (%s) is ignored", k, where))
 	}

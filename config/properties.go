@@ -17,6 +17,9 @@ type Properties struct {
 	// Lines maps a key to the 1-based line where its last assignment starts,
 	// for error messages.
 	Lines map[string]int
+	// Origins names where a key not read from a file came from (e.g.
+	// "environment variable KAFKA_NODE_ID"), for messages; may be nil.
+	Origins map[string]string
 }
 
 // Get returns a key's value and whether it is set.

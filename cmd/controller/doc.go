@@ -6,11 +6,12 @@
 //	controller random-uuid
 //	controller format --config FILE --cluster-id ID [--ignore-formatted]
 //	controller info --config FILE
-//	controller start --config FILE
+//	controller start [--config FILE]   (and/or KAFKA_* environment variables, CLUSTER_ID)
 //	controller test-kraft-server-start --config FILE --replica-directory-id ID [--throughput N] [--record-size S] [--max-in-flight N] [--stats-format text|json|kafka]
 //	controller describe-quorum --bootstrap-controller HOST:PORT (--status | --replication) [--human-readable]
 //	controller add-controller --bootstrap-controller HOST:PORT --command-config NEW_CONTROLLER_PROPS [--dry-run]
 //	controller remove-controller --bootstrap-controller HOST:PORT -i ID -d DIRECTORY_ID [--dry-run] [--unregister]
+//	controller version
 //
 // The three quorum commands are kafka-metadata-quorum's describe,
 // add-controller and remove-controller, subcommand first, with its flags
@@ -22,7 +23,10 @@
 // Kafka's raft/bin/test-kraft-server-start.sh.
 //
 // Configuration is a Kafka properties file (package config) with
-// Kafka's defaults; --override key=value replaces single keys. A node with
+// Kafka's defaults; --override key=value replaces single keys. start also
+// reads KAFKA_* environment variables over the file as the apache/kafka
+// image does (KAFKA_NODE_ID -> node.id; env_start.go), and with CLUSTER_ID
+// formats empty log dirs on its first start. A node with
 // process.roles=controller must be in controller.quorum.voters; a node with
 // process.roles=broker is an observer (it follows the log, never votes).
 //

@@ -115,6 +115,9 @@ type proc struct {
 	done    chan struct{}
 	exitErr error
 	runs    int
+	// env, when set, is the node's whole environment, and it runs "start"
+	// configured by it alone (no --config).
+	env []string
 }
 
 var testDirIDs = []string{"b8tRS7h4TJ2Vt43Dp85v2A", "Nkij_D9XRiYKNb41SiJo7Q", "4-e97nI7eHPYKfEDtW8rtQ", "J8aAPcfLQt2bqs1JT_rMgQ", "MkU3OEVBNTcwNTJENDM2Qg"}
@@ -204,7 +207,11 @@ func (c *cluster) start(id int32) {
 	if c.command == "start" {
 		args = []string{"start", "--config", p.cfgPath, "--log-level", "debug"}
 	}
+	if p.env != nil {
+		args = []string{"start", "--log-level", "debug"}
+	}
 	p.cmd = exec.Command(c.bin, args...)
+	p.cmd.Env = p.env
 	p.cmd.Stdout, p.cmd.Stderr = out, errf
 	if err := p.cmd.Start(); err != nil {
 		c.t.Fatal(err)

@@ -29,11 +29,12 @@ func commands() []command {
 		{"random-uuid", "print a new random cluster id", runRandomUUID},
 		{"format", "format log directories: --config FILE --cluster-id ID [--ignore-formatted]", runFormat},
 		{"info", "describe formatted log directories: --config FILE", runInfo},
-		{"start", "run a controller node: --config FILE", runStart},
+		{"start", "run a controller node: --config FILE and/or KAFKA_* environment variables (CLUSTER_ID formats on first start)", runStart},
 		{"test-kraft-server-start", "run a quorum node with the test workload: --config FILE --replica-directory-id ID", runTestServer},
 		{"describe-quorum", "describe the quorum: --bootstrap-controller HOST:PORT (--status | --replication)", runDescribeQuorum},
 		{"add-controller", "add a voter: --bootstrap-controller HOST:PORT --command-config NEW_CONTROLLER_PROPS [--dry-run]", runAddController},
 		{"remove-controller", "remove a voter: --bootstrap-controller HOST:PORT --controller-id ID --controller-directory-id DIR [--dry-run]", runRemoveController},
+		{"version", "print the release, commit, Go version and platform", runVersion},
 	}
 }
 

@@ -46,12 +46,14 @@ func (f *nodeFlags) register(fs *pflag.FlagSet) {
 	_ = fs.MarkHidden("log-maintenance-interval")
 }
 
-// runStart runs a controller on __cluster_metadata; the log dirs must have
-// been formatted.
+// runStart runs a controller on __cluster_metadata, configured by a file
+// and/or environment variables (env_start.go); the log dirs must have been
+// formatted, or CLUSTER_ID be set.
 func runStart(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("start", stderr)
 	var f nodeFlags
 	f.register(fs)
+	fs.Lookup("config").Usage = "Kafka properties file; KAFKA_* environment variables override it (optional with them)"
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -60,7 +62,8 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer lg.Sync() //nolint:errcheck
-	p, err := f.load()
+	environ := os.Environ()
+	p, err := startProperties(f.configFlags, environ)
 	if err != nil {
 		return err
 	}
@@ -69,6 +72,11 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	logWarnings(lg, cfg)
+	if clusterID := lookupEnv(environ, config.ClusterIDEnv); clusterID != "" {
+		if err := formatFromEnv(cfg, clusterID, lg); err != nil {
+			return err
+		}
+	}
 	id, err := clusterid.Load(cfg.LogDirs, cfg.MetadataLogDir, cfg.NodeID)
 	if err != nil {
 		return err
