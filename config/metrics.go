@@ -12,7 +12,8 @@ const (
 	// MetricsListenerKey is http://HOST:PORT of /metrics, /livez and
 	// /readyz; port 0 picks a free port.
 	MetricsListenerKey = "kraftd.metrics.listener"
-	// MetricsPprofKey also serves /debug/pprof on that listener.
+	// MetricsPprofKey also serves /debug/pprof on that listener (or on
+	// the one --metrics-listener gives).
 	MetricsPprofKey = "kraftd.metrics.pprof.enable"
 )
 
@@ -22,11 +23,8 @@ var metricsKeys = []string{MetricsListenerKey, MetricsPprofKey}
 // metrics listener must not take a Kafka listener's address.
 func (c *Config) readMetrics(r *reader) {
 	c.MetricsPprof = r.bool(MetricsPprofKey, false)
-	v := r.get(MetricsListenerKey, "")
+	v := r.get(MetricsListenerKey, "") // pprof alone waits for --metrics-listener
 	if v == "" {
-		if c.MetricsPprof {
-			r.bad("%s: true needs %s", MetricsPprofKey, MetricsListenerKey)
-		}
 		return
 	}
 	addr, err := ParseMetricsListener(v)

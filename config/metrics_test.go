@@ -29,7 +29,7 @@ func TestMetricsListener(t *testing.T) {
 			wantErr: "kraftd.metrics.listener: 127.0.0.1:9093 is the address of Kafka listener CONTROLLER"},
 		{name: "wildcard on a kafka port", extra: "kraftd.metrics.listener=http://0.0.0.0:9093", wantErr: "Kafka listener CONTROLLER"},
 		{name: "same port other host", extra: "kraftd.metrics.listener=http://127.0.0.2:9093", want: "127.0.0.2:9093"},
-		{name: "pprof alone", extra: "kraftd.metrics.pprof.enable=true", wantErr: "kraftd.metrics.pprof.enable: true needs kraftd.metrics.listener"},
+		{name: "pprof alone", extra: "kraftd.metrics.pprof.enable=true", pprof: true},
 		{name: "pprof not a boolean", extra: "kraftd.metrics.listener=http://127.0.0.1:0\nkraftd.metrics.pprof.enable=on",
 			wantErr: `kraftd.metrics.pprof.enable: "on" is not true or false`},
 	}

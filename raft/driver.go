@@ -123,7 +123,10 @@ func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 		badRecordsReported:  LeaderAndEpoch{LeaderID: -1, Epoch: -1},
 		noPreferredReported: -1,
 		parked:              purgatory.New[*parkedFetch](),
-		obs:                 noObserver{},
+		obs:                 cfg.Observer,
+	}
+	if d.obs == nil {
+		d.obs = noObserver{}
 	}
 	d.remoteLg = logging.Remote(d.lg)
 	if err := d.loadKRaftState(); err != nil {

@@ -28,14 +28,6 @@ type Observer interface {
 	ParkedFetchExpired()
 }
 
-// Observe sets the observer of the driver's events; nil stops them.
-func (d *Driver) Observe(o Observer) {
-	if o == nil {
-		o = noObserver{}
-	}
-	d.obs = o
-}
-
 type noObserver struct{}
 
 func (noObserver) ElectionFinished(time.Duration) {}
