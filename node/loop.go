@@ -83,7 +83,12 @@ func (n *Node) loop(ctx context.Context) error {
 			}
 			next = earliest(next, shutdownUntil)
 		}
-		timer.Reset(max(earliest(next, nextMaintain).Sub(now), 0))
+		wake := earliest(next, nextMaintain)
+		if n.obs.m != nil {
+			wake = earliest(wake, n.noteTurn(now))
+		}
+		timer.Reset(max(wake.Sub(now), 0))
+		waitStart := time.Now()
 		select {
 		case m := <-n.inbox:
 			if err := n.stepQueued(m); err != nil {
@@ -100,6 +105,9 @@ func (n *Node) loop(ctx context.Context) error {
 			n.lg.Info("shutting down gracefully", zap.Int32("epoch", st.Epoch), zap.Stringer("role", st.Role))
 			n.doing = activity{op: "shutdown"}
 			n.driver.Shutdown(time.Now())
+		}
+		if n.obs.m != nil {
+			n.obs.m.Raft().Idle(time.Since(waitStart))
 		}
 		// Stop the timer without racing a fired value into the next round.
 		if !timer.Stop() {
