@@ -11,7 +11,7 @@ import (
 	"github.com/kraftd/kraftd/raft"
 )
 
-func leaderView(t *testing.T) View {
+func leaderView(t testing.TB) View {
 	t.Helper()
 	vs, err := raft.NewVoterSet([]raft.VoterNode{{Key: raft.ReplicaKey{ID: 1}}, {Key: raft.ReplicaKey{ID: 2}}, {Key: raft.ReplicaKey{ID: 3}}})
 	if err != nil {

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,6 +20,20 @@ type requests struct {
 	total    *prometheus.CounterVec   // listener, api
 	errors   *prometheus.CounterVec   // api, error
 	duration *prometheus.HistogramVec // api
+	// series caches each (listener, api key)'s children: label lookups
+	// hash strings, a cache hit costs a fraction of that.
+	series sync.Map // seriesKey -> *apiSeries
+}
+
+type seriesKey struct {
+	listener string
+	api      int16
+}
+
+type apiSeries struct {
+	name     string
+	total    prometheus.Counter
+	duration prometheus.Observer
 }
 
 func newRequests() *requests {
@@ -38,19 +53,30 @@ func (r *requests) collectors() []prometheus.Collector {
 }
 
 func (r *requests) observe(d network.RequestDone) {
-	api := kmsg.NameForKey(d.APIKey)
-	if api == "" {
-		api = strconv.Itoa(int(d.APIKey))
-	}
-	r.total.WithLabelValues(d.Listener, api).Inc()
-	r.duration.WithLabelValues(api).Observe(d.Took.Seconds())
+	s := r.seriesOf(d.Listener, d.APIKey)
+	s.total.Inc()
+	s.duration.Observe(d.Took.Seconds())
 	if d.Response == nil {
-		r.errors.WithLabelValues(api, "CONNECTION_CLOSED").Inc()
+		r.errors.WithLabelValues(s.name, "CONNECTION_CLOSED").Inc()
 		return
 	}
 	if code := ResponseError(d.Response); code != 0 {
-		r.errors.WithLabelValues(api, errorName(code)).Inc()
+		r.errors.WithLabelValues(s.name, errorName(code)).Inc()
 	}
+}
+
+func (r *requests) seriesOf(listener string, key int16) *apiSeries {
+	k := seriesKey{listener, key}
+	if s, ok := r.series.Load(k); ok {
+		return s.(*apiSeries)
+	}
+	name := kmsg.NameForKey(key)
+	if name == "" {
+		name = strconv.Itoa(int(key))
+	}
+	s, _ := r.series.LoadOrStore(k, &apiSeries{name: name, total: r.total.WithLabelValues(listener, name),
+		duration: r.duration.WithLabelValues(name)})
+	return s.(*apiSeries)
 }
 
 func errorName(code int16) string {
