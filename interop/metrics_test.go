@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -18,7 +19,9 @@ import (
 // Kafka's own JmxTool, and kraftd's /metrics (kafka_server_raft_metrics_*, the names the
 // Prometheus JMX exporter gives that MBean) describe the same quorum state alike: leader,
 // epoch, high watermark and log end (within what the leader's NoOps add between the
-// reads), voters, each node's current-state.
+// reads), voters, each node's current-state. Then kraftd's /readyz through kill -9,
+// restart and catch-up: a kraftd voter left without a quorum is unready, and ready again
+// once the other kraftd voter restarted, caught up and the two elected a leader.
 func TestMixedRaftMetrics(t *testing.T) {
 	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
@@ -75,6 +78,48 @@ func TestMixedRaftMetrics(t *testing.T) {
 			t.Errorf("node %d current-state %q, want %q (leader %d)", id, m["current-state"], want, leader)
 		}
 	}
+	checkReadinessAfterCrash(t, q, epoch)
+}
+
+// checkReadinessAfterCrash kills the JVM and kraftd node 3 with SIGKILL: node 2 has no
+// quorum and turns unready; node 3 restarts, catches up, and both are ready under a
+// kraftd leader of a later epoch, on which their metrics agree.
+func checkReadinessAfterCrash(t *testing.T, q *kafkatest.MixedRaft, epoch int32) {
+	for _, id := range []int32{1, 3} {
+		q.Kill(id)
+	}
+	waitReady(t, q.Node(2).MetricsPort, false, 20*time.Second)
+	q.Start(3)
+	for _, id := range []int32{2, 3} {
+		waitReady(t, q.Node(id).MetricsPort, true, 30*time.Second)
+	}
+	k2, k3 := kraftdRaftMetrics(t, q.Node(2).MetricsPort), kraftdRaftMetrics(t, q.Node(3).MetricsPort)
+	e, _ := strconv.Atoi(k2["current-epoch"])
+	if !sameNumber(k2["current-leader"], k3["current-leader"]) || !sameNumber(k2["current-epoch"], k3["current-epoch"]) ||
+		e <= int(epoch) || (k2["current-state"] != "leader") == (k3["current-state"] != "leader") {
+		t.Errorf("after the crash: node 2 %v, node 3 %v (old epoch %d)", k2, k3, epoch)
+	}
+}
+
+// waitReady polls a kraftd node's /readyz until its status says ready (200) or not (503).
+func waitReady(t *testing.T, port int, ready bool, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			last = fmt.Sprintf("%d %s", resp.StatusCode, body)
+			if want := map[bool]int{true: http.StatusOK, false: http.StatusServiceUnavailable}[ready]; resp.StatusCode == want {
+				t.Logf("port %d /readyz: %s", port, strings.Join(strings.Fields(string(body)), " "))
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("port %d /readyz never said ready=%v; last answer %s", port, ready, last)
 }
 
 // sameQuorumState: every node names the same leader and epoch, the same log end epoch,

@@ -44,8 +44,11 @@ func Readiness(st raft.Status, now time.Time, fetchTimeout time.Duration) Health
 		h.Reason = fmt.Sprintf("leader of epoch %d has not committed in it yet", st.Epoch)
 	case st.Role == raft.RoleLeader:
 		h.OK, h.Reason = true, fmt.Sprintf("leader of epoch %d with committed offsets up to %d", st.Epoch, st.HighWatermark)
-	case st.Role != raft.RoleFollower || st.LeaderID < 0:
+	case st.LeaderID < 0:
 		h.Reason = fmt.Sprintf("no leader known in epoch %d (state %s)", st.Epoch, h.State)
+	case st.Role != raft.RoleFollower:
+		// A Prospective or Resigned node still names the last leader.
+		h.Reason = fmt.Sprintf("not following leader %d of epoch %d (state %s)", st.LeaderID, st.Epoch, h.State)
 	default:
 		h.OK, h.Reason = followerReady(&h, st, now, fetchTimeout)
 	}
