@@ -23,6 +23,7 @@ func leaderView(t testing.TB) View {
 		Voters:         []raft.ReplicaProgress{{ID: 1, EndOffset: 42}, {ID: 2, EndOffset: 40}, {ID: 3, EndOffset: -1}},
 		LogStartOffset: 5, LogSizeBytes: 4096, LogSegments: 2, ParkedFetches: 1,
 		Listeners: []network.ListenerStats{{Listener: "CONTROLLER", Open: 3, Accepted: 4, BytesIn: 100, BytesOut: 200}},
+		Peers:     []network.PeerState{{ID: 2, Connected: true}, {ID: 3}},
 	}
 }
 
@@ -32,7 +33,7 @@ func TestCollectorValues(t *testing.T) {
 	v := leaderView(t)
 	v.Voters[0].LastFetch = c.now()
 	v.Voters[1].LastFetch = c.now().Add(-1500 * time.Millisecond)
-	m := newMetrics(fixedView(v), c.since(), c.now)
+	m := newMetrics(fixedView(v), c.fn(), c.now)
 	m.Raft().Committed(4, 8*time.Millisecond)
 	m.Raft().ElectionFinished(120 * time.Millisecond)
 	m.Raft().Appended(30)
@@ -71,6 +72,8 @@ func TestCollectorValues(t *testing.T) {
 		"kraftd_network_connections_accepted_total{listener=CONTROLLER}": 4,
 		"kraftd_network_received_bytes_total{listener=CONTROLLER}":       100,
 		"kraftd_network_sent_bytes_total{listener=CONTROLLER}":           200,
+		"kraftd_network_peer_connected{peer=2}":                          1,
+		"kraftd_network_peer_connected{peer=3}":                          0,
 		"kraftd_raft_commit_latency_seconds_count":                       1,
 		"kraftd_raft_election_duration_seconds_count":                    1,
 		"kraftd_log_fsync_duration_seconds_count":                        1,
@@ -93,7 +96,7 @@ func TestCollectorFollower(t *testing.T) {
 	v := leaderView(t)
 	v.Status.Role, v.Status.LeaderID, v.Status.NodeID, v.Status.VotedID = raft.RoleFollower, 2, 1, 2
 	v.Voters = nil
-	got := gather(t, newMetrics(fixedView(v), c.since(), c.now).Registry())
+	got := gather(t, newMetrics(fixedView(v), c.fn(), c.now).Registry())
 	for _, k := range []string{"kafka_server_raft_metrics_number_of_observers", "kafka_server_raft_metrics_uncommitted_voter_change"} {
 		if _, ok := got[k]; ok {
 			t.Errorf("%s on a follower", k)
@@ -139,7 +142,7 @@ func TestMetricNames(t *testing.T) {
 	c := newClock()
 	v := leaderView(t)
 	v.Voters[1].LastFetch = c.now()
-	m := newMetrics(fixedView(v), c.since(), c.now)
+	m := newMetrics(fixedView(v), c.fn(), c.now)
 	m.OnRequest(network.RequestDone{Listener: "CONTROLLER", APIKey: 1, Response: nil})
 	mfs, err := m.Registry().Gather()
 	if err != nil {
@@ -176,6 +179,7 @@ func TestMetricNames(t *testing.T) {
 		"kraftd_log_start_offset",
 		"kraftd_network_connections",
 		"kraftd_network_connections_accepted_total",
+		"kraftd_network_peer_connected",
 		"kraftd_network_received_bytes_total",
 		"kraftd_network_request_duration_seconds",
 		"kraftd_network_request_errors_total",

@@ -119,7 +119,7 @@ func TestHandlers(t *testing.T) {
 
 func TestRequestMetrics(t *testing.T) {
 	c := newClock()
-	m := newMetrics(fixedView(leaderView(t)), c.since(), c.now)
+	m := newMetrics(fixedView(leaderView(t)), c.fn(), c.now)
 	fetch := kmsg.NewPtrFetchResponse()
 	tp := kmsg.NewFetchResponseTopic()
 	pp := kmsg.NewFetchResponseTopicPartition()

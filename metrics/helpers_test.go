@@ -12,11 +12,11 @@ import (
 // fakeClock is a settable clock for the windows and health checks.
 type fakeClock struct{ t time.Time }
 
-func (c *fakeClock) now() time.Time          { return c.t }
-func (c *fakeClock) add(d time.Duration)     { c.t = c.t.Add(d) }
-func newClock() *fakeClock                   { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
-func fixedView(v View) Source                { return func() (View, bool) { return v, true } }
-func (c *fakeClock) since() func() time.Time { return func() time.Time { return c.t } }
+func (c *fakeClock) now() time.Time       { return c.t }
+func (c *fakeClock) add(d time.Duration)  { c.t = c.t.Add(d) }
+func newClock() *fakeClock                { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
+func fixedView(v View) Source             { return func() (View, bool) { return v, true } }
+func (c *fakeClock) fn() func() time.Time { return func() time.Time { return c.t } }
 
 // gather scrapes g into "name{k=v,...}" -> value (histograms: their
 // _count).

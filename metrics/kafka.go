@@ -15,9 +15,9 @@ const kafkaPrefix = "kafka_server_raft_metrics_"
 var KafkaStates = []string{"leader", "prospective", "prospective-voted", "candidate", "unattached-voted",
 	"observer", "follower", "unattached"}
 
-// KafkaState is Kafka 4.4's current-state for a status: a Resigned leader
-// reads unattached there, as do an Unattached observer and a follower
-// whose vote is recorded reads follower.
+// KafkaState is Kafka 4.4's current-state for a status. As in Kafka, a
+// Resigned leader reads unattached, an observer reads observer only while
+// following, and a vote recorded by a follower does not show.
 func KafkaState(st raft.Status) string {
 	switch st.Role {
 	case raft.RoleLeader:

@@ -135,10 +135,11 @@ func (k *kafkaStat) rate(now time.Time) float64 {
 // time spent in the recorded durations since the previous measurement;
 // each measurement starts a new interval, as in Kafka. 1 before any data.
 type timeRatio struct {
-	mu            sync.Mutex
-	start, last   int64 // ms; -1 while unset
-	recorded      float64
-	started, seen bool
+	mu          sync.Mutex
+	start, last int64   // ms: the interval's start, the latest record
+	recorded    float64 // ms recorded in the interval
+	started     bool    // the first record set start
+	seen        bool    // a record followed it
 }
 
 func (r *timeRatio) record(d time.Duration, now time.Time) {

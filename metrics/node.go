@@ -12,7 +12,7 @@ func nodeDesc(name, help string, labels ...string) *prometheus.Desc {
 
 var nodeDescs = struct {
 	logStart, logSize, segments, parked, lag, fetchAge *prometheus.Desc
-	conns, accepted, bytesIn, bytesOut                 *prometheus.Desc
+	conns, accepted, bytesIn, bytesOut, peer           *prometheus.Desc
 }{
 	logStart: nodeDesc("log_start_offset", "First offset held in the metadata log."),
 	logSize:  nodeDesc("log_size_bytes", "Bytes of the metadata log's segments."),
@@ -25,6 +25,8 @@ var nodeDescs = struct {
 	accepted: nodeDesc("network_connections_accepted_total", "Inbound connections accepted, by listener.", "listener"),
 	bytesIn:  nodeDesc("network_received_bytes_total", "Request bytes read, by listener.", "listener"),
 	bytesOut: nodeDesc("network_sent_bytes_total", "Response bytes written, by listener.", "listener"),
+	peer: nodeDesc("network_peer_connected", "1 while the outbound connection to a node is up, by node id "+
+		"(bootstrap servers are -2, -3, ...).", "peer"),
 }
 
 // nodeCollector exports kraftd's gauges of the latest View.
@@ -73,5 +75,8 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		emit(d.accepted, prometheus.CounterValue, float64(l.Accepted), l.Listener)
 		emit(d.bytesIn, prometheus.CounterValue, float64(l.BytesIn), l.Listener)
 		emit(d.bytesOut, prometheus.CounterValue, float64(l.BytesOut), l.Listener)
+	}
+	for _, p := range v.Peers {
+		emit(d.peer, prometheus.GaugeValue, b2f(p.Connected), strconv.Itoa(int(p.ID)))
 	}
 }

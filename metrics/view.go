@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"time"
-
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/raft"
 )
@@ -20,13 +18,12 @@ type View struct {
 	LogSizeBytes   int64
 	LogSegments    int
 	ParkedFetches  int
-	// Listeners are the network server's per-listener counts.
+	// Listeners are the network server's per-listener counts; Peers the
+	// outbound connections to other nodes.
 	Listeners []network.ListenerStats
+	Peers     []network.PeerState
 }
 
 // Source gives the latest View; false while the node has not published
 // one (starting up).
 type Source func() (View, bool)
-
-// loopClock is when the node's run loop last turned, for /livez.
-type loopClock interface{ LastTurn() time.Time }

@@ -61,3 +61,23 @@ func (c *conn) reportRequest(key int16, resp kmsg.Response, start time.Time) {
 		f(RequestDone{Listener: c.info.Listener, APIKey: key, Response: resp, Took: time.Since(start)})
 	}
 }
+
+// PeerState is whether the connection to a destination node is up.
+type PeerState struct {
+	ID        int32 // a node id; bootstrap servers are -2, -3, ...
+	Connected bool
+}
+
+// States lists each known destination, in id order.
+func (p *Peers) States() []PeerState {
+	p.mu.Lock()
+	out := make([]PeerState, 0, len(p.peers))
+	for id, pr := range p.peers {
+		pr.mu.Lock()
+		out = append(out, PeerState{ID: id, Connected: pr.conn != nil})
+		pr.mu.Unlock()
+	}
+	p.mu.Unlock()
+	slices.SortFunc(out, func(a, b PeerState) int { return int(a.ID) - int(b.ID) })
+	return out
+}

@@ -20,7 +20,8 @@ const shutdownGrace = time.Second
 
 // loop is the only goroutine that calls the driver, the log and the
 // application. Each round: run due maintenance, poll due timers, publish the
-// status, tick the application, then wait for the earliest of: an inbound
+// status, tick the application, stamp the round for the metrics (when on:
+// metrics.go), then wait for the earliest of: an inbound
 // message, news of which peers can be the active controller, the driver's
 // next deadline, the application's next tick, the next
 // maintenance, the end of ctx. (A goroutine per timer posting into the loop,

@@ -105,6 +105,9 @@ func (n *Node) view() (metrics.View, bool) {
 	if n.server != nil {
 		v.Listeners = n.server.Stats()
 	}
+	if n.peers != nil {
+		v.Peers = n.peers.States()
+	}
 	return v, true
 }
 
