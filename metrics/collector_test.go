@@ -94,7 +94,7 @@ func TestCollectorValues(t *testing.T) {
 func TestCollectorFollower(t *testing.T) {
 	c := newClock()
 	v := leaderView(t)
-	v.Status.Role, v.Status.LeaderID, v.Status.NodeID, v.Status.VotedID = raft.RoleFollower, 2, 1, 2
+	v.Status.Role, v.Status.LeaderID, v.Status.NodeID, v.Status.VotedID = raft.RoleFollower, 2, 1, -1
 	v.Voters = nil
 	got := gather(t, newMetrics(fixedView(v), c.fn(), c.now).Registry())
 	for _, k := range []string{"kafka_server_raft_metrics_number_of_observers", "kafka_server_raft_metrics_uncommitted_voter_change"} {
@@ -198,5 +198,28 @@ func TestMetricNames(t *testing.T) {
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("metric names:\n got %q\nwant %q", names, want)
+	}
+}
+
+// Kafka 4.4's current-vote: the node itself while it leads or stands, the
+// vote recorded in the epoch on any other role but Resigned.
+func TestKafkaVote(t *testing.T) {
+	for _, c := range []struct {
+		role  raft.Role
+		voted int32
+		want  int32
+	}{
+		{raft.RoleLeader, 1, 1},
+		{raft.RoleCandidate, 1, 1},
+		{raft.RoleFollower, 2, 2},
+		{raft.RoleFollower, -1, -1},
+		{raft.RoleProspective, 3, 3},
+		{raft.RoleVoted, 2, 2},
+		{raft.RoleUnattached, -1, -1},
+		{raft.RoleResigned, 1, -1},
+	} {
+		if got := kafkaVote(raft.Status{NodeID: 1, Role: c.role, VotedID: c.voted}); got != c.want {
+			t.Errorf("%v voted %d: current-vote %d, want %d", c.role, c.voted, got, c.want)
+		}
 	}
 }

@@ -40,17 +40,16 @@ func KafkaState(st raft.Status) string {
 	return "unattached"
 }
 
-// kafkaVote is Kafka's current-vote: this node as leader or candidate, the
-// vote of an unattached voter, else -1 (a follower's or prospective's
-// recorded vote is not shown).
+// kafkaVote is Kafka 4.4's current-vote: this node as leader or candidate,
+// none (-1) once resigned, else the vote recorded in the epoch (-1 if none).
 func kafkaVote(st raft.Status) int32 {
 	switch st.Role {
 	case raft.RoleLeader, raft.RoleCandidate:
 		return st.NodeID
-	case raft.RoleVoted:
-		return st.VotedID
+	case raft.RoleResigned:
+		return -1
 	}
-	return -1
+	return st.VotedID
 }
 
 func kafkaDesc(attr, help string, labels ...string) *prometheus.Desc {
