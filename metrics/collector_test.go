@@ -223,3 +223,22 @@ func TestKafkaVote(t *testing.T) {
 		}
 	}
 }
+
+// Kafka's high-watermark is unknown on a leader that has not committed in
+// its epoch and on a resigned one.
+func TestKafkaHighWatermark(t *testing.T) {
+	for _, c := range []struct {
+		st   raft.Status
+		want int64
+	}{
+		{raft.Status{Role: raft.RoleLeader, HighWatermark: 10, CommittedInEpoch: true}, 10},
+		{raft.Status{Role: raft.RoleLeader, HighWatermark: 10}, -1},
+		{raft.Status{Role: raft.RoleResigned, HighWatermark: 10}, -1},
+		{raft.Status{Role: raft.RoleCandidate, HighWatermark: 10}, 10},
+		{raft.Status{Role: raft.RoleFollower, HighWatermark: 7}, 7},
+	} {
+		if got := kafkaHighWatermark(c.st); got != c.want {
+			t.Errorf("%v: %d, want %d", c.st.Role, got, c.want)
+		}
+	}
+}

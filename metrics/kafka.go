@@ -52,6 +52,16 @@ func kafkaVote(st raft.Status) int32 {
 	return st.VotedID
 }
 
+// kafkaHighWatermark is Kafka's high-watermark: unknown (-1) on a leader
+// until it commits in its epoch and on a resigned one, whose states start
+// without one; the others keep what they knew.
+func kafkaHighWatermark(st raft.Status) int64 {
+	if st.Role == raft.RoleResigned || (st.Role == raft.RoleLeader && !st.CommittedInEpoch) {
+		return -1
+	}
+	return st.HighWatermark
+}
+
 func kafkaDesc(attr, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(kafkaPrefix+attr, help, labels, nil)
 }
@@ -109,7 +119,7 @@ func (c kafkaCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(d.leader, float64(st.LeaderID))
 	gauge(d.vote, float64(kafkaVote(st)))
 	gauge(d.epoch, float64(st.Epoch))
-	gauge(d.hw, float64(st.HighWatermark))
+	gauge(d.hw, float64(kafkaHighWatermark(st)))
 	gauge(d.leo, float64(st.LogEndOffset))
 	gauge(d.lee, float64(st.LogEndEpoch))
 	// Kafka reports 0 too: every voter's address is known (configured, or
