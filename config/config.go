@@ -58,6 +58,9 @@ type Config struct {
 	QueuedMaxRequests            int32            // queued.max.requests
 	QueuedMaxRequestBytes        int64            // queued.max.request.bytes; <= 0: no bound
 
+	MetricsListener string // kraftd.metrics.listener as HOST:PORT; "" when off
+	MetricsPprof    bool   // kraftd.metrics.pprof.enable
+
 	// Warnings lists what was accepted but deserves a log line (unknown keys,
 	// ignored settings), in a stable order.
 	Warnings []string
@@ -74,6 +77,7 @@ func New(p *Properties, forceController bool) (*Config, error) {
 	c.readQuorum(r)
 	c.readLog(r)
 	c.readSocket(r)
+	c.readMetrics(r)
 	c.warnUnknownKeys(p)
 	if len(r.problems) > 0 {
 		return nil, &Error{Problems: r.problems}

@@ -67,13 +67,14 @@ type outItem struct {
 // reading the next frame. So responses are written in request order, and a connection
 // holds at most one request frame and one response, whatever its client does.
 type conn struct {
-	s    *Server
-	info ConnInfo
-	ip   netip.Addr // per-IP quota key
-	nc   net.Conn
-	br   *bufio.Reader
-	log  *zap.Logger // local events
-	rlog *zap.Logger // lines the client causes (logging.Remote)
+	s     *Server
+	info  ConnInfo
+	stats *listenerStats
+	ip    netip.Addr // per-IP quota key
+	nc    net.Conn
+	br    *bufio.Reader
+	log   *zap.Logger // local events
+	rlog  *zap.Logger // lines the client causes (logging.Remote)
 	// auth authenticates a SASL listener's connection (nil: no SASL); only the
 	// reader goroutine uses it.
 	auth *security.Authenticator
@@ -97,6 +98,7 @@ func newConn(s *Server, listener string, nc net.Conn) *conn {
 	c := &conn{
 		s:      s,
 		info:   ConnInfo{Listener: listener, Local: nc.LocalAddr(), Remote: nc.RemoteAddr()},
+		stats:  s.stats[listener],
 		nc:     nc,
 		br:     bufio.NewReaderSize(nc, readBufferSize),
 		closed: make(chan struct{}),
@@ -386,6 +388,7 @@ func (c *conn) readLoop() {
 			c.readFailed(err)
 			return
 		}
+		c.stats.bytesIn.Add(4 + int64(len(frame)))
 		if c.auth != nil {
 			handled, queued, ok := c.serveSASL(frame)
 			if !ok {
@@ -451,6 +454,9 @@ func (c *conn) readFailed(err error) {
 func (c *conn) answerSelf(hdr protocol.RequestHeader, resp kmsg.Response) {
 	c.beginRequest()
 	c.enqueue(outItem{corr: hdr.CorrelationID, resp: resp})
+	if c.s.cfg.OnRequest != nil {
+		c.reportRequest(hdr.APIKey, resp, time.Now())
+	}
 }
 
 // apiVersionsResponse answers a supported ApiVersions request, refusing invalid client
@@ -501,12 +507,12 @@ func (c *conn) dispatch(hdr protocol.RequestHeader, req kmsg.Request) (ok bool) 
 			ok = false
 		}
 	}()
-	c.s.h.Handle(&c.info, hdr, req, c.responder(hdr))
+	c.s.h.Handle(&c.info, hdr, req, c.responder(hdr, time.Now()))
 	return true
 }
 
 // responder returns the respond function of one request.
-func (c *conn) responder(hdr protocol.RequestHeader) func(kmsg.Response) {
+func (c *conn) responder(hdr protocol.RequestHeader, start time.Time) func(kmsg.Response) {
 	var done atomic.Bool
 	return func(resp kmsg.Response) {
 		if !done.CompareAndSwap(false, true) {
@@ -514,6 +520,7 @@ func (c *conn) responder(hdr protocol.RequestHeader) func(kmsg.Response) {
 				zap.Int32("correlation_id", hdr.CorrelationID))
 			return
 		}
+		c.reportRequest(hdr.APIKey, resp, start)
 		switch {
 		case resp == nil:
 			c.log.Debug("handler closes the connection", zap.Int16("api_key", hdr.APIKey),
@@ -591,13 +598,19 @@ func (c *conn) next() (outItem, bool) {
 func (c *conn) write(out *net.Buffers) bool {
 	wbuf := (*out)[0]
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-	var err error
+	var (
+		n   int64
+		err error
+	)
 	if len(*out) == 1 {
-		_, err = c.nc.Write(wbuf)
+		var w int
+		w, err = c.nc.Write(wbuf)
+		n = int64(w)
 	} else {
 		bufs := *out
-		_, err = bufs.WriteTo(c.nc) // writev; consumes bufs
+		n, err = bufs.WriteTo(c.nc) // writev; consumes bufs
 	}
+	c.stats.bytesOut.Add(n)
 	clear(*out) // drop references to records
 	if cap(wbuf) > maxScratch {
 		wbuf = nil

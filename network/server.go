@@ -115,6 +115,9 @@ type ServerConfig struct {
 	// host per interval; nil: one of its own, through Logger.
 	Refusals *security.FailureLog
 	Logger   *zap.Logger
+	// OnRequest, when set, is told of each request answered (ApiVersions
+	// included), from connection goroutines; it must be cheap.
+	OnRequest func(RequestDone)
 }
 
 // ErrServerClosed is returned by Start after Shutdown.
@@ -141,7 +144,8 @@ type Server struct {
 	listeners []net.Listener
 	addrs     map[string]net.Addr
 	conns     map[*conn]struct{}
-	connsDone chan struct{} // closed when conns becomes empty during shutdown; nil otherwise
+	stats     map[string]*listenerStats // by listener name; fixed at NewServer
+	connsDone chan struct{}             // closed when conns becomes empty during shutdown; nil otherwise
 
 	acceptWG sync.WaitGroup // accept loops
 	connWG   sync.WaitGroup // every connection goroutine
@@ -220,6 +224,7 @@ func NewServer(cfg ServerConfig, h Handler) (*Server, error) {
 		admit:    newAdmission(cfg.QueuedMaxRequests, cfg.QueuedMaxRequestBytes),
 		quit:     make(chan struct{}),
 		conns:    make(map[*conn]struct{}),
+		stats:    newListenerStats(cfg.Listeners),
 	}, nil
 }
 
@@ -373,6 +378,8 @@ func (s *Server) serve(listener string, nc net.Conn) bool {
 	}
 	c := newConn(s, listener, nc)
 	c.ip = ip
+	c.stats.accepted.Add(1)
+	c.stats.open.Add(1)
 	if side != nil {
 		c.auth = side.NewAuthenticator()
 	}
@@ -386,6 +393,7 @@ func (s *Server) serve(listener string, nc net.Conn) bool {
 
 // removeConn is called once per connection after both of its goroutines are done with it.
 func (s *Server) removeConn(c *conn) {
+	c.stats.open.Add(-1)
 	c.releaseRequest()
 	s.quotas.release(c.ip)
 	s.mu.Lock()

@@ -20,7 +20,8 @@ const shutdownGrace = time.Second
 
 // loop is the only goroutine that calls the driver, the log and the
 // application. Each round: run due maintenance, poll due timers, publish the
-// status, tick the application, then wait for the earliest of: an inbound
+// status, tick the application, stamp the round for the metrics (when on:
+// metrics.go), then wait for the earliest of: an inbound
 // message, news of which peers can be the active controller, the driver's
 // next deadline, the application's next tick, the next
 // maintenance, the end of ctx. (A goroutine per timer posting into the loop,
@@ -83,7 +84,12 @@ func (n *Node) loop(ctx context.Context) error {
 			}
 			next = earliest(next, shutdownUntil)
 		}
-		timer.Reset(max(earliest(next, nextMaintain).Sub(now), 0))
+		wake := earliest(next, nextMaintain)
+		if n.obs.m != nil {
+			wake = earliest(wake, n.noteTurn(now))
+		}
+		timer.Reset(max(wake.Sub(now), 0))
+		waitStart := time.Now()
 		select {
 		case m := <-n.inbox:
 			if err := n.stepQueued(m); err != nil {
@@ -100,6 +106,9 @@ func (n *Node) loop(ctx context.Context) error {
 			n.lg.Info("shutting down gracefully", zap.Int32("epoch", st.Epoch), zap.Stringer("role", st.Role))
 			n.doing = activity{op: "shutdown"}
 			n.driver.Shutdown(time.Now())
+		}
+		if n.obs.m != nil {
+			n.obs.m.Raft().Idle(time.Since(waitStart))
 		}
 		// Stop the timer without racing a fired value into the next round.
 		if !timer.Stop() {

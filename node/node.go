@@ -90,6 +90,8 @@ type Node struct {
 	// ctrls are the peers that can act as the active controller
 	// (deferral.go); nil without leadership deferral.
 	ctrls *controllers
+	// obs holds the metrics and health endpoints (metrics.go).
+	obs observed
 }
 
 // New checks the options and prepares a node; it touches no file or socket.
@@ -163,10 +165,15 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		zap.String("log_dir", partDir), zap.Bool("voter", n.cfg.IsVoter()),
 		zap.Duration("election_timeout", n.rcfg.ElectionTimeout), zap.Duration("append_linger", n.rcfg.AppendLinger),
 		zap.Bool("leadership_deferral", n.rcfg.DeferLeadership))
+	n.newMetrics()
 	if err := n.startNetwork(); err != nil {
 		return err
 	}
 	defer n.stopNetwork()
+	if err := n.startMetrics(); err != nil {
+		return err
+	}
+	defer n.stopMetrics()
 	// Registered last, so it runs first: the network and the log then
 	// close as after any fatal error.
 	defer func() {
@@ -175,7 +182,12 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		}
 	}()
 	n.doing = activity{op: "start"}
-	n.driver, err = raft.NewDriver(n.rcfg, l, store, transport{n}, newRNG(), n.lg.Named("raft"), time.Now())
+	var rl raft.Log = l
+	if m := n.obs.m; m != nil {
+		rl = timedLog{Log: l, r: m.Raft()}
+		n.rcfg.Observer = m.Raft()
+	}
+	n.driver, err = raft.NewDriver(n.rcfg, rl, store, transport{n}, newRNG(), n.lg.Named("raft"), time.Now())
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
 	}
@@ -219,6 +231,9 @@ func (n *Node) startNetwork() (err error) {
 		return st.KRaftVersion
 	}
 	sc.Logger = n.lg.Named("network")
+	if n.obs.m != nil {
+		sc.OnRequest = n.obs.m.OnRequest
+	}
 	n.server, err = network.NewServer(sc, n)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package raft
 
 import (
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -87,19 +88,39 @@ type Status struct {
 	LeaderID      int32
 	HighWatermark int64 // -1 when unknown
 	LogEndOffset  int64
+	LogEndEpoch   int32 // epoch of the last batch (of the snapshot when the log is empty)
 	VotedID       int32
 	// Voters is the voter set in force (immutable: safe to share with
-	// other goroutines).
-	Voters VoterSet
+	// other goroutines); IsVoter: it holds this replica.
+	Voters  VoterSet
+	IsVoter bool
 	// KRaftVersion is the finalized kraft.version at the log end.
 	KRaftVersion int16
+
+	// Leader only. CommittedInEpoch: an entry of this epoch is committed
+	// (the high watermark is known). Observers: the observers tracked for
+	// DescribeQuorum. VoterChangePending: an AddRaftVoter or RemoveRaftVoter
+	// awaits its commit.
+	CommittedInEpoch   bool
+	Observers          int
+	VoterChangePending bool
+
+	// Follower only. LastFetch: when the leader last answered a Fetch or
+	// FetchSnapshot (zero before the first answer of the epoch).
+	// LeaderHighWatermark: the high watermark the leader sent last, -1
+	// while unknown (and on other roles).
+	LastFetch           time.Time
+	LeaderHighWatermark int64
 }
 
 // Equal reports whether two statuses say the same.
 func (s Status) Equal(o Status) bool {
 	return s.NodeID == o.NodeID && s.Role == o.Role && s.Epoch == o.Epoch && s.LeaderID == o.LeaderID &&
 		s.HighWatermark == o.HighWatermark && s.LogEndOffset == o.LogEndOffset && s.VotedID == o.VotedID &&
-		s.Voters.Equal(o.Voters) && s.KRaftVersion == o.KRaftVersion
+		s.LogEndEpoch == o.LogEndEpoch && s.Voters.Equal(o.Voters) && s.IsVoter == o.IsVoter &&
+		s.KRaftVersion == o.KRaftVersion && s.CommittedInEpoch == o.CommittedInEpoch &&
+		s.Observers == o.Observers && s.VoterChangePending == o.VoterChangePending &&
+		s.LastFetch.Equal(o.LastFetch) && s.LeaderHighWatermark == o.LeaderHighWatermark
 }
 
 // Errors returned by the driver API.

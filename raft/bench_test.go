@@ -95,7 +95,17 @@ func BenchmarkVoteGranted(b *testing.B) {
 // records of 100 bytes per op and commits them: accumulate, encode, append,
 // flush, HW, listener decode and delivery. Reports records/s.
 func BenchmarkLeaderAppendCommit(b *testing.B) {
-	c := newCtx(b, 1, withVoters(1), withLinger(0))
+	benchmarkLeaderAppendCommit(b)
+}
+
+// BenchmarkLeaderAppendCommitObserved is BenchmarkLeaderAppendCommit with
+// an Observer: the cost of the events a node turns into metrics.
+func BenchmarkLeaderAppendCommitObserved(b *testing.B) {
+	benchmarkLeaderAppendCommit(b, withObserver(&recObserver{}))
+}
+
+func benchmarkLeaderAppendCommit(b *testing.B, opts ...opt) {
+	c := newCtx(b, 1, append([]opt{withVoters(1), withLinger(0)}, opts...)...)
 	l := &countingListener{}
 	c.d.Register(l)
 	c.poll()

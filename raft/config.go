@@ -72,6 +72,9 @@ type Config struct {
 	// DeferLeadership makes this node step aside for the voters named by
 	// Driver.SetPreferredLeaders (deferral.go) unless it is one of them.
 	DeferLeadership bool
+
+	// Observer, when set, is told of the driver's events (observe.go).
+	Observer Observer
 }
 
 // DefaultConfig returns Kafka's defaults for the timing and size settings.

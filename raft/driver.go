@@ -95,6 +95,9 @@ type Driver struct {
 
 	learned map[NodeID]Endpoint // addresses passed to an EndpointLearner
 
+	obs           Observer  // told of events (observe.go); never nil
+	electionStart time.Time // latest Prospective or Candidate entry, zero once it ended
+
 	next  time.Time // deadline computed by the last round
 	fatal error     // first log/store failure; every later call returns it
 }
@@ -120,6 +123,10 @@ func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 		badRecordsReported:  LeaderAndEpoch{LeaderID: -1, Epoch: -1},
 		noPreferredReported: -1,
 		parked:              purgatory.New[*parkedFetch](),
+		obs:                 cfg.Observer,
+	}
+	if d.obs == nil {
+		d.obs = noObserver{}
 	}
 	d.remoteLg = logging.Remote(d.lg)
 	if err := d.loadKRaftState(); err != nil {
@@ -335,11 +342,21 @@ func (d *Driver) Done() bool { return d.done || d.fatal != nil }
 
 // Status returns the replica's current quorum view.
 func (d *Driver) Status() Status {
-	return Status{
+	end := d.log.EndOffset()
+	st := Status{
 		NodeID: int32(d.self()), Role: d.role, Epoch: int32(d.epoch), LeaderID: int32(d.leaderID),
-		HighWatermark: d.hw, LogEndOffset: d.log.EndOffset().Offset, VotedID: int32(d.votedID),
-		Voters: d.voters, KRaftVersion: d.kraftVersion(),
+		HighWatermark: d.hw, LogEndOffset: end.Offset, LogEndEpoch: end.Epoch, VotedID: int32(d.votedID),
+		Voters: d.voters, IsVoter: d.isVoter, KRaftVersion: d.kraftVersion(), LeaderHighWatermark: -1,
 	}
+	switch {
+	case d.leader != nil:
+		st.CommittedInEpoch = d.leader.highWatermark >= 0
+		st.Observers = len(d.leader.observers)
+		st.VoterChangePending = d.leader.change != nil
+	case d.follower != nil:
+		st.LastFetch, st.LeaderHighWatermark = d.follower.lastFetched, d.follower.leaderHW
+	}
+	return st
 }
 
 // learnEndpoint passes a node's address to the transport when it wants it.

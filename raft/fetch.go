@@ -140,6 +140,7 @@ func (d *Driver) expireParked(now time.Time) {
 		resp := d.buildFetchAnswer(now, pf, false, false)
 		resp.SetVersion(pf.req.Version)
 		d.tr.Reply(pf.ref, resp)
+		d.obs.ParkedFetchExpired()
 	})
 }
 
@@ -273,6 +274,7 @@ type followerState struct {
 	updateVoter timer
 	hasFetched  bool      // a successful Fetch/FetchSnapshot response arrived in this epoch
 	lastFetched time.Time // when the last one did
+	leaderHW    int64     // the HW in the leader's last Fetch answer, -1 before it
 	// updatedLeader: at kraft.version 0, this epoch's leader took this
 	// voter's UpdateRaftVoter.
 	updatedLeader bool
@@ -479,6 +481,7 @@ func (d *Driver) appendAsFollower(now time.Time, data []byte) error {
 			return err
 		}
 	}
+	d.obs.Fetched(int(d.log.EndOffset().Offset - leo))
 	d.noteAppended(now, data[start:pos])
 	return d.fatal
 }
@@ -487,6 +490,9 @@ func (d *Driver) appendAsFollower(now time.Time, data []byte) error {
 func (d *Driver) updateFollowerHW(leaderHW int64) {
 	if leaderHW < 0 {
 		return
+	}
+	if d.follower != nil {
+		d.follower.leaderHW = leaderHW
 	}
 	hw := min(leaderHW, d.log.EndOffset().Offset)
 	if hw > d.hw {

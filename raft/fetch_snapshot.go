@@ -218,6 +218,7 @@ func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kms
 		if !d.installSnapshot(now, id) {
 			return false
 		}
+		d.obs.SnapshotFetched(rp.Size)
 	}
 	f.fetched(d, now)
 	return true

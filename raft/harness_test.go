@@ -87,6 +87,8 @@ func withLogWrap(w func(raft.Log) raft.Log) opt { return func(c *tctx) { c.wrap 
 
 func withLinger(d time.Duration) opt { return func(c *tctx) { c.cfg.AppendLinger = d } }
 
+func withObserver(o raft.Observer) opt { return func(c *tctx) { c.cfg.Observer = o } }
+
 // withLogBatches pre-fills the log: one data batch per epoch given, one
 // record each.
 func withLogBatches(epochs ...int32) opt {

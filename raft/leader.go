@@ -71,6 +71,7 @@ type leaderState struct {
 	acc         accumulator
 	unflushed   bool            // appended since the last fsync
 	appendTimes map[int64]int64 // batch base offset -> append time (unix ns), for listeners
+	uncommitted []appendedBatch // this epoch's batches above the HW, in offset order (observe.go)
 }
 
 // newLeaderState is the state of a leader that starts its epoch now with
@@ -126,12 +127,14 @@ func (d *Driver) appendControlBatch(now time.Time, recs []protocol.Record) int64
 		MaxTimestamp:         now.UnixMilli(),
 		Records:              recs,
 	})
-	if _, err := d.log.Append(batch); err != nil {
+	last, err := d.log.Append(batch)
+	if err != nil {
 		d.fail(fmt.Errorf("raft: append control batch at offset %d epoch %d: %w", base, d.epoch, err))
 		return base
 	}
 	l.unflushed = true
 	l.appendTimes[base] = now.UnixNano()
+	d.noteLeaderAppend(now, base, last)
 	d.noteAppended(now, batch)
 	return base
 }
@@ -276,6 +279,7 @@ func (d *Driver) drainAppends(now time.Time) {
 		}
 		l.unflushed = true
 		l.appendTimes[b.base] = now.UnixNano()
+		d.noteLeaderAppend(now, b.base, last)
 		d.noteAppended(now, data)
 	}
 }
@@ -306,6 +310,7 @@ func (d *Driver) flushLeader(now time.Time) {
 		self.lastFetch, self.lastCaughtUp = now, now
 	}
 	d.maybeAdvanceHighWatermark()
+	d.noteCommitted(now)
 	d.changeCommitted()
 	d.upgradesCommitted()
 	// Parked fetches wait for the log end offset to pass their offset.

@@ -148,7 +148,7 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 		d.state = d.leader
 	case RoleFollower:
 		d.retries = 0
-		d.follower = &followerState{}
+		d.follower = &followerState{leaderHW: -1}
 		d.follower.fetch.reset(now, d.fetchTimeout())
 		d.follower.updateVoter.reset(now, d.cfg.FetchTimeout)
 		d.state = d.follower
@@ -163,6 +163,7 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 		}
 		d.state = d.resigned
 	}
+	d.noteRoleEntered(now)
 }
 
 // becomeUnattached moves to Unattached at a higher epoch (no leader, no vote).

@@ -35,6 +35,7 @@ type nodeFlags struct {
 	shutdownTimeout time.Duration
 	cpuProfile      string
 	maintainEvery   time.Duration
+	metricsListener string
 }
 
 func (f *nodeFlags) register(fs *pflag.FlagSet) {
@@ -44,6 +45,24 @@ func (f *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
 	fs.DurationVar(&f.maintainEvery, "log-maintenance-interval", node.DefaultMaintainEvery, "how often log retention (metadata.max.retention.*) is applied")
 	_ = fs.MarkHidden("log-maintenance-interval")
+	fs.StringVar(&f.metricsListener, "metrics-listener", "", "serve /metrics, /livez and /readyz on http://HOST:PORT (overrides "+config.MetricsListenerKey+")")
+}
+
+// applyMetricsListener lets --metrics-listener override the config key,
+// with the key's checks.
+func (f *nodeFlags) applyMetricsListener(cfg *config.Config) error {
+	if f.metricsListener == "" {
+		return nil
+	}
+	addr, err := config.ParseMetricsListener(f.metricsListener)
+	if err == nil {
+		err = cfg.CheckMetricsAddr(addr)
+	}
+	if err != nil {
+		return fmt.Errorf("--metrics-listener: %w", err)
+	}
+	cfg.MetricsListener = addr
+	return nil
 }
 
 // runStart runs a controller on __cluster_metadata, configured by a file
@@ -217,6 +236,9 @@ func runNode(f nodeFlags, cfg *config.Config, o node.Options, lg *zap.Logger, ra
 	lg = lg.With(zap.Int32("node_id", cfg.NodeID))
 	if f.shutdownTimeout <= 0 {
 		return fmt.Errorf("--shutdown-timeout %v: must be positive", f.shutdownTimeout)
+	}
+	if err := f.applyMetricsListener(cfg); err != nil {
+		return err
 	}
 	o.Logger, o.ShutdownTimeout, o.MaintainEvery = lg, f.shutdownTimeout, f.maintainEvery
 	n, err := node.New(cfg, o)

@@ -64,6 +64,9 @@ type MixedRaftConfig struct {
 	// ClientSecurity is how the harness's own requests (DescribeQuorum) reach nodes
 	// whose listeners use TLS or SASL; nil: plaintext.
 	ClientSecurity *security.ClientSide
+	// Metrics gives every node a MetricsPort: Kafka nodes serve remote JMX there (no
+	// authentication, 127.0.0.1), kraftd nodes --metrics-listener.
+	Metrics bool
 }
 
 // MixedNode is one voter of a mixed quorum. Its port, log dir and directory id survive
@@ -76,6 +79,7 @@ type MixedNode struct {
 	LogDir       string
 	PartitionDir string
 	DirectoryID  string
+	MetricsPort  int      // MixedRaftConfig.Metrics: JMX or /metrics port; 0 otherwise
 	Proc         *Process // the current (or last) process
 	Starts       int
 
@@ -101,6 +105,10 @@ func (e *Env) NewMixedRaft(t testing.TB, cfg MixedRaftConfig) *MixedRaft {
 	}
 	q := &MixedRaft{t: t, env: e, cfg: cfg}
 	ports := FreePorts(t, len(cfg.Sides))
+	var metricsPorts []int
+	if cfg.Metrics {
+		metricsPorts = FreePorts(t, len(cfg.Sides))
+	}
 	for i, side := range cfg.Sides {
 		id := int32(i + 1)
 		dir := filepath.Join(t.TempDir(), "data")
@@ -110,6 +118,9 @@ func (e *Env) NewMixedRaft(t testing.TB, cfg MixedRaftConfig) *MixedRaft {
 		}
 		n := &MixedNode{ID: id, Side: side, Port: ports[i], Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i])),
 			LogDir: dir, PartitionDir: filepath.Join(dir, topic+"-0"), DirectoryID: NewUUID()}
+		if cfg.Metrics {
+			n.MetricsPort = metricsPorts[i]
+		}
 		q.Nodes = append(q.Nodes, n)
 		q.Voters = append(q.Voters, Voter(id, n.Addr))
 	}
@@ -136,12 +147,12 @@ func (q *MixedRaft) Start(id int32) {
 	case SideKafka:
 		s := q.env.StartTestRaftServer(q.t, RaftServerConfig{NodeID: id, Port: n.Port, Voters: q.Voters,
 			DirectoryID: n.DirectoryID, Throughput: q.cfg.Throughput, RecordSize: q.cfg.RecordSize,
-			Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j, JVMFlags: q.cfg.KafkaJVMFlags})
+			Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j, JVMFlags: q.kafkaJVMFlags(n, q.cfg.KafkaJVMFlags)})
 		n.Proc = s.Process
 	case SideKraftd:
 		args := []string{"--throughput", strconv.Itoa(q.cfg.Throughput), "--record-size", strconv.Itoa(q.cfg.RecordSize),
 			"--stats-json", "--stats-interval", "1s", "--log-format", "json"}
-		args = append(args, q.cfg.KraftdArgs...)
+		args = append(append(args, q.cfg.KraftdArgs...), q.kraftdMetricsArgs(n)...)
 		k := StartKraftd(q.t, KraftdConfig{Command: "test-kraft-server-start", NodeID: id, Port: n.Port, Voters: q.Voters,
 			DirectoryID: n.DirectoryID, Dir: n.LogDir, Props: q.kraftdProps(), Args: args})
 		n.Proc = k.Process
@@ -167,14 +178,15 @@ func (q *MixedRaft) startController(n *MixedNode) {
 	switch n.Side {
 	case SideKafka:
 		c := q.env.StartController(q.t, ControllerConfig{NodeID: n.ID, ClusterID: q.ClusterID(n.ID), Port: n.Port, Voters: q.Voters,
-			NoFormat: formatted, Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j, FormatArgs: q.cfg.KafkaFormatArgs})
+			NoFormat: formatted, Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j, FormatArgs: q.cfg.KafkaFormatArgs,
+			JVMFlags: q.kafkaJVMFlags(n, nil)})
 		n.Proc = c.Process
 	case SideKraftd:
 		if !formatted && len(q.cfg.KafkaFormatArgs) > 0 && q.cfg.KraftdFormatArgs == nil {
 			q.formatWithKafka(n)
 			formatted = true
 		}
-		args := append([]string{"--log-format", "json"}, q.cfg.KraftdArgs...)
+		args := append(append([]string{"--log-format", "json"}, q.cfg.KraftdArgs...), q.kraftdMetricsArgs(n)...)
 		k := StartKraftd(q.t, KraftdConfig{Command: "start", NodeID: n.ID, ClusterID: q.ClusterID(n.ID), Port: n.Port, Voters: q.Voters,
 			Dir: n.LogDir, NoFormat: formatted, Props: q.kraftdProps(), Args: args, FormatArgs: q.cfg.KraftdFormatArgs})
 		n.Proc = k.Process
@@ -586,6 +598,29 @@ func (q *MixedRaft) topic() string {
 		return "__cluster_metadata"
 	}
 	return RaftTestTopic
+}
+
+// kafkaJVMFlags are flags (nil: the harness's defaults) with remote JMX on the node's
+// MetricsPort when the quorum has metrics.
+func (q *MixedRaft) kafkaJVMFlags(n *MixedNode, flags []string) []string {
+	if !q.cfg.Metrics {
+		return flags
+	}
+	if flags == nil {
+		flags = serverJVMFlags
+	}
+	port := strconv.Itoa(n.MetricsPort)
+	return append(slices.Clip(flags), "-Dcom.sun.management.jmxremote", "-Dcom.sun.management.jmxremote.port="+port,
+		"-Dcom.sun.management.jmxremote.rmi.port="+port, "-Dcom.sun.management.jmxremote.host=127.0.0.1",
+		"-Djava.rmi.server.hostname=127.0.0.1", "-Dcom.sun.management.jmxremote.authenticate=false",
+		"-Dcom.sun.management.jmxremote.ssl=false")
+}
+
+func (q *MixedRaft) kraftdMetricsArgs(n *MixedNode) []string {
+	if !q.cfg.Metrics {
+		return nil
+	}
+	return []string{"--metrics-listener", "http://127.0.0.1:" + strconv.Itoa(n.MetricsPort)}
 }
 
 func (q *MixedRaft) kraftdProps() Props {
