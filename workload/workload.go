@@ -92,6 +92,7 @@ type Workload struct {
 	appendErrors      int64
 	clock             func() time.Time // commit observation time (tests replace it)
 	stopped           bool             // a non-retriable append error
+	csvHeaderDone     bool             // --stats-format csv printed its header
 }
 
 var _ node.Application = (*Workload)(nil)
@@ -302,8 +303,10 @@ func (w *Workload) HandleLeaderChange(l raft.LeaderAndEpoch) { w.last = l }
 
 func (w *Workload) BeginShutdown() {}
 
-// Stats is one line of --stats-json (field names are parsed by tools).
+// Stats is one line of --stats-json, or one row of --stats-format csv
+// (field names are parsed by tools).
 type Stats struct {
+	ElapsedSec       float64 `json:"elapsed_sec"` // since the workload started, at the end of the interval
 	NodeID           int32   `json:"node_id"`
 	LeaderID         int32   `json:"leader_id"`
 	Epoch            int32   `json:"epoch"`
@@ -333,9 +336,10 @@ const (
 	StatsText  StatsFormat = iota // one readable line per interval and a summary
 	StatsJSON                     // one Stats object per line (tools parse it)
 	StatsKafka                    // TestRaftServer's "Throughput (bytes/second): ..." line
+	StatsCSV                      // a header row, then one row per interval (the Stats fields), the summary's final=true
 )
 
-var statsFormatNames = []string{"text", "json", "kafka"}
+var statsFormatNames = []string{"text", "json", "kafka", "csv"}
 
 func (f StatsFormat) String() string {
 	if int(f) < len(statsFormatNames) {
@@ -348,7 +352,7 @@ func (f StatsFormat) String() string {
 func (f *StatsFormat) Set(s string) error {
 	i := slices.Index(statsFormatNames, s)
 	if i < 0 {
-		return fmt.Errorf("unknown stats format %q (text, json or kafka)", s)
+		return fmt.Errorf("unknown stats format %q (text, json, kafka or csv)", s)
 	}
 	*f = StatsFormat(i)
 	return nil
@@ -373,7 +377,7 @@ func (w *Workload) printStats(now time.Time, st raft.Status, final bool) {
 	s := Stats{
 		NodeID: w.nodeID, LeaderID: st.LeaderID, Epoch: st.Epoch, Role: st.Role.String(),
 		CurrentState: currentState(st.Role, w.voter), HighWatermark: st.HighWatermark, LogEndOffset: st.LogEndOffset, CommittedRecords: w.committed, IntervalSec: round3(elapsed),
-		LatencyCount: h.TotalCount(), Final: final,
+		LatencyCount: h.TotalCount(), Final: final, ElapsedSec: round3(now.Sub(w.started).Seconds()),
 	}
 	if elapsed > 0 {
 		s.RecordsPerSec = round3(float64(committed) / elapsed)
@@ -389,6 +393,10 @@ func (w *Workload) printStats(now time.Time, st raft.Status, final bool) {
 	case StatsJSON:
 		b, _ := json.Marshal(s)
 		fmt.Fprintln(w.out, string(b))
+	case StatsCSV:
+		// A failed write of stats is not worth stopping the workload for (as for the others).
+		_ = writeCSV(w.out, !w.csvHeaderDone, s.CSVRecord())
+		w.csvHeaderDone = true
 	case StatsKafka:
 		// TestRaftServer prints while it leads and commits, nothing at shutdown. Its rate
 		// is a Kafka Rate, which understates the first minute; this one is the interval's.

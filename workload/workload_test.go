@@ -250,7 +250,7 @@ func recordsOf(n, size int) [][]byte {
 }
 
 func TestStatsFormatFlag(t *testing.T) {
-	for _, name := range []string{"text", "json", "kafka"} {
+	for _, name := range []string{"text", "json", "kafka", "csv"} {
 		var f StatsFormat
 		if err := f.Set(name); err != nil || f.String() != name {
 			t.Errorf("Set(%q) = %v, String %q", name, err, f.String())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"syscall"
 	"time"
@@ -16,8 +17,9 @@ import (
 // fetch 2 s), the time from signalling the leader to a surviving node
 // answering DescribeQuorum as leader of a higher epoch: SIGTERM (graceful:
 // the leader resigns with EndQuorumEpoch) and kill -9 (the followers notice
-// through the fetch timeout). Each run restarts the stopped node.
-func runFailover(bin string, runs int) error {
+// through the fetch timeout). Each run restarts the stopped node. With
+// csvDir, each failover is a row of csvDir/failover.csv.
+func runFailover(bin string, runs int, csvDir string) error {
 	dir, err := os.MkdirTemp("", "kraftd-failover-")
 	if err != nil {
 		return err
@@ -35,6 +37,7 @@ func runFailover(bin string, runs int) error {
 		}
 	}
 	var term, kill []time.Duration
+	var rows [][]string
 	for r := 0; r < runs; r++ {
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 			took, err := q.failover(r, sig)
@@ -46,11 +49,15 @@ func runFailover(bin string, runs int) error {
 			} else {
 				term = append(term, took)
 			}
+			rows = append(rows, failoverRow(r+1, signalName(sig), took))
 		}
 	}
 	fmt.Printf("failover (Kafka default timeouts: election 1 s, fetch 2 s), median of %d: SIGTERM %v, kill -9 %v\n",
 		runs, medianDuration(term).Round(time.Millisecond), medianDuration(kill).Round(time.Millisecond))
-	return nil
+	if csvDir == "" {
+		return nil
+	}
+	return writeCSVFile(filepath.Join(csvDir, "failover.csv"), failoverHeader, rows)
 }
 
 // failoverQuorum is a cluster whose nodes run a light workload with
@@ -112,11 +119,7 @@ func (q *failoverQuorum) failover(run int, sig syscall.Signal) (time.Duration, e
 		return 0, err
 	}
 	took := time.Since(t0)
-	name := "SIGTERM"
-	if sig == syscall.SIGKILL {
-		name = "kill -9"
-	}
-	fmt.Printf("     failover %d %-7s: leader %d (epoch %d) -> %d (epoch %d) in %v\n", run+1, name, l+1, epoch, nl+1, ne, took.Round(time.Millisecond))
+	fmt.Printf("     failover %d %-7s: leader %d (epoch %d) -> %d (epoch %d) in %v\n", run+1, signalName(sig), l+1, epoch, nl+1, ne, took.Round(time.Millisecond))
 	<-stopped
 	return took, q.start(l)
 }
@@ -146,6 +149,13 @@ func (q *failoverQuorum) leader(minEpoch int32, skip int) (int, int32) {
 		}
 	}
 	return -1, 0
+}
+
+func signalName(sig syscall.Signal) string {
+	if sig == syscall.SIGKILL {
+		return "kill -9"
+	}
+	return "SIGTERM"
 }
 
 func medianDuration(ds []time.Duration) time.Duration {

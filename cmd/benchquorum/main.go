@@ -59,6 +59,7 @@ type benchOptions struct {
 	profileDir                  string
 	keep                        bool
 	protocols                   []string // -security, interleaved run by run
+	csvDir                      string   // -csv: each run's stats time series
 }
 
 func main() {
@@ -71,6 +72,7 @@ func main() {
 	flag.IntVar(&o.recordSize, "record-size", 256, "record size in bytes")
 	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
 	flag.BoolVar(&o.keep, "keep", false, "keep the data dirs and logs")
+	flag.StringVar(&o.csvDir, "csv", "", "write each run's per-second stats of every node to DIR/SCENARIO-PROTOCOL-runN.csv (and failovers to DIR/failover.csv); plot with go run ./cmd/plot")
 	flag.Var(&nodeArgs, "node-arg", "extra test-kraft-server-start flag for every node (repeatable)")
 	propsFile := flag.String("props", "", "properties file appended to every node's config")
 	security := flag.String("security", "PLAINTEXT", "controller listener protocols to compare, comma-separated (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL): each run of a scenario runs once per protocol, interleaved")
@@ -102,7 +104,7 @@ func main() {
 		want[strings.TrimSpace(s)] = true
 	}
 	if want["failover"] {
-		if err := runFailover(o.bin, o.runs); err != nil {
+		if err := runFailover(o.bin, o.runs, o.csvDir); err != nil {
 			fatal(err)
 		}
 		if len(want) == 1 {
@@ -134,7 +136,7 @@ func runScenario(o benchOptions, sc scenario) {
 			if r == 0 {
 				prof = o.profileDir
 			}
-			res, err := runOnce(o, sc, proto, prof)
+			res, err := runOnce(o, sc, proto, prof, r+1)
 			if err != nil {
 				fatal(fmt.Errorf("scenario %s %s run %d: %w", sc.name, proto, r+1, err))
 			}
@@ -207,8 +209,8 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 // runOnce runs one measured scenario on a fresh cluster: start the nodes,
 // let them run through the warm-up and the measured window, stop them, and
-// read the result from their stats.
-func runOnce(o benchOptions, sc scenario, proto, profileDir string) (result, error) {
+// read the result from their stats (written to -csv DIR as run number run).
+func runOnce(o benchOptions, sc scenario, proto, profileDir string, run int) (result, error) {
 	dir, err := os.MkdirTemp("", "kraftd-bench-")
 	if err != nil {
 		return result{}, err
@@ -244,6 +246,13 @@ func runOnce(o benchOptions, sc scenario, proto, profileDir string) (result, err
 	}
 	for _, cmd := range cmds {
 		waitOrKill(cmd, 20*time.Second)
+	}
+	if o.csvDir != "" {
+		path, err := writeRunCSV(o.csvDir, sc.name, proto, run, outs)
+		if err != nil {
+			return result{}, err
+		}
+		fmt.Println("     time series in", path)
 	}
 	return summarize(outs, o.warmup, wall, dir)
 }

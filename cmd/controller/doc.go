@@ -7,7 +7,7 @@
 //	controller format --config FILE --cluster-id ID [--ignore-formatted]
 //	controller info --config FILE
 //	controller start [--config FILE]   (and/or KAFKA_* environment variables, CLUSTER_ID)
-//	controller test-kraft-server-start --config FILE --replica-directory-id ID [--throughput N] [--record-size S] [--max-in-flight N] [--stats-format text|json|kafka]
+//	controller test-kraft-server-start --config FILE --replica-directory-id ID [--throughput N] [--record-size S] [--max-in-flight N] [--stats-format text|json|kafka|csv]
 //	controller describe-quorum --bootstrap-controller HOST:PORT (--status | --replication) [--human-readable]
 //	controller add-controller --bootstrap-controller HOST:PORT --command-config NEW_CONTROLLER_PROPS [--dry-run]
 //	controller remove-controller --bootstrap-controller HOST:PORT -i ID -d DIRECTORY_ID [--dry-run] [--unregister]
