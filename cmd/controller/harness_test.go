@@ -212,6 +212,7 @@ func (c *cluster) start(id int32) {
 	}
 	p.cmd = exec.Command(c.bin, args...)
 	p.cmd.Env = p.env
+	dieWithTest(p.cmd)
 	p.cmd.Stdout, p.cmd.Stderr = out, errf
 	if err := p.cmd.Start(); err != nil {
 		c.t.Fatal(err)

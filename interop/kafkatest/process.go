@@ -57,6 +57,7 @@ func startProcess(t testing.TB, name, dir, prog string, argv ...string) (*Proces
 	cmd := exec.Command(prog, argv...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = dir
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		return nil, fmt.Errorf("kafkatest: start %s: %w", name, err)
@@ -241,6 +242,7 @@ func (e *Env) RunTool(ctx context.Context, class string, args ...string) (string
 	argv = append(argv, "-Dlog4j2.configurationFile="+filepath.Join(e.scratch, "tool-log4j2.properties"), "-cp", e.Classpath(), class)
 	argv = append(argv, args...)
 	cmd := exec.CommandContext(ctx, e.Java, argv...)
+	dieWithTest(cmd)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
