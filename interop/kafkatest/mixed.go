@@ -524,7 +524,8 @@ func (n *MixedNode) expectedRunning() bool { return !n.stopped }
 func ParseKraftdStats(out string) []workload.Stats {
 	var r []workload.Stats
 	for _, line := range strings.Split(out, "\n") {
-		if !strings.HasPrefix(line, `{"node_id":`) {
+		// A stats object, not one of kraftd's JSON log lines sharing the output.
+		if !strings.HasPrefix(line, "{") || !strings.Contains(line, `"committed_records":`) {
 			continue
 		}
 		var s workload.Stats

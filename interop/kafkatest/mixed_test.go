@@ -1,6 +1,13 @@
 package kafkatest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kraftd/kraftd/workload"
+	"go.uber.org/zap"
+)
 
 // Lines as Kafka 4.4.0's TestRaftServer / controller and kraftd print them.
 func TestParseTransitions(t *testing.T) {
@@ -49,5 +56,14 @@ func TestParseKraftdStats(t *testing.T) {
 	s := ParseKraftdStats(out)
 	if len(s) != 2 || s[0].HighWatermark != 3356 || s[0].LeaderID != 2 || s[0].RecordsPerSec != 200.98 || !s[1].Final || s[1].IntervalSec != 21.829 {
 		t.Errorf("ParseKraftdStats = %+v", s)
+	}
+	// The line the workload prints today, between JSON log lines, whatever its field order.
+	var b strings.Builder
+	b.WriteString(`{"level":"info","ts":"2026-12-02T05:00:00.000Z","msg":"became leader","epoch":3}` + "\n")
+	w := workload.New(workload.Config{StatsFormat: workload.StatsJSON, RecordSize: 1, MaxInFlight: 1}, 7, true, &b, zap.NewNop(), time.Unix(1000, 0))
+	w.PrintSummary(time.Unix(1002, 0))
+	b.WriteString(`{"level":"info","msg":"shutting down"}` + "\n")
+	if s := ParseKraftdStats(b.String()); len(s) != 1 || s[0].NodeID != 7 || !s[0].Final {
+		t.Errorf("ParseKraftdStats of the workload's own line %q = %+v", b.String(), s)
 	}
 }
