@@ -7,8 +7,9 @@
 // start-up on one thread), so the longest of them (TestDynamicMixedQuorum,
 // TestMixedRaftQuorum, TestQuorumCLIWithKafka, TestFormatRefusalsMatchKafka,
 // TestDynamicChangesJVMFirst, TestSecureMixedQuorum, TestControllerApisNotActive,
-// TestAdminToolsAgainstKraftdLeader, TestMixedControllerDeferral) run in parallel with each
-// other (at most GOMAXPROCS at a time) after the rest; their deadlines allow for it. Tests
+// TestAdminToolsAgainstKraftdLeader, TestMixedControllerDeferral, TestMixedRaftMetrics, the
+// snapshot transfers, TestImageEnvironmentAsKafka) run in parallel with each other (at most
+// GOMAXPROCS at a time) after the rest; their deadlines allow for it. Tests
 // that judge timing or throughput stay sequential. Scenarios too long for
 // make test carry the interoplong build tag and a name ending in Long (make interop-long);
 // they run in parallel too, except the controller-less window measurements

@@ -44,6 +44,7 @@ func dockerWrapper(ctx context.Context, env *kafkatest.Env, work string, environ
 // image formatted from CLUSTER_ID is taken by kraftd's start with the same
 // CLUSTER_ID, and both refuse another cluster id.
 func TestImageEnvironmentAsKafka(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

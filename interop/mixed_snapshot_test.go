@@ -24,6 +24,7 @@ import (
 // (its copy byte-identical to the leader's file), then fetch the rest of the log, which
 // matches the leader's batch for batch.
 func TestMixedRaftSnapshot(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
@@ -274,6 +275,7 @@ func sameBatches(t *testing.T, fs, fe int64, fb map[int64][]byte, ls, le int64, 
 // the JVM leader's snapshot through FetchSnapshot (its copy byte-identical to the JVM's
 // file) and fetch the rest of the log, which matches the leader's batch for batch.
 func TestMixedControllerSnapshot(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
