@@ -72,9 +72,9 @@ type Cluster struct {
 // Node is one process slot: it may be killed and restarted on the same
 // port and data dir; its outputs are appended across runs.
 type Node struct {
-	ID                                int32
-	Port                              int
-	DataDir                           string
+	ID                                 int32
+	Port                               int
+	DataDir                            string
 	cfg, out, errLog, journal, control string
 
 	mu      sync.Mutex
