@@ -55,6 +55,9 @@ type Round struct {
 	Healed    time.Time
 	Recovered time.Time
 	Bound     time.Duration
+	// MinEpoch, when set, makes only a leader of a higher epoch count as
+	// recovered (after a leader's graceful exit its last commits do not).
+	MinEpoch int32
 }
 
 // History is what a run leaves for the checker.

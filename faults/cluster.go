@@ -135,8 +135,10 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 	for _, nd := range c.nodes {
 		c.writeConfig(nd, linkPort)
 	}
-	c.sampled.Add(1)
-	go c.sample()
+	for _, id := range c.IDs {
+		c.sampled.Add(1)
+		go c.sample(id)
+	}
 	return c
 }
 

@@ -83,8 +83,10 @@ func (c *Cluster) paused(id int32) bool {
 	return nd.paused
 }
 
-// sample records every leader answer every 100 ms until shutdown.
-func (c *Cluster) sample() {
+// sample records node id's leader answers every 100 ms until shutdown;
+// each node has its own sampler so a dead or stopped one (whose requests
+// wait for their timeout) does not thin out the others' samples.
+func (c *Cluster) sample(id int32) {
 	defer c.sampled.Done()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -94,16 +96,14 @@ func (c *Cluster) sample() {
 			return
 		case <-tick.C:
 		}
-		for _, id := range c.IDs {
-			if !c.Running(id) || c.paused(id) {
-				continue
-			}
-			if s, ok := c.describe(id, 500*time.Millisecond); ok {
-				c.mu.Lock()
-				s.Round = c.round
-				c.samples = append(c.samples, s)
-				c.mu.Unlock()
-			}
+		if !c.Running(id) || c.paused(id) {
+			continue
+		}
+		if s, ok := c.describe(id, 500*time.Millisecond); ok {
+			c.mu.Lock()
+			s.Round = c.round
+			c.samples = append(c.samples, s)
+			c.mu.Unlock()
 		}
 	}
 }
@@ -168,7 +168,7 @@ func (c *Cluster) Healed(r *Round) (time.Duration, bool) {
 	for time.Now().Before(deadline) {
 		c.mu.Lock()
 		for _, s := range c.samples {
-			if s.At.After(r.Healed) && s.HW > before {
+			if s.At.After(r.Healed) && s.HW > before && s.Epoch > r.MinEpoch {
 				r.Recovered = s.At
 				c.mu.Unlock()
 				return r.Recovered.Sub(r.Healed), true
