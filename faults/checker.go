@@ -88,6 +88,7 @@ const (
 	LostAck          = "lost-ack"             // an acknowledged batch is on fewer than a majority
 	CommittedChanged = "committed-changed"    // a node holds other data below its HW
 	LogsDisagree     = "logs-disagree"        // two nodes differ below both HWs
+	TwoLeaders       = "two-leaders"          // two nodes answered as leader of one epoch
 	EpochBackwards   = "epoch-backwards"      // a node led at a lower epoch after a higher one
 	HWBackwards      = "hw-backwards"         // the cluster's high watermark went down
 	NoRecovery       = "no-recovery"          // no commit within the liveness bound after a heal
@@ -101,6 +102,7 @@ const (
 //     and CRC (Jepsen's "no lost acknowledged writes", S11).
 //   - Every node whose HW is above an ack holds exactly that batch (S6).
 //   - Two nodes agree, batch for batch, below the lower of their HWs (S6).
+//   - No two nodes answered as leader of the same epoch (S1).
 //   - No node answered as leader with a lower epoch after a higher one (S2),
 //     and no leader reported a high watermark below one reported earlier in
 //     the same or a lower epoch (S7).
@@ -215,6 +217,7 @@ func checkSamples(samples []Sample) []Violation {
 	ss := append([]Sample(nil), samples...)
 	sort.SliceStable(ss, func(i, j int) bool { return ss[i].At.Before(ss[j].At) })
 	lastEpoch := map[int32]int32{}
+	leaderOf := map[int32]int32{}
 	// hwUpTo[e] is the highest HW any leader of epoch e reported so far.
 	hwUpTo := map[int32]int64{}
 	for _, s := range ss {
@@ -223,6 +226,11 @@ func checkSamples(samples []Sample) []Violation {
 				fmt.Sprintf("answered as leader of epoch %d at %s after epoch %d", s.Epoch, s.At.Format(time.StampMilli), e)})
 		}
 		lastEpoch[s.Node] = max(lastEpoch[s.Node], s.Epoch)
+		if l, ok := leaderOf[s.Epoch]; ok && l != s.Node {
+			out = append(out, Violation{TwoLeaders, s.Node, s.HW, s.Round,
+				fmt.Sprintf("answered as leader of epoch %d at %s; node %d did too", s.Epoch, s.At.Format(time.StampMilli), l)})
+		}
+		leaderOf[s.Epoch] = s.Node
 		if s.HW < 0 {
 			continue
 		}

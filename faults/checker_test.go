@@ -70,6 +70,9 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 		{"two acks of one offset disagree", func(h *History) {
 			h.Acks = append(h.Acks, Ack{3, workload.JournalEntry{Base: 10, Last: 19, Epoch: 3, CRC: 0x22}})
 		}, MalformedJournal, 3, 10},
+		{"two leaders in one epoch", func(h *History) {
+			h.Samples = append(h.Samples, Sample{At: time.Unix(1010, 0), Node: 3, Epoch: 2, HW: 20, Leader: 3})
+		}, TwoLeaders, 3, 20},
 		{"epoch goes backwards on a node", func(h *History) {
 			h.Samples = append(h.Samples, Sample{At: time.Unix(1010, 0), Node: 2, Epoch: 1, HW: 30, Leader: 2})
 		}, EpochBackwards, 2, 30},

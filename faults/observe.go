@@ -216,18 +216,16 @@ func (c *Cluster) lastStats(id int32) workload.Stats {
 	return last
 }
 
-// History reads every node's log and journal and returns what the checker
-// needs.
+// History reads every node's journal and reported high watermark first,
+// then every log: an ack or a high watermark read earlier was committed
+// before the logs were read, and committed data is never truncated, so the
+// logs read later must hold it even while the cluster runs on.
 func (c *Cluster) History() (History, error) {
 	h := History{Voters: len(c.IDs)}
+	hw := map[int32]int64{}
 	for _, id := range c.IDs {
-		nd := c.nodes[id]
-		bs, err := ReadLog(nd.DataDir)
-		if err != nil {
-			return h, fmt.Errorf("node %d: %w", id, err)
-		}
-		h.Logs = append(h.Logs, NodeLog{Node: id, Batches: bs, HW: c.lastStats(id).HighWatermark})
-		acks, err := readJournal(nd.journal)
+		hw[id] = c.lastStats(id).HighWatermark
+		acks, err := readJournal(c.nodes[id].journal)
 		if err != nil {
 			return h, fmt.Errorf("node %d: %w", id, err)
 		}
@@ -241,6 +239,13 @@ func (c *Cluster) History() (History, error) {
 		h.Rounds = append(h.Rounds, *r)
 	}
 	c.mu.Unlock()
+	for _, id := range c.IDs {
+		bs, err := ReadLog(c.nodes[id].DataDir)
+		if err != nil {
+			return h, fmt.Errorf("node %d: %w", id, err)
+		}
+		h.Logs = append(h.Logs, NodeLog{Node: id, Batches: bs, HW: hw[id]})
+	}
 	return h, nil
 }
 
