@@ -84,3 +84,14 @@ soak-hostile:
 # interop-deps): the reference table to read beside soak-hostile's.
 soak-hostile-kafka: interop-deps
 	KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -tags interophostile -count=1 -timeout 0 -run '^TestHostileAgainstKafka$$' -v ./interop/
+
+# The real-process fault suite (faults/, see its doc.go for the fault-matrix rows): every
+# scenario once, then the seeded nemesis run on three kraftd processes for FAULT_MINUTES,
+# checked after every round. The seed is printed with a replay command; FAULT_SEED=N
+# replays a schedule. Needs root for the tmpfs disk-full test. A short subset runs in make test.
+FAULT_MINUTES ?= 10
+FAULT_SEED ?=
+.PHONY: faults
+faults:
+	$(GO) vet -tags faults ./faults/
+	FAULT_MINUTES=$(FAULT_MINUTES) FAULT_SEED=$(FAULT_SEED) $(GO) test -tags faults -count=1 -timeout 0 -v ./faults/
