@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // failStop injects rules into node id's file layer, waits for the node to
@@ -62,9 +63,17 @@ func mountTmpfs(t *testing.T, size string) string {
 		t.Skipf("mount tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-			exec.Command("umount", "-l", dir).Run()
+		// The killed processes' files may take a moment to be released.
+		var out []byte
+		var err error
+		for i := 0; i < 20; i++ {
+			if out, err = exec.Command("umount", dir).CombinedOutput(); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if lazy, lerr := exec.Command("umount", "-l", dir).CombinedOutput(); lerr != nil {
+			t.Errorf("umount %s: %v: %s; lazy: %v: %s", dir, err, out, lerr, lazy)
 		}
 	})
 	return dir

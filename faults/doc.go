@@ -45,7 +45,8 @@
 // (make faults): TestFiveVoterPartitions (14, 16), TestLinkFaults (16, 13:
 // one-way, flapping, latency, throttle, reset), TestPauseLeader (18),
 // TestTermLeaderAndDuringElection (32), TestAllKilledMajorityRestarts (2),
-// TestFsyncStalls (11), TestDataDirLoss (12), TestCorruptionRefusesStart
+// TestFsyncStalls (11), TestQuorumStateWriteCrashes (4), TestDataDirLoss
+// (12), TestCorruptionRefusesStart
 // (6, 7), and TestNemesisLong, the seeded mix of all of them for
 // FAULT_MINUTES.
 package faults

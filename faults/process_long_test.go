@@ -3,6 +3,7 @@
 package faults
 
 import (
+	"math/rand"
 	"testing"
 	"time"
 )
@@ -100,4 +101,39 @@ func (c *Cluster) expectCleanExit(t *testing.T, id int32) {
 	if err := c.ExitErr(id); err != nil {
 		t.Fatalf("node %d exited with %v after SIGTERM", id, err)
 	}
+}
+
+// TestQuorumStateWriteCrashes (row 4, PROC): every node's quorum-state
+// fsyncs and renames are slowed by 40 ms each, so elections spend much of their time
+// writing votes; the leader is killed -9 and, while the others elect, one
+// of them too, five times. Every restart must find the old or the new
+// state (a node that cannot read its quorum-state refuses to start), and
+// no node ever leads at a lower epoch than before (S2). (With 150 ms each,
+// a vote costs more than half an election timeout and elections churn for
+// 15-35 s before one sticks: slow quorum-state disks cost liveness.)
+func TestQuorumStateWriteCrashes(t *testing.T) {
+	skipShort(t)
+	c, _ := start(t, Options{})
+	for _, id := range c.IDs {
+		c.SetDiskFaults(id, "sync delay 40ms quorum-state\nrename delay 40ms quorum-state\n")
+	}
+	rng := rand.New(rand.NewSource(4))
+	for i := 0; i < 5; i++ {
+		s := c.WaitLeader(LivenessBound)
+		r := c.BeginRound("kill9 during vote write")
+		c.Kill(s.Node)
+		time.Sleep(fetchTimeout + time.Duration(rng.Intn(600))*time.Millisecond)
+		second := pick(rng, without(c.IDs, s.Node))
+		c.Kill(second)
+		c.Start(s.Node)
+		c.Start(second)
+		took, ok := c.Healed(r)
+		t.Logf("round %d: killed %d, then %d mid-election; commit %v after restart (ok %v)", r.N, s.Node, second, took, ok)
+		for _, id := range []int32{s.Node, second} {
+			if !c.Running(id) {
+				t.Fatalf("node %d did not start again: %v", id, c.ExitErr(id))
+			}
+		}
+	}
+	finish(t, c)
 }
