@@ -101,7 +101,8 @@ const (
 //   - Every ack is on a majority of voters: a batch with its offsets, epoch
 //     and CRC (Jepsen's "no lost acknowledged writes", S11).
 //   - Every node whose HW is above an ack holds exactly that batch (S6).
-//   - Two nodes agree, batch for batch, below the lower of their HWs (S6).
+//   - No log ends below its node's HW (S7: nothing committed is truncated),
+//     and two nodes agree, batch for batch, below the lower of their HWs (S6).
 //   - No two nodes answered as leader of the same epoch (S1).
 //   - No node answered as leader with a lower epoch after a higher one (S2),
 //     and no leader reported a high watermark below one reported earlier in
@@ -172,6 +173,12 @@ func batchAt(bs []Batch, base int64) (Batch, bool) {
 
 func checkAgreement(logs []NodeLog, round int) []Violation {
 	var out []Violation
+	for _, l := range logs {
+		if end := endOf(l.Batches); l.HW > end {
+			out = append(out, Violation{CommittedChanged, l.Node, end, round,
+				fmt.Sprintf("the log ends at %d, below the high watermark %d the node reported", end, l.HW)})
+		}
+	}
 	for i := range logs {
 		for j := i + 1; j < len(logs); j++ {
 			a, b := logs[i], logs[j]

@@ -64,6 +64,9 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 		{"ack missing on a node whose HW is above it", func(h *History) {
 			h.Logs[2].HW = 20
 		}, CommittedChanged, 3, 10},
+		{"a log ends below its HW", func(h *History) {
+			h.Logs[1].HW = 25
+		}, CommittedChanged, 2, 20},
 		{"logs differ below both HWs", func(h *History) {
 			h.Logs[1].Batches = []Batch{{Base: 0, Last: 9, Epoch: 1, CRC: 0x11, BatchCRC: 0xff}, h.Logs[1].Batches[1]}
 		}, LogsDisagree, 2, 0},
