@@ -190,13 +190,24 @@ func (c *Cluster) RunNemesis(seed int64, d time.Duration, checkEvery int) RunRep
 		if n.name == "kill9-leader" && !r.Recovered.IsZero() {
 			rep.Failovers = append(rep.Failovers, r.Recovered.Sub(r.Healed))
 		}
+		c.t.Logf("round %d: %s (leader %d, epoch %d, held %v): %s", r.N, r.Fault, s.Node, s.Epoch, hold, recovery(r))
 		if rep.Rounds%checkEvery == 0 {
 			rep.Violations += c.checkRound()
 		}
 	}
 	c.WaitCaughtUp(LivenessBound)
 	rep.Violations += c.checkRound()
+	if h, err := c.History(); err == nil {
+		c.t.Logf("history: %s", Summary(h))
+	}
 	return rep
+}
+
+func recovery(r *Round) string {
+	if r.Recovered.IsZero() {
+		return "no commit after the heal"
+	}
+	return fmt.Sprintf("commit %v after the heal", r.Recovered.Sub(r.Healed).Round(time.Millisecond))
 }
 
 // checkRound runs the checker, reports each violation and returns their
