@@ -44,6 +44,11 @@ type Sample struct {
 	Epoch  int32
 	HW     int64 // -1: the leader has not committed in its epoch yet
 	Leader int32
+	// Derived samples are a Kafka leader's, as the kraftd nodes report it
+	// (HW is their view, a lower bound): they take part in the
+	// two-leaders check only (a restarted follower may still name an old
+	// epoch's leader; the high watermark is not the leader's own).
+	Derived bool
 }
 
 // Round is one fault and its healing: after Healed a leader must commit
@@ -228,7 +233,7 @@ func checkSamples(samples []Sample) []Violation {
 	// hwUpTo[e] is the highest HW any leader of epoch e reported so far.
 	hwUpTo := map[int32]int64{}
 	for _, s := range ss {
-		if e, ok := lastEpoch[s.Node]; ok && s.Epoch < e {
+		if e, ok := lastEpoch[s.Node]; ok && s.Epoch < e && !s.Derived {
 			out = append(out, Violation{EpochBackwards, s.Node, s.HW, s.Round,
 				fmt.Sprintf("answered as leader of epoch %d at %s after epoch %d", s.Epoch, s.At.Format(time.StampMilli), e)})
 		}
@@ -238,7 +243,7 @@ func checkSamples(samples []Sample) []Violation {
 				fmt.Sprintf("answered as leader of epoch %d at %s; node %d did too", s.Epoch, s.At.Format(time.StampMilli), l)})
 		}
 		leaderOf[s.Epoch] = s.Node
-		if s.HW < 0 {
+		if s.HW < 0 || s.Derived {
 			continue
 		}
 		for e, hw := range hwUpTo {

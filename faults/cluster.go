@@ -23,6 +23,9 @@ type Options struct {
 	// DataDir, when set, gives a node's data dir (a tmpfs the test
 	// mounted); the default is a dir under the test's temp dir.
 	DataDir func(id int32) string
+	// Kafka names the nodes that run Apache Kafka's TestRaftServer
+	// (kafka.go); the test is skipped when Kafka is not available.
+	Kafka []int32
 }
 
 // Timing of every node: short timeouts keep a round short; L1's bound
@@ -61,6 +64,8 @@ type Cluster struct {
 	nodes map[int32]*Node
 	IDs   []int32
 
+	java, classpath string // for Options.Kafka nodes
+
 	mu      sync.Mutex
 	samples []Sample
 	rounds  []*Round
@@ -83,6 +88,7 @@ type Node struct {
 	exitErr error
 	paused  bool
 	Runs    int
+	kafka   bool // runs Kafka's TestRaftServer
 }
 
 var dirIDs = []string{"b8tRS7h4TJ2Vt43Dp85v2A", "Nkij_D9XRiYKNb41SiJo7Q", "4-e97nI7eHPYKfEDtW8rtQ", "J8aAPcfLQt2bqs1JT_rMgQ", "MkU3OEVBNTcwNTJENDM2Qg"}
@@ -101,6 +107,9 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 		o.Throughput = 500
 	}
 	c := &Cluster{t: t, opts: o, dir: t.TempDir(), bin: Binary(t), Mesh: newMesh(), nodes: map[int32]*Node{}, stop: make(chan struct{})}
+	if len(o.Kafka) > 0 {
+		c.java, c.classpath = RequireKafka(t)
+	}
 	n := o.Voters
 	ports, err := freeport.Take(n + n*(n-1))
 	if err != nil {
@@ -114,6 +123,9 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 			errLog: base + ".log", journal: base + ".journal", control: base + ".faultfs"}
 		if o.DataDir != nil {
 			nd.DataDir = o.DataDir(id)
+		}
+		for _, k := range o.Kafka {
+			nd.kafka = nd.kafka || k == id
 		}
 		c.nodes[id] = nd
 	}
@@ -156,6 +168,9 @@ func (c *Cluster) writeConfig(nd *Node, linkPort map[[2]int32]int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "node.id=%d\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\n", nd.ID, nd.Port)
 	fmt.Fprintf(&b, "controller.listener.names=CONTROLLER\ncontroller.quorum.voters=%s\nlog.dirs=%s\n", strings.Join(voters, ","), nd.DataDir)
+	if nd.kafka {
+		b.WriteString("listener.security.protocol.map=CONTROLLER:PLAINTEXT\n")
+	}
 	for _, p := range append(append([]string(nil), nodeProps...), c.opts.Props...) {
 		b.WriteString(p + "\n")
 	}
@@ -191,10 +206,10 @@ func (c *Cluster) Start(id int32) {
 	defer nd.mu.Unlock()
 	nd.Runs++
 	fmt.Fprintf(errf, "=== run %d\n", nd.Runs)
-	cmd := exec.Command(c.bin, "test-kraft-server-start", "--config", nd.cfg, "--replica-directory-id", dirIDs[id-1],
-		"--throughput", fmt.Sprint(c.opts.Throughput), "--record-size", "64", "--stats-json", "--stats-interval", "200ms",
-		"--commit-journal", nd.journal, "--log-level", "info")
-	cmd.Env = append(os.Environ(), "KRAFTD_FAULTFS="+nd.control)
+	cmd := c.kraftdCommand(nd)
+	if nd.kafka {
+		cmd = c.kafkaCommand(nd)
+	}
 	cmd.Stdout, cmd.Stderr = out, errf
 	if err := cmd.Start(); err != nil {
 		out.Close()
@@ -212,6 +227,16 @@ func (c *Cluster) Start(id int32) {
 		nd.mu.Unlock()
 		close(done)
 	}()
+}
+
+// kraftdCommand is node nd's test-kraft-server-start command line, its
+// file layer following nd's control file.
+func (c *Cluster) kraftdCommand(nd *Node) *exec.Cmd {
+	cmd := exec.Command(c.bin, "test-kraft-server-start", "--config", nd.cfg, "--replica-directory-id", dirIDs[nd.ID-1],
+		"--throughput", fmt.Sprint(c.opts.Throughput), "--record-size", "64", "--stats-json", "--stats-interval", "200ms",
+		"--commit-journal", nd.journal, "--log-level", "info")
+	cmd.Env = append(os.Environ(), "KRAFTD_FAULTFS="+nd.control)
+	return cmd
 }
 
 // Running reports whether node id's process is alive (paused counts).
@@ -337,7 +362,7 @@ func (c *Cluster) shutdown() {
 			if len(b) > 8000 {
 				b = b[len(b)-8000:]
 			}
-			c.t.Logf("==== node %d log (tail)\n%s", id, b)
+			c.t.Logf("==== node %d (%s) log (tail); last stats %+v\n%s", id, c.kind(id), c.lastStats(id), b)
 		}
 	}
 }

@@ -41,12 +41,22 @@
 // In make test (no build tag): TestLeaderIsolated (row 13),
 // TestKillLeaderCycles (1, and 3 and 5: each kill drops the unflushed tail
 // and may tear the last batch), TestDiskErrorsFailStop (10), TestDiskFull
-// (9: append and segment roll, leader and follower). With -tags faults
+// (9: append and segment roll, leader and follower), TestMixedKillAndPause
+// (1, 18 on two kraftd nodes and one Kafka 4.4.0 TestRaftServer; skipped
+// without java and interop/lib). With -tags faults
 // (make faults): TestFiveVoterPartitions (14, 16), TestLinkFaults (16, 13:
 // one-way, flapping, latency, throttle, reset), TestPauseLeader (18),
 // TestTermLeaderAndDuringElection (32), TestAllKilledMajorityRestarts (2),
 // TestFsyncStalls (11), TestQuorumStateWriteCrashes (4), TestDataDirLoss
 // (12), TestCorruptionRefusesStart
-// (6, 7), and TestNemesisLong, the seeded mix of all of them for
-// FAULT_MINUTES.
+// (6, 7), TestMixedOneKraftdTwoKafka (1, 18), and TestNemesisLong, the
+// seeded mix of all of them for FAULT_MINUTES.
+//
+// # Mixed quorums
+//
+// Options.Kafka runs chosen nodes as Kafka's TestRaftServer (kafka.go).
+// Link faults do not apply to them: a Kafka 4.4 follower dials the endpoint
+// its leader advertises in BeginQuorumEpoch (the leader's real listener),
+// not the proxy its controller.quorum.voters names, so only process faults
+// (kill -9, SIGSTOP) are injected in mixed runs.
 package faults

@@ -39,11 +39,7 @@ func Binary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(buildDir, "controller")
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if p, err := exec.LookPath("go"); err == nil {
-			goTool = p
-		}
-		out, err := exec.Command(goTool, "build", "-tags", "faultfs", "-o", binPath, "github.com/kraftd/kraftd/cmd/controller").CombinedOutput()
+		out, err := exec.Command(goTool(), "build", "-tags", "faultfs", "-o", binPath, "github.com/kraftd/kraftd/cmd/controller").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build -tags faultfs: %v\n%s", err, out)
 		}
@@ -52,6 +48,14 @@ func Binary(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// goTool is the go command that runs the tests.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // RemoveBinary deletes the binary Binary built.
@@ -99,7 +103,11 @@ func (c *Cluster) sample(id int32) {
 		if !c.Running(id) || c.paused(id) {
 			continue
 		}
-		if s, ok := c.describe(id, 500*time.Millisecond); ok {
+		describe := c.describe
+		if c.nodes[id].kafka {
+			describe = func(id int32, _ time.Duration) (Sample, bool) { return c.derivedSample(id) }
+		}
+		if s, ok := describe(id, 500*time.Millisecond); ok {
 			c.mu.Lock()
 			s.Round = c.round
 			c.samples = append(c.samples, s)
@@ -190,7 +198,7 @@ func (c *Cluster) WaitCaughtUp(d time.Duration) {
 	for time.Now().Before(deadline) {
 		ok := true
 		for _, id := range c.IDs {
-			if c.Running(id) && c.lastStats(id).HighWatermark < target {
+			if c.Running(id) && !c.nodes[id].kafka && c.lastStats(id).HighWatermark < target {
 				ok = false
 			}
 		}
