@@ -27,6 +27,9 @@ type NodeLog struct {
 	Node    int32
 	Batches []Batch
 	HW      int64
+	// Start is the log start offset: a snapshot ending there (S10) holds
+	// the committed state below it, whose batches the checker cannot see.
+	Start int64
 }
 
 // Ack is one commit journal entry and the node whose workload wrote it.
@@ -104,7 +107,8 @@ const (
 // every violation found, in a stable order. The rules:
 //
 //   - Every ack is on a majority of voters: a batch with its offsets, epoch
-//     and CRC (Jepsen's "no lost acknowledged writes", S11).
+//     and CRC, or below the log start (in the snapshot there) (Jepsen's "no
+//     lost acknowledged writes", S11).
 //   - Every node whose HW is above an ack holds exactly that batch (S6).
 //   - No log ends below its node's HW (S7: nothing committed is truncated),
 //     and two nodes agree, batch for batch, below the lower of their HWs (S6).
@@ -141,6 +145,10 @@ func checkAcks(h History, round int) []Violation {
 		seen[a.Base] = a
 		holders := 0
 		for _, l := range h.Logs {
+			if a.Last < l.Start {
+				holders++ // in the snapshot at the log start
+				continue
+			}
 			b, ok := batchAt(l.Batches, a.Base)
 			match := ok && b.Last == a.Last && b.Epoch == a.Epoch && b.CRC == a.CRC
 			if match {
@@ -179,7 +187,7 @@ func batchAt(bs []Batch, base int64) (Batch, bool) {
 func checkAgreement(logs []NodeLog, round int) []Violation {
 	var out []Violation
 	for _, l := range logs {
-		if end := endOf(l.Batches); l.HW > end {
+		if end := max(endOf(l.Batches), l.Start); l.HW > end {
 			out = append(out, Violation{CommittedChanged, l.Node, end, round,
 				fmt.Sprintf("the log ends at %d, below the high watermark %d the node reported", end, l.HW)})
 		}

@@ -42,6 +42,12 @@ func TestCheckGoodHistory(t *testing.T) {
 	if v := Check(goodHistory(), 1); len(v) != 0 {
 		t.Fatalf("violations in a good history: %v", v)
 	}
+	// Node 2 compacted [0,9] into a snapshot: the ack there still holds.
+	h := goodHistory()
+	h.Logs[1].Batches, h.Logs[1].Start = h.Logs[1].Batches[1:], 10
+	if v := Check(h, 1); len(v) != 0 {
+		t.Fatalf("violations with a snapshot at the log start: %v", v)
+	}
 }
 
 // TestCheckCatchesEachViolation breaks the good history in one way per

@@ -23,6 +23,8 @@ type Options struct {
 	// DataDir, when set, gives a node's data dir (a tmpfs the test
 	// mounted); the default is a dir under the test's temp dir.
 	DataDir func(id int32) string
+	// Args are extra test-kraft-server-start flags for every kraftd node.
+	Args []string
 	// Kafka names the nodes that run Apache Kafka's TestRaftServer
 	// (kafka.go); the test is skipped when Kafka is not available.
 	Kafka []int32
@@ -235,6 +237,7 @@ func (c *Cluster) kraftdCommand(nd *Node) *exec.Cmd {
 	cmd := exec.Command(c.bin, "test-kraft-server-start", "--config", nd.cfg, "--replica-directory-id", dirIDs[nd.ID-1],
 		"--throughput", fmt.Sprint(c.opts.Throughput), "--record-size", "64", "--stats-json", "--stats-interval", "200ms",
 		"--commit-journal", nd.journal, "--log-level", "info")
+	cmd.Args = append(cmd.Args, c.opts.Args...)
 	cmd.Env = append(os.Environ(), "KRAFTD_FAULTFS="+nd.control)
 	return cmd
 }

@@ -49,7 +49,9 @@
 // TestTermLeaderAndDuringElection (32), TestAllKilledMajorityRestarts (2),
 // TestFsyncStalls (11), TestQuorumStateWriteCrashes (4), TestDataDirLoss
 // (12), TestCorruptionRefusesStart
-// (6, 7), TestMixedOneKraftdTwoKafka (1, 18), and TestNemesisLong, the
+// (6, 7), TestSnapshotCatchUpUnderKills (31), TestMixedOneKraftdTwoKafka
+// (1, 18), TestCheckerCatchesRealLoss (the checker on real logs cut in
+// half), and TestNemesisLong, the
 // seeded mix of all of them for FAULT_MINUTES.
 //
 // # Mixed quorums

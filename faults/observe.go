@@ -248,13 +248,28 @@ func (c *Cluster) History() (History, error) {
 	}
 	c.mu.Unlock()
 	for _, id := range c.IDs {
-		bs, err := ReadLog(c.nodes[id].DataDir)
+		l, err := readLiveLog(c.nodes[id].DataDir)
 		if err != nil {
 			return h, fmt.Errorf("node %d: %w", id, err)
 		}
-		h.Logs = append(h.Logs, NodeLog{Node: id, Batches: bs, HW: hw[id]})
+		l.Node, l.HW = id, hw[id]
+		h.Logs = append(h.Logs, l)
 	}
 	return h, nil
+}
+
+// readLiveLog reads a running node's log; retention may delete a segment
+// while it is read, so a failed read is tried again a few times.
+func readLiveLog(dataDir string) (NodeLog, error) {
+	var err error
+	for i := 0; i < 5; i++ {
+		var l NodeLog
+		if l, err = ReadLog(dataDir); err == nil {
+			return l, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return NodeLog{}, err
 }
 
 func readJournal(path string) ([]workload.JournalEntry, error) {
@@ -269,16 +284,16 @@ func readJournal(path string) ([]workload.JournalEntry, error) {
 	return workload.ReadJournal(f)
 }
 
-// ReadLog reads the test partition's batches under dataDir with
-// metadatalog (read-only: a running node's torn tail is ignored).
-func ReadLog(dataDir string) ([]Batch, error) {
+// ReadLog reads the test partition's batches and log start under dataDir
+// with metadatalog (read-only: a running node's torn tail is ignored).
+func ReadLog(dataDir string) (NodeLog, error) {
 	dir := metadatalog.PartitionDir(dataDir, perfTopic)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return NodeLog{}, nil
 	}
 	l, err := metadatalog.OpenReadOnly(dir)
 	if err != nil {
-		return nil, err
+		return NodeLog{}, err
 	}
 	defer l.Close()
 	var out []Batch
@@ -299,7 +314,7 @@ func ReadLog(dataDir string) ([]Batch, error) {
 			CRC: workload.RecordsCRC(values), BatchCRC: h.CRC})
 		return nil
 	})
-	return out, err
+	return NodeLog{Batches: out, Start: l.StartOffset()}, err
 }
 
 // Check runs the checker over the history so far (after round) and fails
