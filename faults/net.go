@@ -18,7 +18,7 @@ type Mesh struct {
 	server *toxiproxy.ApiServer
 	mu     sync.Mutex
 	links  map[[2]int32]*toxiproxy.Proxy
-	// active counts the toxics on each link stream, for Heal.
+	// active names the toxics on each link, for Heal.
 	active map[string][]string
 }
 
@@ -64,11 +64,16 @@ func (m *Mesh) toxic(a, b, from int32, name, typ, attrs string) error {
 		stream = "downstream"
 	}
 	full := fmt.Sprintf("%s-%s", name, stream)
+	k := fmt.Sprint(a, b)
+	for _, n := range m.active[k] {
+		if n == full {
+			return nil // already in place: faults compose (a split, then an isolation)
+		}
+	}
 	js := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":1,"attributes":{%s}}`, full, typ, stream, attrs)
 	if _, err := p.Toxics.AddToxicJson(strings.NewReader(js)); err != nil {
 		return fmt.Errorf("link %d->%d: %s: %w", a, b, full, err)
 	}
-	k := fmt.Sprint(a, b)
 	m.active[k] = append(m.active[k], full)
 	return nil
 }
