@@ -103,3 +103,11 @@ func fresh(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && time.Since(st.ModTime()) < time.Second
 }
+
+// kind names the implementation node id runs.
+func (c *Cluster) kind(id int32) string {
+	if c.nodes[id].kafka {
+		return "Kafka"
+	}
+	return "kraftd"
+}

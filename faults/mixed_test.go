@@ -70,11 +70,3 @@ func (c *Cluster) observable(victim int32) bool {
 	}
 	return false
 }
-
-// kind names the implementation node id runs.
-func (c *Cluster) kind(id int32) string {
-	if c.nodes[id].kafka {
-		return "Kafka"
-	}
-	return "kraftd"
-}
