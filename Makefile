@@ -116,3 +116,14 @@ image: dist
 # prints SKIPPED and succeeds where no runtime can run containers. Not part of make test.
 test-image:
 	IMAGE=$(IMAGE) VERSION=$(VERSION) ./scripts/test-image.sh
+
+# The real-process fault suite (faults/, see its doc.go for the fault-matrix rows): every
+# scenario once, then the seeded nemesis run on three kraftd processes for FAULT_MINUTES,
+# checked after every round. The seed is printed with a replay command; FAULT_SEED=N
+# replays a schedule. Needs root for the tmpfs disk-full test. A short subset runs in make test.
+FAULT_MINUTES ?= 10
+FAULT_SEED ?=
+.PHONY: faults
+faults:
+	$(GO) vet -tags faults ./faults/
+	FAULT_MINUTES=$(FAULT_MINUTES) FAULT_SEED=$(FAULT_SEED) $(GO) test -tags faults -count=1 -timeout 0 -v ./faults/

@@ -39,6 +39,9 @@ type Config struct {
 	// Warmup excludes appends made this soon after start from the summary
 	// histogram (they still count in the periodic stats).
 	Warmup time.Duration
+	// Journal, when set, receives every batch this node appended as
+	// leader and saw committed (--commit-journal).
+	Journal *Journal
 }
 
 // pendingAppend is one Append call awaiting commit. Latency is measured
@@ -128,7 +131,7 @@ func (w *Workload) Tick(now time.Time, st raft.Status, wr node.Writer) time.Time
 		w.printStats(now, st, false)
 		w.nextStats = now.Add(w.cfg.StatsEvery)
 	}
-	next := w.nextStats
+	next := w.flushJournal(now, w.nextStats)
 	if st.Role != raft.RoleLeader || w.stopped {
 		if w.leaderEpoch != -1 {
 			w.loseLeadership()
@@ -239,6 +242,9 @@ func (w *Workload) HandleCommit(batches []raft.CommittedBatch) {
 		if w.leaderEpoch < 0 || b.Epoch != w.leaderEpoch {
 			continue
 		}
+		if w.cfg.Journal != nil {
+			w.cfg.Journal.add(JournalEntry{Base: b.BaseOffset, Last: b.LastOffset, Epoch: b.Epoch, CRC: RecordsCRC(b.Records)})
+		}
 		for len(w.pending) > 0 && w.pending[0].first <= b.LastOffset {
 			p := &w.pending[0]
 			upto := min(p.last, b.LastOffset)
@@ -297,6 +303,35 @@ func (w *Workload) maybeSnapshot(wr node.Writer) {
 		return
 	}
 	w.lg.Info("snapshot written", zap.Int64("offset", w.lastCommitted.Offset), zap.Int32("epoch", w.lastCommitted.Epoch))
+}
+
+// flushJournal fsyncs the commit journal when its batch is due and returns
+// next, or the journal's due time when that is earlier. A journal that
+// cannot be written stops the workload: it could not tell its acks.
+func (w *Workload) flushJournal(now, next time.Time) time.Time {
+	j := w.cfg.Journal
+	if j == nil {
+		return next
+	}
+	due := j.due()
+	if due.IsZero() {
+		return next
+	}
+	if now.Before(due) {
+		return earlier(next, due)
+	}
+	if err := j.Flush(now); err != nil && !w.stopped {
+		w.lg.Error("commit journal failed; the workload stops", zap.Error(err))
+		w.stopped = true
+	}
+	return next
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func (w *Workload) HandleLeaderChange(l raft.LeaderAndEpoch) { w.last = l }

@@ -123,6 +123,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&wc.StatsEvery, "stats-interval", 5*time.Second, "how often to print stats")
 	fs.DurationVar(&wc.AppendTick, "append-interval", 250*time.Microsecond, "with --throughput > 0, records that fell due are appended together at most this often")
 	fs.DurationVar(&wc.Warmup, "stats-warmup", 0, "leave appends of the first DURATION after start out of the final summary's latency")
+	journal := fs.String("commit-journal", "", "append each batch this node appended as leader and saw committed to FILE (offsets, epoch, CRC; fsynced)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -180,6 +181,12 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	// Observers print commit stats too (no latency: they append nothing).
 	wc.Observe = observer
 	wc.SnapshotEvery = cfg.MaxRecordBytesBetweenSnapshots
+	if *journal != "" {
+		if wc.Journal, err = workload.OpenJournal(*journal); err != nil {
+			return err
+		}
+		defer wc.Journal.Close()
+	}
 	w := workload.New(wc, cfg.NodeID, cfg.IsVoter(), stdout, lg.Named("workload").With(zap.Int32("node_id", cfg.NodeID)), time.Now())
 	return runNode(f, cfg, node.Options{
 		ClusterID: clusterID, DirectoryID: dirID,

@@ -26,7 +26,10 @@
 // composable injectors (in the spirit of pebble's vfs/errorfs): Fail for
 // every operation of some kinds, If to narrow by a predicate, OnIndex to
 // fail only the n-th, DiskFull for ENOSPC after a byte budget with a short
-// write.
+// write. ControlInjector reads its rules from a control file
+// (ParseControl); a binary built with -tags faultfs wraps OS in it when
+// KRAFTD_FAULTFS names that file, so real-process tests can stall or fail
+// a running node's fsyncs and writes.
 //
 //	mem := vfs.NewMemFS()
 //	ffs := vfs.NewFaultFS(mem, vfs.OnIndex(2, vfs.Fail(syscall.EIO, vfs.OpSync)))

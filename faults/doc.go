@@ -1,0 +1,64 @@
+// Package faults runs real kraftd processes under real faults and checks
+// that nothing acknowledged was lost (reliability.md's PROC layer and the
+// process side of its DISK rows).
+//
+// A Cluster runs N test-kraft-server-start processes on 127.0.0.1, built
+// once with -tags faultfs. Every directed peer link i->j goes through its
+// own in-process toxiproxy (Mesh): node i's controller.quorum.voters names
+// each peer at the proxy of i's link to it and itself at its real listener,
+// so a test can block, delay, throttle or reset any direction of any link.
+// Processes are killed (-9), stopped (SIGSTOP/SIGCONT), terminated and
+// restarted by pid on the same dir and port. Each node's file layer follows
+// a control file (vfs.ParseControl) for fsync stalls, EIO and ENOSPC; a
+// tmpfs the test mounts fills up for real.
+//
+// # Acknowledged
+//
+// A batch is acknowledged when the leader's workload, in the epoch it
+// appended the batch, was told by raft that the batch committed, and the
+// entry (base and last offset, epoch, CRC of the record values) was then
+// written and fsynced to that node's commit journal (--commit-journal, a
+// file outside the data dir). An entry not yet fsynced when its process
+// died was never acknowledged.
+//
+// # The checker
+//
+// Check is a pure function over a History: every node's log (read with
+// metadatalog.OpenReadOnly) and its last reported high watermark, the
+// journals, DescribeQuorum samples taken every 100 ms from each node, and
+// the fault rounds. Journals and high watermarks are read before the logs,
+// so the logs must hold everything they name. It reports each violation
+// with its kind, node, offset and round: an ack on fewer than a majority
+// (S11), a node holding other data below its high watermark (S6), two logs
+// differing below both high watermarks, two leaders in one epoch (S1), a
+// node leading at a lower epoch after a higher one (S2), a leader's high
+// watermark below one reported before in the same or a lower epoch (S7),
+// and no commit within LivenessBound after a heal (L1, FT + 10·ET scaled
+// for a loaded 2-core machine).
+//
+// # Fault-matrix rows
+//
+// In make test (no build tag): TestLeaderIsolated (row 13),
+// TestKillLeaderCycles (1, and 3 and 5: each kill drops the unflushed tail
+// and may tear the last batch), TestDiskErrorsFailStop (10), TestDiskFull
+// (9: append and segment roll, leader and follower), TestMixedKillAndPause
+// (1, 18 on two kraftd nodes and one Kafka 4.4.0 TestRaftServer; skipped
+// without java and interop/lib). With -tags faults
+// (make faults): TestFiveVoterPartitions (14, 16), TestLinkFaults (16, 13:
+// one-way, flapping, latency, throttle, reset), TestPauseLeader (18),
+// TestTermLeaderAndDuringElection (32), TestAllKilledMajorityRestarts (2),
+// TestFsyncStalls (11), TestQuorumStateWriteCrashes (4), TestDataDirLoss
+// (12), TestCorruptionRefusesStart
+// (6, 7), TestSnapshotCatchUpUnderKills (31), TestMixedOneKraftdTwoKafka
+// (1, 18), TestCheckerCatchesRealLoss (the checker on real logs cut in
+// half), and TestNemesisLong, the
+// seeded mix of all of them for FAULT_MINUTES.
+//
+// # Mixed quorums
+//
+// Options.Kafka runs chosen nodes as Kafka's TestRaftServer (kafka.go).
+// Link faults do not apply to them: a Kafka 4.4 follower dials the endpoint
+// its leader advertises in BeginQuorumEpoch (the leader's real listener),
+// not the proxy its controller.quorum.voters names, so only process faults
+// (kill -9, SIGSTOP) are injected in mixed runs.
+package faults

@@ -1,0 +1,113 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Mixed quorums: a node named in Options.Kafka runs Apache Kafka's
+// kafka.tools.TestRaftServer (the jars of interop/lib, or
+// KRAFTD_INTEROP_LIB) on the same partition, cluster id and topic id as
+// test-kraft-server-start, behind the same mesh. It has no commit journal
+// and answers no DescribeQuorum, so its leadership is derived from what
+// the kraftd nodes report (derivedSample), and its log counts toward the
+// majorities the checker asks for.
+
+// kafkaJVMFlags keep a TestRaftServer small and quick to start on a
+// loaded 2-core machine.
+var kafkaJVMFlags = []string{"-Xmx256m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"}
+
+// RequireKafka returns the java binary and the classpath of Kafka 4.4.0's
+// jars, or skips the test (fails it under KRAFTD_INTEROP=required) when
+// either is missing.
+func RequireKafka(t testing.TB) (java, classpath string) {
+	t.Helper()
+	java, cp, err := locateKafka()
+	if err != nil {
+		if os.Getenv("KRAFTD_INTEROP") == "required" {
+			t.Fatalf("Kafka 4.4.0 needed (KRAFTD_INTEROP=required): %v", err)
+		}
+		t.Skipf("Kafka 4.4.0 not available (make interop-deps): %v", err)
+	}
+	return java, cp
+}
+
+func locateKafka() (java, classpath string, err error) {
+	java, err = exec.LookPath("java")
+	if err != nil {
+		return "", "", err
+	}
+	lib := os.Getenv("KRAFTD_INTEROP_LIB")
+	if lib == "" {
+		out, err := exec.Command(goTool(), "env", "GOMOD").Output()
+		if err != nil {
+			return "", "", fmt.Errorf("go env GOMOD: %w", err)
+		}
+		lib = filepath.Join(filepath.Dir(string(trimNL(out))), "interop", "lib")
+	}
+	if _, err := os.Stat(filepath.Join(lib, ".complete")); err != nil {
+		return "", "", errors.New(lib + " has no .complete marker (download missing or incomplete)")
+	}
+	return java, filepath.Join(lib, "*"), nil
+}
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// kafkaCommand is node nd's TestRaftServer command line.
+func (c *Cluster) kafkaCommand(nd *Node) *exec.Cmd {
+	args := append(append([]string(nil), kafkaJVMFlags...), "-cp", c.classpath, "kafka.tools.TestRaftServer",
+		"--config", nd.cfg, "--replica-directory-id", dirIDs[nd.ID-1],
+		"--throughput", fmt.Sprint(c.opts.Throughput), "--record-size", "64")
+	return exec.Command(c.java, args...)
+}
+
+// derivedSample is Kafka node id's leadership as the kraftd nodes see it:
+// when one of them names id the leader in its latest stats line, the
+// sample has that epoch and the highest high watermark a kraftd follower
+// reported for it (a lower bound of the leader's own).
+func (c *Cluster) derivedSample(id int32) (Sample, bool) {
+	s := Sample{At: time.Now(), Node: id, Leader: id, HW: -1, Derived: true}
+	found := false
+	for _, other := range c.IDs {
+		if c.nodes[other].kafka || !c.Running(other) {
+			continue
+		}
+		st := c.lastStats(other)
+		if st.LeaderID != id || st.Role == "" || !fresh(c.nodes[other].out) {
+			continue
+		}
+		if !found || st.Epoch > s.Epoch {
+			s.Epoch, s.HW = st.Epoch, -1
+		}
+		if st.Epoch == s.Epoch {
+			s.HW = max(s.HW, st.HighWatermark)
+		}
+		found = true
+	}
+	return s, found
+}
+
+// fresh reports whether a stats file was written within a second (stats
+// lines come every 200 ms from a live node).
+func fresh(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && time.Since(st.ModTime()) < time.Second
+}
+
+// kind names the implementation node id runs.
+func (c *Cluster) kind(id int32) string {
+	if c.nodes[id].kafka {
+		return "Kafka"
+	}
+	return "kraftd"
+}
