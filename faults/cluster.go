@@ -213,6 +213,7 @@ func (c *Cluster) Start(id int32) {
 		cmd = c.kafkaCommand(nd)
 	}
 	cmd.Stdout, cmd.Stderr = out, errf
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		errf.Close()
