@@ -46,9 +46,10 @@ var (
 )
 
 // defaultSeeds is the per-mix count for plain go test (make test runs under
-// -race): every mix runs at least 100 seeds, about a minute of CPU in all
-// under -race. make sim runs any number.
-const defaultSeeds = 120
+// -race, where it must leave room for every other package in ten minutes):
+// 60 seeds of each mix (15 of the slowest, 30 of defer). make sim runs any
+// number of seeds for longer runs.
+const defaultSeeds = 60
 
 // mix is a scenario family: which faults the nemesis may inject.
 type mix struct {
