@@ -92,53 +92,47 @@ func errorName(code int16) string {
 func ResponseError(resp kmsg.Response) int16 {
 	switch r := resp.(type) {
 	case *kmsg.FetchResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.FetchResponseTopic) []int16 {
-			return partitionCodes(t.Partitions, func(p kmsg.FetchResponseTopicPartition) int16 { return p.ErrorCode })
-		})
+		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.FetchResponseTopic) []kmsg.FetchResponseTopicPartition { return t.Partitions },
+			func(p kmsg.FetchResponseTopicPartition) int16 { return p.ErrorCode })
 	case *kmsg.VoteResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.VoteResponseTopic) []int16 {
-			return partitionCodes(t.Partitions, func(p kmsg.VoteResponseTopicPartition) int16 { return p.ErrorCode })
-		})
+		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.VoteResponseTopic) []kmsg.VoteResponseTopicPartition { return t.Partitions },
+			func(p kmsg.VoteResponseTopicPartition) int16 { return p.ErrorCode })
 	case *kmsg.BeginQuorumEpochResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.BeginQuorumEpochResponseTopic) []int16 {
-			return partitionCodes(t.Partitions, func(p kmsg.BeginQuorumEpochResponseTopicPartition) int16 { return p.ErrorCode })
-		})
+		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.BeginQuorumEpochResponseTopic) []kmsg.BeginQuorumEpochResponseTopicPartition {
+			return t.Partitions
+		},
+			func(p kmsg.BeginQuorumEpochResponseTopicPartition) int16 { return p.ErrorCode })
 	case *kmsg.EndQuorumEpochResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.EndQuorumEpochResponseTopic) []int16 {
-			return partitionCodes(t.Partitions, func(p kmsg.EndQuorumEpochResponseTopicPartition) int16 { return p.ErrorCode })
-		})
+		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.EndQuorumEpochResponseTopic) []kmsg.EndQuorumEpochResponseTopicPartition {
+			return t.Partitions
+		},
+			func(p kmsg.EndQuorumEpochResponseTopicPartition) int16 { return p.ErrorCode })
 	case *kmsg.DescribeQuorumResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.DescribeQuorumResponseTopic) []int16 {
-			return partitionCodes(t.Partitions, func(p kmsg.DescribeQuorumResponseTopicPartition) int16 { return p.ErrorCode })
-		})
+		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.DescribeQuorumResponseTopic) []kmsg.DescribeQuorumResponseTopicPartition {
+			return t.Partitions
+		},
+			func(p kmsg.DescribeQuorumResponseTopicPartition) int16 { return p.ErrorCode })
 	case *kmsg.FetchSnapshotResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.FetchSnapshotResponseTopic) []int16 {
-			return partitionCodes(t.Partitions, func(p kmsg.FetchSnapshotResponseTopicPartition) int16 { return p.ErrorCode })
-		})
+		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.FetchSnapshotResponseTopic) []kmsg.FetchSnapshotResponseTopicPartition {
+			return t.Partitions
+		},
+			func(p kmsg.FetchSnapshotResponseTopicPartition) int16 { return p.ErrorCode })
 	}
 	return topLevelCode(resp)
 }
 
-func firstCode[T any](top int16, topics []T, codes func(T) []int16) int16 {
+func firstCode[T, P any](top int16, topics []T, partitions func(T) []P, code func(P) int16) int16 {
 	if top != 0 {
 		return top
 	}
 	for _, t := range topics {
-		for _, c := range codes(t) {
-			if c != 0 {
+		for _, p := range partitions(t) {
+			if c := code(p); c != 0 {
 				return c
 			}
 		}
 	}
 	return 0
-}
-
-func partitionCodes[P any](ps []P, code func(P) int16) []int16 {
-	out := make([]int16, 0, len(ps))
-	for _, p := range ps {
-		out = append(out, code(p))
-	}
-	return out
 }
 
 // topLevelCode reads the ErrorCode of the other responses kraftd answers.
