@@ -72,6 +72,7 @@ type Cluster struct {
 	samples []Sample
 	rounds  []*Round
 	round   int
+	dropped int64 // bytes PowerLoss cut off
 	stop    chan struct{}
 	sampled sync.WaitGroup
 }
@@ -83,6 +84,8 @@ type Node struct {
 	Port                               int
 	DataDir                            string
 	cfg, out, errLog, journal, control string
+	ledger                             string // durable sizes (vfs.SyncLedger)
+	hosts                              string // a Kafka node's own name resolution
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -113,7 +116,7 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 		c.java, c.classpath = RequireKafka(t)
 	}
 	n := o.Voters
-	ports, err := freeport.Take(n + n*(n-1))
+	ports, err := freeport.Take(n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +125,8 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 		c.IDs = append(c.IDs, id)
 		base := filepath.Join(c.dir, fmt.Sprintf("node%d", id))
 		nd := &Node{ID: id, Port: ports[i], DataDir: base + "-data", cfg: base + ".properties", out: base + ".out",
-			errLog: base + ".log", journal: base + ".journal", control: base + ".faultfs"}
+			errLog: base + ".log", journal: base + ".journal", control: base + ".faultfs",
+			ledger: base + ".synced", hosts: base + ".hosts"}
 		if o.DataDir != nil {
 			nd.DataDir = o.DataDir(id)
 		}
@@ -132,22 +136,18 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 		c.nodes[id] = nd
 	}
 	t.Cleanup(c.shutdown)
-	next := n
-	linkPort := map[[2]int32]int{}
 	for _, a := range c.IDs {
 		for _, b := range c.IDs {
 			if a == b {
 				continue
 			}
-			linkPort[[2]int32{a, b}] = ports[next]
-			if err := c.Mesh.add(a, b, fmt.Sprintf("127.0.0.1:%d", ports[next]), fmt.Sprintf("127.0.0.1:%d", c.nodes[b].Port)); err != nil {
+			if err := c.Mesh.add(a, b, c.linkAddr(a, b), fmt.Sprintf("127.0.0.1:%d", c.nodes[b].Port)); err != nil {
 				t.Fatal(err)
 			}
-			next++
 		}
 	}
 	for _, nd := range c.nodes {
-		c.writeConfig(nd, linkPort)
+		c.writeConfig(nd)
 	}
 	for _, id := range c.IDs {
 		c.sampled.Add(1)
@@ -156,27 +156,64 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 	return c
 }
 
-// writeConfig names each peer at the proxy of this node's link to it; the
-// node's own entry is its real listener.
-func (c *Cluster) writeConfig(nd *Node, linkPort map[[2]int32]int) {
+// Addressing: node j listens on 127.0.0.1 and advertises the name
+// hostName(j). Node i reaches j only at linkAddr(i, j), where the proxy of
+// link i->j listens: a kraftd node has that address in its
+// controller.quorum.voters; a Kafka node names its peers by hostName and
+// resolves each name to its own link's address (jdk.net.hosts.file), so
+// the endpoint a Kafka leader advertises in BeginQuorumEpoch, which Kafka
+// followers dial instead of their configured voter address, leads through
+// the mesh too.
+
+// linkAddr is where the proxy of link from->to listens: its own loopback
+// address (all of 127/8 is local on Linux) at the port of node to.
+func (c *Cluster) linkAddr(from, to int32) string {
+	return fmt.Sprintf("127.1.%d.%d:%d", from, to, c.nodes[to].Port)
+}
+
+func hostName(id int32) string { return fmt.Sprintf("node%d.faults.test", id) }
+
+// writeConfig writes node nd's properties (and a Kafka node's hosts file).
+func (c *Cluster) writeConfig(nd *Node) {
 	var voters []string
 	for _, id := range c.IDs {
-		port := c.nodes[id].Port
-		if id != nd.ID {
-			port = linkPort[[2]int32{nd.ID, id}]
+		addr := c.linkAddr(nd.ID, id)
+		switch {
+		case nd.kafka:
+			addr = fmt.Sprintf("%s:%d", hostName(id), c.nodes[id].Port)
+		case id == nd.ID:
+			addr = fmt.Sprintf("127.0.0.1:%d", nd.Port)
 		}
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, port))
+		voters = append(voters, fmt.Sprintf("%d@%s", id, addr))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "node.id=%d\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\n", nd.ID, nd.Port)
+	fmt.Fprintf(&b, "advertised.listeners=CONTROLLER://%s:%d\n", hostName(nd.ID), nd.Port)
 	fmt.Fprintf(&b, "controller.listener.names=CONTROLLER\ncontroller.quorum.voters=%s\nlog.dirs=%s\n", strings.Join(voters, ","), nd.DataDir)
 	if nd.kafka {
 		b.WriteString("listener.security.protocol.map=CONTROLLER:PLAINTEXT\n")
+		c.writeHosts(nd)
 	}
 	for _, p := range append(append([]string(nil), nodeProps...), c.opts.Props...) {
 		b.WriteString(p + "\n")
 	}
 	if err := os.WriteFile(nd.cfg, []byte(b.String()), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// writeHosts maps, for Kafka node nd, its own name to its listener and
+// each peer's name to the address of nd's link to that peer.
+func (c *Cluster) writeHosts(nd *Node) {
+	local, _ := os.Hostname()
+	b := fmt.Sprintf("127.0.0.1 localhost %s %s\n", local, hostName(nd.ID))
+	for _, id := range c.IDs {
+		if id != nd.ID {
+			host, _, _ := strings.Cut(c.linkAddr(nd.ID, id), ":")
+			b += fmt.Sprintf("%s %s\n", host, hostName(id))
+		}
+	}
+	if err := os.WriteFile(nd.hosts, []byte(b), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -239,7 +276,7 @@ func (c *Cluster) kraftdCommand(nd *Node) *exec.Cmd {
 		"--throughput", fmt.Sprint(c.opts.Throughput), "--record-size", "64", "--stats-json", "--stats-interval", "200ms",
 		"--commit-journal", nd.journal, "--log-level", "info")
 	cmd.Args = append(cmd.Args, c.opts.Args...)
-	cmd.Env = append(os.Environ(), "KRAFTD_FAULTFS="+nd.control)
+	cmd.Env = append(os.Environ(), "KRAFTD_FAULTFS="+nd.control, "KRAFTD_SYNC_LEDGER="+nd.ledger)
 	return cmd
 }
 

@@ -4,13 +4,19 @@
 //
 // A Cluster runs N test-kraft-server-start processes on 127.0.0.1, built
 // once with -tags faultfs. Every directed peer link i->j goes through its
-// own in-process toxiproxy (Mesh): node i's controller.quorum.voters names
-// each peer at the proxy of i's link to it and itself at its real listener,
-// so a test can block, delay, throttle or reset any direction of any link.
+// own in-process toxiproxy (Mesh) listening on its own loopback address
+// (127.1.i.j): a kraftd node names each peer at its link's address in
+// controller.quorum.voters; a Kafka node names peers by host name and
+// resolves each through its own hosts file (jdk.net.hosts.file) to its
+// link's address, which also catches the leader endpoint Kafka followers
+// dial. A test can block, delay, throttle or reset any direction of any
+// link.
 // Processes are killed (-9), stopped (SIGSTOP/SIGCONT), terminated and
 // restarted by pid on the same dir and port. Each node's file layer follows
 // a control file (vfs.ParseControl) for fsync stalls, EIO and ENOSPC; a
-// tmpfs the test mounts fills up for real.
+// tmpfs the test mounts fills up for real. The file layer also records
+// each file's size at its last fsync (vfs.SyncLedger), so PowerLoss can cut
+// a killed node's files back to what a power loss would leave.
 //
 // # Acknowledged
 //
@@ -39,26 +45,26 @@
 // # Fault-matrix rows
 //
 // In make test (no build tag): TestLeaderIsolated (row 13),
-// TestKillLeaderCycles (1, and 3 and 5: each kill drops the unflushed tail
-// and may tear the last batch), TestDiskErrorsFailStop (10), TestDiskFull
-// (9: append and segment roll, leader and follower), TestMixedKillAndPause
-// (1, 18 on two kraftd nodes and one Kafka 4.4.0 TestRaftServer; skipped
-// without java and interop/lib). With -tags faults
+// TestKillLeaderCycles (1), TestPowerLoss (3 and 5: unflushed tails cut
+// off, torn batches, on the leader and on every node at once; 2),
+// TestDiskErrorsFailStop (10), TestDiskFull (9: append and segment roll,
+// leader and follower), TestMixedKillPauseIsolate (1, 13, 16, 18 on two
+// kraftd nodes and one Kafka 4.4.0 TestRaftServer; skipped without java
+// and interop/lib). With -tags faults
 // (make faults): TestFiveVoterPartitions (14, 16), TestLinkFaults (16, 13:
 // one-way, flapping, latency, throttle, reset), TestPauseLeader (18),
 // TestTermLeaderAndDuringElection (32), TestAllKilledMajorityRestarts (2),
 // TestFsyncStalls (11), TestQuorumStateWriteCrashes (4), TestDataDirLoss
 // (12), TestCorruptionRefusesStart
 // (6, 7), TestSnapshotCatchUpUnderKills (31), TestMixedOneKraftdTwoKafka
-// (1, 18), TestCheckerCatchesRealLoss (the checker on real logs cut in
-// half), and TestNemesisLong, the
-// seeded mix of all of them for FAULT_MINUTES.
+// (1, 13, 16, 18), TestMixedNemesisLong (the nemesis on 2+1 and 1+2
+// mixed quorums), TestCheckerCatchesRealLoss (the checker on real logs cut
+// in half), and TestNemesisLong, the seeded mix of all of them for
+// FAULT_MINUTES.
 //
 // # Mixed quorums
 //
-// Options.Kafka runs chosen nodes as Kafka's TestRaftServer (kafka.go).
-// Link faults do not apply to them: a Kafka 4.4 follower dials the endpoint
-// its leader advertises in BeginQuorumEpoch (the leader's real listener),
-// not the proxy its controller.quorum.voters names, so only process faults
-// (kill -9, SIGSTOP) are injected in mixed runs.
+// Options.Kafka runs chosen nodes as Kafka's TestRaftServer (kafka.go),
+// behind the same mesh; every fault applies to them except the disk ones
+// (their file layer is Kafka's own) and the cut of PowerLoss.
 package faults

@@ -65,7 +65,7 @@ func trimNL(b []byte) []byte {
 
 // kafkaCommand is node nd's TestRaftServer command line.
 func (c *Cluster) kafkaCommand(nd *Node) *exec.Cmd {
-	args := append(append([]string(nil), kafkaJVMFlags...), "-cp", c.classpath, "kafka.tools.TestRaftServer",
+	args := append(append([]string(nil), kafkaJVMFlags...), "-Djdk.net.hosts.file="+nd.hosts, "-cp", c.classpath, "kafka.tools.TestRaftServer",
 		"--config", nd.cfg, "--replica-directory-id", dirIDs[nd.ID-1],
 		"--throughput", fmt.Sprint(c.opts.Throughput), "--record-size", "64")
 	return exec.Command(c.java, args...)
@@ -110,4 +110,27 @@ func (c *Cluster) kind(id int32) string {
 		return "Kafka"
 	}
 	return "kraftd"
+}
+
+// kraftdIDs are the nodes that run kraftd: only their file layer takes
+// disk faults.
+func (c *Cluster) kraftdIDs() []int32 {
+	var ids []int32
+	for _, id := range c.IDs {
+		if !c.nodes[id].kafka {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// observable reports whether a kraftd node other than victim runs: only
+// kraftd nodes tell the sampler who leads.
+func (c *Cluster) observable(victim int32) bool {
+	for _, id := range c.kraftdIDs() {
+		if id != victim && c.Running(id) {
+			return true
+		}
+	}
+	return false
 }

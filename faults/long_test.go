@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestNemesisLong (rows 1, 3, 5, 9, 10, 11, 13, 16, 18, 32): seeded fault
+// TestNemesisLong (rows 1, 2, 3, 5, 9, 10, 11, 13, 16, 18, 32): seeded fault
 // rounds on three voters for FAULT_MINUTES (default 1), the history checked
 // after every FAULT_CHECK_EVERY rounds (default 1) and at the end. The seed
 // is FAULT_SEED or the clock; it is printed with the replay command (the

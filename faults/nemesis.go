@@ -24,9 +24,7 @@ var nemeses = []nemesis{
 		r := c.BeginRound("kill9 leader")
 		r.MinEpoch = s.Epoch
 		c.Kill(s.Node)
-		c.Healed(r) // two of three run: L1 holds from the kill
-		time.Sleep(hold / 2)
-		c.Start(s.Node)
+		c.downAndBack(r, s.Node, hold/2)
 		return r
 	}},
 	{"kill9-follower", 2, func(c *Cluster, s Sample, rng *rand.Rand, hold time.Duration) *Round {
@@ -90,7 +88,7 @@ var nemeses = []nemesis{
 		return r
 	}},
 	{"stall-fsync", 1, func(c *Cluster, s Sample, rng *rand.Rand, hold time.Duration) *Round {
-		n := pick(rng, c.IDs)
+		n := pick(rng, c.kraftdIDs())
 		r := c.BeginRound(fmt.Sprintf("stall fsync node %d", n))
 		c.SetDiskFaults(n, fmt.Sprintf("sync delay %dms\n", 1000+rng.Intn(2000)))
 		time.Sleep(hold + 2*time.Second)
@@ -104,22 +102,65 @@ var nemeses = []nemesis{
 	{"enospc-write", 1, func(c *Cluster, s Sample, rng *rand.Rand, hold time.Duration) *Round {
 		return c.diskFailStop(rng, "enospc write", "write error ENOSPC\n")
 	}},
+	{"power-loss-leader", 1, func(c *Cluster, s Sample, rng *rand.Rand, hold time.Duration) *Round {
+		return c.powerLossRound(rng, "power loss leader", s.Node)
+	}},
+	{"power-loss-all", 1, func(c *Cluster, s Sample, rng *rand.Rand, hold time.Duration) *Round {
+		return c.powerLossRound(rng, "power loss all", c.IDs...)
+	}},
 	{"sigterm-leader", 1, func(c *Cluster, s Sample, rng *rand.Rand, hold time.Duration) *Round {
 		r := c.BeginRound("sigterm leader")
 		r.MinEpoch = s.Epoch
 		c.Term(s.Node)
-		c.Healed(r)
-		c.WaitExit(s.Node, LivenessBound)
-		c.Start(s.Node)
+		if !c.WaitExit(s.Node, LivenessBound) {
+			c.t.Errorf("round %d: leader %d still runs %v after SIGTERM", r.N, s.Node, LivenessBound)
+		}
+		c.downAndBack(r, s.Node, 0)
 		return r
 	}},
 }
 
-// diskFailStop injects rules on a random node, which must stop; it then
+// downAndBack restarts the stopped leader id after down and records r's
+// recovery: from the stop while another kraftd node runs to report it (the
+// two others are a majority), else (only Kafka nodes left, which answer no
+// DescribeQuorum) from the restart.
+func (c *Cluster) downAndBack(r *Round, id int32, down time.Duration) {
+	if c.observable(id) {
+		c.Healed(r)
+		time.Sleep(down)
+		c.Start(id)
+		return
+	}
+	time.Sleep(down)
+	c.Start(id)
+	c.Healed(r)
+}
+
+// powerLossRound slows every kraftd node's fsyncs so each has an
+// unflushed tail, then cuts the power of ids (PowerLoss) and restarts them.
+func (c *Cluster) powerLossRound(rng *rand.Rand, what string, ids ...int32) *Round {
+	for _, id := range c.kraftdIDs() {
+		c.SetDiskFaults(id, "sync delay 150ms\n")
+	}
+	time.Sleep(time.Second)
+	r := c.BeginRound(what)
+	cuts := c.PowerLoss(rng, ids...)
+	for _, id := range c.kraftdIDs() {
+		c.SetDiskFaults(id, "")
+	}
+	for _, id := range ids {
+		c.Start(id)
+	}
+	c.Healed(r)
+	c.t.Logf("round %d: %v", r.N, cuts)
+	return r
+}
+
+// diskFailStop injects rules on a random kraftd node, which must stop; it then
 // clears them and restarts the node. A node still running after the bound
 // is a fail-stop violation, reported through the round's fault text.
 func (c *Cluster) diskFailStop(rng *rand.Rand, what, rules string) *Round {
-	n := pick(rng, c.IDs)
+	n := pick(rng, c.kraftdIDs())
 	r := c.BeginRound(fmt.Sprintf("%s node %d", what, n))
 	c.SetDiskFaults(n, rules)
 	if !c.WaitExit(n, LivenessBound) {

@@ -6,11 +6,10 @@ import (
 	"time"
 )
 
-// TestKillLeaderCycles (rows 1, 3, 5): a handful of kill -9s of the
-// leader under load, chasing the new one; each old leader restarts on its
-// dir (losing its unflushed tail and whatever the kill tore off the last
-// segment), truncates any uncommitted tail and catches up. The long run
-// (make faults) does 100+.
+// TestKillLeaderCycles (row 1): a handful of kill -9s of the leader under
+// load, chasing the new one; each old leader restarts on its dir,
+// truncates any uncommitted tail and catches up. The long run (make
+// faults) does 100+.
 func TestKillLeaderCycles(t *testing.T) {
 	skipShort(t)
 	c, _ := start(t, Options{})
