@@ -101,6 +101,7 @@ const (
 	HWBackwards      = "hw-backwards"         // the cluster's high watermark went down
 	NoRecovery       = "no-recovery"          // no commit within the liveness bound after a heal
 	MalformedJournal = "journal-inconsistent" // two acks of one offset disagree
+	LostCommitted    = "lost-committed"       // below a reported high watermark, no majority agrees
 )
 
 // Check judges a history after round (the round just finished) and returns
@@ -118,9 +119,14 @@ const (
 //     the same or a lower epoch (S7).
 //   - After each healed fault a leader committed within the round's bound
 //     (L1).
+//   - Below the highest high watermark a leader reported (or a follower
+//     learnt from a Kafka leader), a majority of logs hold the same batches
+//     (S6 on the leader's word: this judges what a Kafka leader committed,
+//     for which no journal exists).
 func Check(h History, round int) []Violation {
 	var out []Violation
 	out = append(out, checkAcks(h, round)...)
+	out = append(out, checkCommitted(h, round)...)
 	out = append(out, checkAgreement(h.Logs, round)...)
 	out = append(out, checkSamples(h.Samples)...)
 	out = append(out, checkRounds(h.Rounds)...)
@@ -166,6 +172,58 @@ func checkAcks(h History, round int) []Violation {
 		}
 	}
 	return out
+}
+
+// checkCommitted finds the highest high watermark c any sample reported
+// and asks for a majority of logs that reach c and agree batch for batch
+// below it (from the later of their log starts). A deposed leader may
+// still hold another uncommitted tail there, so not every log must agree.
+func checkCommitted(h History, round int) []Violation {
+	c, by := int64(-1), int32(-1)
+	for _, s := range h.Samples {
+		if s.HW > c {
+			c, by = s.HW, s.Node
+		}
+	}
+	if c <= 0 {
+		return nil
+	}
+	best := 0
+	for _, a := range h.Logs {
+		n := 0
+		for _, b := range h.Logs {
+			if reaches(a, c) && reaches(b, c) && samePrefix(a, b, c) {
+				n++
+			}
+		}
+		best = max(best, n)
+	}
+	if best >= majority(h.Voters) {
+		return nil
+	}
+	return []Violation{{LostCommitted, by, c, round,
+		fmt.Sprintf("node %d reported high watermark %d, but at most %d of %d logs reach it with the same batches", by, c, best, h.Voters)}}
+}
+
+func reaches(l NodeLog, offset int64) bool { return max(endOf(l.Batches), l.Start) >= offset }
+
+// samePrefix reports whether a and b hold the same batches between the
+// later of their log starts and upTo.
+func samePrefix(a, b NodeLog, upTo int64) bool {
+	from := max(a.Start, b.Start)
+	for _, x := range a.Batches {
+		if x.Base >= upTo {
+			break
+		}
+		if x.Base < from {
+			continue
+		}
+		y, ok := batchAt(b.Batches, x.Base)
+		if !ok || x.Last != y.Last || x.Epoch != y.Epoch || x.BatchCRC != y.BatchCRC {
+			return false
+		}
+	}
+	return true
 }
 
 func describe(b Batch, ok bool) string {

@@ -91,6 +91,14 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 		{"a later epoch's HW below an earlier one", func(h *History) {
 			h.Samples = append(h.Samples, Sample{At: time.Unix(1010, 0), Node: 3, Epoch: 3, HW: 12, Leader: 3})
 		}, HWBackwards, 3, 12},
+		{"committed data lost without a journal (a Kafka leader's)", func(h *History) {
+			h.Acks = nil
+			h.Logs[1].Batches, h.Logs[1].HW = h.Logs[1].Batches[:1], 10
+		}, LostCommitted, 2, 20},
+		{"committed data differs on the logs that reach it", func(h *History) {
+			h.Acks = nil
+			h.Logs[1].Batches[1].BatchCRC = 0xbb
+		}, LostCommitted, 2, 20},
 		{"no commit after a heal", func(h *History) {
 			h.Rounds[0].Recovered = time.Time{}
 		}, NoRecovery, -1, -1},
