@@ -118,12 +118,14 @@ test-image:
 	IMAGE=$(IMAGE) VERSION=$(VERSION) ./scripts/test-image.sh
 
 # The real-process fault suite (faults/, see its doc.go for the fault-matrix rows): every
-# scenario once, then the seeded nemesis run on three kraftd processes for FAULT_MINUTES,
-# checked after every round. The seed is printed with a replay command; FAULT_SEED=N
-# replays a schedule. Needs root for the tmpfs disk-full test. A short subset runs in make test.
+# scenario once, then the seeded nemesis run on three kraftd processes for FAULT_MINUTES and
+# on the two mixed quorums with Kafka 4.4.0 (2+1, 1+2) for FAULT_MIXED_MINUTES each, checked
+# after every round. The seed is printed with a replay command; FAULT_SEED=N replays a
+# schedule. Needs root for the tmpfs disk-full test. A short subset runs in make test.
 FAULT_MINUTES ?= 10
+FAULT_MIXED_MINUTES ?= 2
 FAULT_SEED ?=
 .PHONY: faults
 faults:
 	$(GO) vet -tags faults ./faults/
-	FAULT_MINUTES=$(FAULT_MINUTES) FAULT_SEED=$(FAULT_SEED) $(GO) test -tags faults -count=1 -timeout 0 -v ./faults/
+	FAULT_MINUTES=$(FAULT_MINUTES) FAULT_MIXED_MINUTES=$(FAULT_MIXED_MINUTES) FAULT_SEED=$(FAULT_SEED) $(GO) test -tags faults -count=1 -timeout 0 -v ./faults/

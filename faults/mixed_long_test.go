@@ -17,6 +17,7 @@ func TestMixedOneKraftdTwoKafka(t *testing.T) {
 	c.WaitCaughtUp(LivenessBound)
 	h := c.Check()
 	t.Logf("history: %s", Summary(h))
+	c.CompareWithKafkaDump()
 }
 
 // TestMixedNemesisLong (rows 1, 9, 10, 11, 13, 16, 18, 32 on mixed
@@ -33,6 +34,7 @@ func TestMixedNemesisLong(t *testing.T) {
 			c, _ := start(t, Options{Kafka: kafka, Throughput: 200})
 			rep := c.RunNemesis(seed, time.Duration(minutes*float64(time.Minute)), 1)
 			t.Logf("report: %v", rep)
+			c.CompareWithKafkaDump()
 		})
 	}
 }

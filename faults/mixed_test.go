@@ -17,6 +17,7 @@ func TestMixedKillPauseIsolate(t *testing.T) {
 	c, _ := start(t, Options{Kafka: []int32{3}, Throughput: 200})
 	mixedRounds(t, c, 3)
 	finish(t, c)
+	c.CompareWithKafkaDump()
 }
 
 // mixedRounds runs the named nemesis faults on c: kill -9 of the leader
