@@ -28,6 +28,9 @@ type Options struct {
 	// Kafka names the nodes that run Apache Kafka's TestRaftServer
 	// (kafka.go); the test is skipped when Kafka is not available.
 	Kafka []int32
+	// Controllers runs metadata-quorum controllers instead of the
+	// TestRaftServer pair (controllers.go).
+	Controllers bool
 }
 
 // Timing of every node: short timeouts keep a round short; L1's bound
@@ -112,7 +115,7 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 		o.Throughput = 500
 	}
 	c := &Cluster{t: t, opts: o, dir: t.TempDir(), bin: Binary(t), Mesh: newMesh(), nodes: map[int32]*Node{}, stop: make(chan struct{})}
-	if len(o.Kafka) > 0 {
+	if len(o.Kafka) > 0 || o.Controllers {
 		c.java, c.classpath = RequireKafka(t)
 	}
 	n := o.Voters
@@ -148,6 +151,9 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 	}
 	for _, nd := range c.nodes {
 		c.writeConfig(nd)
+	}
+	if o.Controllers {
+		c.formatControllers()
 	}
 	for _, id := range c.IDs {
 		c.sampled.Add(1)
@@ -194,7 +200,11 @@ func (c *Cluster) writeConfig(nd *Node) {
 		b.WriteString("listener.security.protocol.map=CONTROLLER:PLAINTEXT\n")
 		c.writeHosts(nd)
 	}
-	for _, p := range append(append([]string(nil), nodeProps...), c.opts.Props...) {
+	props := append([]string(nil), nodeProps...)
+	if c.opts.Controllers {
+		props = append(props, controllerProps...)
+	}
+	for _, p := range append(props, c.opts.Props...) {
 		b.WriteString(p + "\n")
 	}
 	if err := os.WriteFile(nd.cfg, []byte(b.String()), 0o644); err != nil {
@@ -245,9 +255,14 @@ func (c *Cluster) Start(id int32) {
 	defer nd.mu.Unlock()
 	nd.Runs++
 	fmt.Fprintf(errf, "=== run %d\n", nd.Runs)
-	cmd := c.kraftdCommand(nd)
-	if nd.kafka {
+	var cmd *exec.Cmd
+	switch {
+	case nd.kafka && c.opts.Controllers:
+		cmd = c.kafkaServerCommand(nd)
+	case nd.kafka:
 		cmd = c.kafkaCommand(nd)
+	default:
+		cmd = c.kraftdCommand(nd)
 	}
 	cmd.Stdout, cmd.Stderr = out, errf
 	dieWithTest(cmd)
@@ -275,6 +290,9 @@ func (c *Cluster) kraftdCommand(nd *Node) *exec.Cmd {
 	cmd := exec.Command(c.bin, "test-kraft-server-start", "--config", nd.cfg, "--replica-directory-id", dirIDs[nd.ID-1],
 		"--throughput", fmt.Sprint(c.opts.Throughput), "--record-size", "64", "--stats-json", "--stats-interval", "200ms",
 		"--commit-journal", nd.journal, "--log-level", "info")
+	if c.opts.Controllers {
+		cmd = exec.Command(c.bin, "start", "--config", nd.cfg)
+	}
 	cmd.Args = append(cmd.Args, c.opts.Args...)
 	cmd.Env = append(os.Environ(), "KRAFTD_FAULTFS="+nd.control, "KRAFTD_SYNC_LEDGER="+nd.ledger)
 	return cmd

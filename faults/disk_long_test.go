@@ -142,7 +142,7 @@ func TestSnapshotCatchUpUnderKills(t *testing.T) {
 	f := without(c.IDs, s.Node)[0]
 	r := c.BeginRound("follower below log start")
 	c.Kill(f)
-	stopped, err := ReadLog(c.Node(f).DataDir)
+	stopped, err := ReadLog(c.partitionDir(f))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,8 +57,9 @@
 // TestFsyncStalls (11), TestQuorumStateWriteCrashes (4), TestDataDirLoss
 // (12), TestCorruptionRefusesStart
 // (6, 7), TestSnapshotCatchUpUnderKills (31), TestMixedOneKraftdTwoKafka
-// (1, 13, 16, 18), TestMixedNemesisLong (the nemesis on 2+1 and 1+2
-// mixed quorums), TestCheckerCatchesRealLoss (the checker on real logs cut
+// (1, 13, 16, 18), TestMixedControllers (1, 2, 3, 5, 13, 16, 18 with
+// kafka.Kafka controllers), TestMixedNemesisLong (the nemesis on 2+1 and
+// 1+2 mixed quorums, TestRaftServer and controllers), TestCheckerCatchesRealLoss (the checker on real logs cut
 // in half), and TestNemesisLong, the seeded mix of all of them for
 // FAULT_MINUTES.
 //
@@ -66,5 +67,9 @@
 //
 // Options.Kafka runs chosen nodes as Kafka's TestRaftServer (kafka.go),
 // behind the same mesh; every fault applies to them except the disk ones
-// (their file layer is Kafka's own) and the cut of PowerLoss.
+// (their file layer is Kafka's own) and the cut of PowerLoss. With
+// Options.Controllers every node is a real controller on
+// __cluster_metadata instead: kraftd `start` beside Kafka's kafka.Kafka
+// (controllers.go). Mixed runs end by reading every log with Kafka's
+// kafka-dump-log (dump.go).
 package faults

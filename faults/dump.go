@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/interop/kafkatest"
-	"github.com/kraftd/kraftd/metadatalog"
 )
 
 // CompareWithKafkaDump ends a mixed run: it kills every node (a kill -9
@@ -28,11 +27,11 @@ func (c *Cluster) CompareWithKafkaDump() {
 		}
 	}
 	for _, id := range c.IDs {
-		ours, err := ReadLog(c.nodes[id].DataDir)
+		ours, err := ReadLog(c.partitionDir(id))
 		if err != nil {
 			c.t.Fatalf("node %d (%s): metadatalog: %v", id, c.kind(id), err)
 		}
-		theirs, err := dumpLog(env, c.nodes[id].DataDir)
+		theirs, err := dumpLog(env, c.partitionDir(id))
 		if err != nil {
 			c.t.Fatalf("node %d (%s): kafka-dump-log: %v", id, c.kind(id), err)
 		}
@@ -43,10 +42,10 @@ func (c *Cluster) CompareWithKafkaDump() {
 	}
 }
 
-// dumpLog reads the test partition's segments under dataDir with
-// kafka-dump-log; an invalid batch is an error.
-func dumpLog(env *kafkatest.Env, dataDir string) ([]Batch, error) {
-	segs, _ := filepath.Glob(filepath.Join(metadatalog.PartitionDir(dataDir, perfTopic), "*.log"))
+// dumpLog reads the segments of the partition in dir with kafka-dump-log;
+// an invalid batch is an error.
+func dumpLog(env *kafkatest.Env, dir string) ([]Batch, error) {
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	if len(segs) == 0 {
 		return nil, nil
 	}

@@ -124,10 +124,14 @@ func (c *Cluster) kraftdIDs() []int32 {
 	return ids
 }
 
-// observable reports whether a kraftd node other than victim runs: only
-// kraftd nodes tell the sampler who leads.
+// observable reports whether a node that tells the sampler who leads runs
+// besides victim: a kraftd node, or in controller runs any node.
 func (c *Cluster) observable(victim int32) bool {
-	for _, id := range c.kraftdIDs() {
+	ids := c.kraftdIDs()
+	if c.opts.Controllers {
+		ids = c.IDs // Kafka controllers answer DescribeQuorum too
+	}
+	for _, id := range ids {
 		if id != victim && c.Running(id) {
 			return true
 		}

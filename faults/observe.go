@@ -104,7 +104,7 @@ func (c *Cluster) sample(id int32) {
 			continue
 		}
 		describe := c.describe
-		if c.nodes[id].kafka {
+		if c.nodes[id].kafka && !c.opts.Controllers {
 			describe = func(id int32, _ time.Duration) (Sample, bool) { return c.derivedSample(id) }
 		}
 		if s, ok := describe(id, 500*time.Millisecond); ok {
@@ -193,9 +193,17 @@ func (c *Cluster) Healed(r *Round) (time.Duration, bool) {
 // agreement rule covers all of the log.
 func (c *Cluster) WaitCaughtUp(d time.Duration) {
 	c.t.Helper()
-	target := c.WaitLeader(d).HW
+	leader := c.WaitLeader(d)
+	target := leader.HW
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
+		if c.opts.Controllers {
+			if c.caughtUp(leader.Node, target) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
 		ok := true
 		for _, id := range c.IDs {
 			if c.Running(id) && !c.nodes[id].kafka && c.lastStats(id).HighWatermark < target {
@@ -232,7 +240,10 @@ func (c *Cluster) History() (History, error) {
 	h := History{Voters: len(c.IDs)}
 	hw := map[int32]int64{}
 	for _, id := range c.IDs {
-		hw[id] = c.lastStats(id).HighWatermark
+		hw[id] = -1 // controllers print no stats: their leaders' samples speak
+		if !c.opts.Controllers {
+			hw[id] = c.lastStats(id).HighWatermark
+		}
 		acks, err := readJournal(c.nodes[id].journal)
 		if err != nil {
 			return h, fmt.Errorf("node %d: %w", id, err)
@@ -248,7 +259,7 @@ func (c *Cluster) History() (History, error) {
 	}
 	c.mu.Unlock()
 	for _, id := range c.IDs {
-		l, err := readLiveLog(c.nodes[id].DataDir)
+		l, err := readLiveLog(c.partitionDir(id))
 		if err != nil {
 			return h, fmt.Errorf("node %d: %w", id, err)
 		}
@@ -265,11 +276,11 @@ func (c *Cluster) History() (History, error) {
 // read before the failure are the log. That is sound: a node only ever
 // truncates above its high watermark, and were the cut below the one it
 // reported, the checker would report the log ending there.
-func readLiveLog(dataDir string) (NodeLog, error) {
+func readLiveLog(partDir string) (NodeLog, error) {
 	var l NodeLog
 	var err error
 	for i := 0; i < 5; i++ {
-		if l, err = ReadLog(dataDir); err == nil {
+		if l, err = ReadLog(partDir); err == nil {
 			return l, nil
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -292,10 +303,14 @@ func readJournal(path string) ([]workload.JournalEntry, error) {
 	return workload.ReadJournal(f)
 }
 
-// ReadLog reads the test partition's batches and log start under dataDir
-// with metadatalog (read-only: a running node's torn tail is ignored).
-func ReadLog(dataDir string) (NodeLog, error) {
-	dir := metadatalog.PartitionDir(dataDir, perfTopic)
+// partitionDir is node id's directory of the replicated partition.
+func (c *Cluster) partitionDir(id int32) string {
+	return metadatalog.PartitionDir(c.nodes[id].DataDir, c.topic())
+}
+
+// ReadLog reads the batches and log start of the partition in dir with
+// metadatalog (read-only: a running node's torn tail is ignored).
+func ReadLog(dir string) (NodeLog, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return NodeLog{}, nil
 	}
