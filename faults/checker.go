@@ -102,6 +102,7 @@ const (
 	NoRecovery       = "no-recovery"          // no commit within the liveness bound after a heal
 	MalformedJournal = "journal-inconsistent" // two acks of one offset disagree
 	LostCommitted    = "lost-committed"       // below a reported high watermark, no majority agrees
+	CommitOldEpoch   = "commit-old-epoch"     // a leader's high watermark covers no entry of its epoch
 )
 
 // Check judges a history after round (the round just finished) and returns
@@ -122,7 +123,9 @@ const (
 //   - Below the highest high watermark a leader reported (or a follower
 //     learnt from a Kafka leader), a majority of logs hold the same batches
 //     (S6 on the leader's word: this judges what a Kafka leader committed,
-//     for which no journal exists).
+//     for which no journal exists); and each leader's high watermark
+//     covers an entry of its own epoch in that majority's log (S8: a new
+//     leader commits nothing before its epoch's first record).
 func Check(h History, round int) []Violation {
 	var out []Violation
 	out = append(out, checkAcks(h, round)...)
@@ -188,7 +191,7 @@ func checkCommitted(h History, round int) []Violation {
 	if c <= 0 {
 		return nil
 	}
-	best := 0
+	best, ref := 0, NodeLog{}
 	for _, a := range h.Logs {
 		n := 0
 		for _, b := range h.Logs {
@@ -196,13 +199,44 @@ func checkCommitted(h History, round int) []Violation {
 				n++
 			}
 		}
-		best = max(best, n)
+		if n > best {
+			best, ref = n, a
+		}
 	}
-	if best >= majority(h.Voters) {
-		return nil
+	if best < majority(h.Voters) {
+		return []Violation{{LostCommitted, by, c, round,
+			fmt.Sprintf("node %d reported high watermark %d, but at most %d of %d logs reach it with the same batches", by, c, best, h.Voters)}}
 	}
-	return []Violation{{LostCommitted, by, c, round,
-		fmt.Sprintf("node %d reported high watermark %d, but at most %d of %d logs reach it with the same batches", by, c, best, h.Voters)}}
+	return checkOwnEpoch(h.Samples, ref, round)
+}
+
+// checkOwnEpoch asks, for each leader's own sample (a derived one may pair
+// a new epoch with the last one's high watermark), for a batch of the
+// leader's epoch below its high watermark in ref, a log of the committed
+// majority. Below ref's log start the snapshot hides the batches.
+func checkOwnEpoch(samples []Sample, ref NodeLog, round int) []Violation {
+	first := map[int32]int64{} // epoch -> base of its first batch in ref
+	for _, b := range ref.Batches {
+		if _, ok := first[b.Epoch]; !ok {
+			first[b.Epoch] = b.Base
+		}
+	}
+	reported := map[[2]int64]bool{}
+	var out []Violation
+	for _, s := range samples {
+		if s.Derived || s.HW <= ref.Start {
+			continue
+		}
+		if base, ok := first[s.Epoch]; ok && base < s.HW {
+			continue
+		}
+		if key := [2]int64{int64(s.Epoch), s.HW}; !reported[key] {
+			reported[key] = true
+			out = append(out, Violation{CommitOldEpoch, s.Node, s.HW, round,
+				fmt.Sprintf("leader %d of epoch %d reported high watermark %d, but no batch of epoch %d lies below it", s.Node, s.Epoch, s.HW, s.Epoch)})
+		}
+	}
+	return out
 }
 
 func reaches(l NodeLog, offset int64) bool { return max(endOf(l.Batches), l.Start) >= offset }

@@ -99,6 +99,9 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 			h.Acks = nil
 			h.Logs[1].Batches[1].BatchCRC = 0xbb
 		}, LostCommitted, 2, 20},
+		{"a leader commits before an entry of its epoch", func(h *History) {
+			h.Samples = append(h.Samples, Sample{At: time.Unix(1010, 0), Node: 3, Epoch: 3, HW: 20, Leader: 3})
+		}, CommitOldEpoch, 3, 20},
 		{"no commit after a heal", func(h *History) {
 			h.Rounds[0].Recovered = time.Time{}
 		}, NoRecovery, -1, -1},

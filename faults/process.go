@@ -1,7 +1,12 @@
 package faults
 
 import (
+	"bufio"
+	"fmt"
 	"math/rand"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -28,4 +33,26 @@ func (c *Cluster) KillLeaderCycles(n int, rng *rand.Rand, maxDown time.Duration)
 		c.Start(s.Node)
 	}
 	return failovers
+}
+
+// PeakRSS is node id's peak resident set size in bytes (VmHWM of its
+// running process).
+func (c *Cluster) PeakRSS(id int32) (int64, error) {
+	nd := c.nodes[id]
+	nd.mu.Lock()
+	pid := nd.cmd.Process.Pid
+	nd.mu.Unlock()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("node %d: no VmHWM in /proc/%d/status", id, pid)
 }
