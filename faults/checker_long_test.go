@@ -21,7 +21,7 @@ func TestCheckerCatchesRealLoss(t *testing.T) {
 		c.Kill(id)
 	}
 	for _, id := range c.IDs[:2] {
-		seg := filepath.Join(c.Node(id).DataDir, perfTopic+"-0", "00000000000000000000.log")
+		seg := filepath.Join(c.partitionDir(id), "00000000000000000000.log")
 		st, err := os.Stat(seg)
 		if err != nil {
 			t.Fatal(err)

@@ -109,7 +109,7 @@ func TestCorruptionRefusesStart(t *testing.T) {
 	c, s := start(t, Options{})
 	f := without(c.IDs, s.Node)[0]
 	time.Sleep(time.Second)
-	part := filepath.Join(c.Node(f).DataDir, perfTopic+"-0")
+	part := c.partitionDir(f)
 	for _, tc := range []struct {
 		fault, file string
 		damage      func([]byte) []byte
@@ -170,13 +170,13 @@ func TestSnapshotCatchUpUnderKills(t *testing.T) {
 	f := without(c.IDs, s.Node)[0]
 	r := c.BeginRound("follower below log start")
 	c.Kill(f)
-	stopped, err := ReadLog(c.partitionDir(f))
+	stopped, err := c.ReadLog(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * LivenessBound)
 	for {
-		l, err := readLiveLog(c.Node(s.Node).DataDir)
+		l, err := c.readLiveLog(s.Node)
 		if err == nil && l.Start > endOf(stopped.Batches) {
 			t.Logf("leader %d log starts at %d, past node %d's end %d", s.Node, l.Start, f, endOf(stopped.Batches))
 			break
@@ -195,7 +195,7 @@ func TestSnapshotCatchUpUnderKills(t *testing.T) {
 	c.Start(f)
 	c.Healed(r)
 	c.WaitCaughtUp(LivenessBound)
-	if l, err := readLiveLog(c.Node(f).DataDir); err != nil || l.Start == 0 {
+	if l, err := c.readLiveLog(f); err != nil || l.Start == 0 {
 		t.Errorf("node %d caught up without a snapshot (log start %d, %v)", f, l.Start, err)
 	}
 	finish(t, c)

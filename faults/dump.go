@@ -27,7 +27,7 @@ func (c *Cluster) CompareWithKafkaDump() {
 		}
 	}
 	for _, id := range c.IDs {
-		ours, err := ReadLog(c.partitionDir(id))
+		ours, err := c.ReadLog(id)
 		if err != nil {
 			c.t.Fatalf("node %d (%s): metadatalog: %v", id, c.kind(id), err)
 		}

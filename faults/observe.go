@@ -259,7 +259,7 @@ func (c *Cluster) History() (History, error) {
 	}
 	c.mu.Unlock()
 	for _, id := range c.IDs {
-		l, err := readLiveLog(c.partitionDir(id))
+		l, err := c.readLiveLog(id)
 		if err != nil {
 			return h, fmt.Errorf("node %d: %w", id, err)
 		}
@@ -276,11 +276,11 @@ func (c *Cluster) History() (History, error) {
 // read before the failure are the log. That is sound: a node only ever
 // truncates above its high watermark, and were the cut below the one it
 // reported, the checker would report the log ending there.
-func readLiveLog(partDir string) (NodeLog, error) {
+func (c *Cluster) readLiveLog(id int32) (NodeLog, error) {
 	var l NodeLog
 	var err error
 	for i := 0; i < 5; i++ {
-		if l, err = ReadLog(partDir); err == nil {
+		if l, err = c.ReadLog(id); err == nil {
 			return l, nil
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -308,9 +308,10 @@ func (c *Cluster) partitionDir(id int32) string {
 	return metadatalog.PartitionDir(c.nodes[id].DataDir, c.topic())
 }
 
-// ReadLog reads the batches and log start of the partition in dir with
-// metadatalog (read-only: a running node's torn tail is ignored).
-func ReadLog(dir string) (NodeLog, error) {
+// ReadLog reads node id's batches and log start with metadatalog
+// (read-only: a running node's torn tail is ignored).
+func (c *Cluster) ReadLog(id int32) (NodeLog, error) {
+	dir := c.partitionDir(id)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return NodeLog{}, nil
 	}
