@@ -193,6 +193,34 @@ func (p *Peers) Send(id int32, req kmsg.Request, cb func(kmsg.Response, error)) 
 	}
 }
 
+// Connect opens a connection to node id, on a client goroutine, unless one
+// is open, the node is in reconnect backoff or unknown; nothing is sent
+// beyond the connection's own ApiVersions exchange, and OnConnect reports
+// it as for any new connection. It lets a caller learn a peer's software
+// without a request of its own for it.
+func (p *Peers) Connect(id int32) {
+	if p.closed.Load() {
+		return
+	}
+	p.mu.Lock()
+	pr := p.peers[id]
+	p.mu.Unlock()
+	if pr == nil {
+		return
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.stopped != nil || pr.conn != nil || time.Now().Before(pr.nextDial) && pr.lastErr != nil {
+		return
+	}
+	pr.wantConn = true
+	if !pr.running {
+		pr.running = true
+		p.wg.Add(1)
+		go pr.run()
+	}
+}
+
 // Close closes every connection and fails every pending request with ErrPeersClosed
 // (callbacks run on client goroutines, not the caller's). Later Sends fail the same way.
 func (p *Peers) Close() {
@@ -278,6 +306,7 @@ type peer struct {
 	addr     string
 	queue    []*call   // not yet written
 	running  bool      // the run goroutine is alive
+	wantConn bool      // Connect asked for a connection with nothing to send
 	conn     *peerConn // current connection; nil when none
 	failures int       // consecutive failed dials
 	nextDial time.Time // no dial before this (reconnect backoff)
@@ -322,13 +351,13 @@ func (pr *peer) run() {
 	defer pr.p.wg.Done()
 	for {
 		pr.mu.Lock()
-		if len(pr.queue) == 0 {
+		if len(pr.queue) == 0 && !pr.wantConn {
 			pr.running = false
 			pr.mu.Unlock()
 			return
 		}
 		calls := pr.queue
-		pr.queue = nil
+		pr.queue, pr.wantConn = nil, false
 		pc := pr.conn
 		pr.mu.Unlock()
 		if pr.p.closed.Load() {
@@ -345,7 +374,9 @@ func (pr *peer) run() {
 				f(pr.id, pc.features)
 			}
 		}
-		pc.send(calls)
+		if len(calls) > 0 {
+			pc.send(calls)
+		}
 	}
 }
 

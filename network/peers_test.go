@@ -743,3 +743,40 @@ func TestPeersOnConnectFeatures(t *testing.T) {
 		t.Fatalf("OnConnect called again without a new connection: %+v", <-got)
 	}
 }
+
+// Connect opens a connection without a request: OnConnect learns the peer's features,
+// the peer's handler sees nothing, and a second Connect on the open connection does not
+// dial again.
+func TestPeersConnectWithoutRequest(t *testing.T) {
+	handled := make(chan int16, 4)
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		handled <- req.Key()
+		resp := req.ResponseKind()
+		resp.SetVersion(hdr.APIVersion)
+		respond(resp)
+	})
+	_, addr := startServer(t, ServerConfig{}, h)
+	got := make(chan []string, 4)
+	p := newTestPeers(t, PeerConfig{OnConnect: func(node int32, features []string) { got <- features }})
+	p.Connect(7) // unknown node: nothing happens
+	p.SetAddress(7, addr)
+	p.Connect(7)
+	select {
+	case f := <-got:
+		if !slices.Equal(f, []string{protocol.KRaftVersionFeature}) {
+			t.Fatalf("OnConnect features %q", f)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Connect did not connect within 5s")
+	}
+	p.Connect(7)
+	if _, err := sendSync(t, p, 7, voteRequest(0)); err != nil { // on the same connection
+		t.Fatal(err)
+	}
+	if k := <-handled; k != kmsg.Vote.Int16() {
+		t.Fatalf("the peer handled api %d before the Vote", k)
+	}
+	if len(got) != 0 || len(handled) != 0 {
+		t.Fatalf("a second connection (%d) or request (%d)", len(got), len(handled))
+	}
+}

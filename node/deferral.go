@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/raft"
 )
 
 // metadataVersionFeature is the feature a Kafka controller lists in its
@@ -50,6 +52,14 @@ func (c *controllers) connected(node int32, features []string) {
 	}
 }
 
+// knows reports whether a connection to node has told its software.
+func (c *controllers) knows(node int32) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.known[node]
+	return ok
+}
+
 // ids are the nodes known to run a QuorumController, in id order.
 func (c *controllers) ids() []int32 {
 	c.mu.Lock()
@@ -71,6 +81,31 @@ func (c *controllers) changes() <-chan struct{} {
 		return nil
 	}
 	return c.changed
+}
+
+// probeEvery is how often a leader connects to the voters whose software
+// it does not know yet (probeControllers).
+const probeEvery = time.Second
+
+// probeControllers (loop) opens a connection to every other voter whose
+// software is unknown, while this node leads: a leader sends nothing to a
+// voter that fetches from it, so without this it would not learn that the
+// voter can act as the active controller (after the whole quorum
+// restarted, say) and would keep a leadership it means to hand over. The
+// connection's ApiVersions exchange teaches it (controllers.connected). It
+// reports whether any voter is still unknown.
+func (n *Node) probeControllers(st raft.Status) bool {
+	if st.Role != raft.RoleLeader {
+		return false
+	}
+	unknown := false
+	for _, id := range st.Voters.IDs() {
+		if id != st.NodeID && !n.ctrls.knows(id) {
+			unknown = true
+			n.peers.Connect(id)
+		}
+	}
+	return unknown
 }
 
 // applyControllers (loop) hands the current set to the driver.

@@ -1,11 +1,17 @@
 package node
 
 import (
+	"context"
+	"net"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/network"
+	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
 
@@ -75,5 +81,65 @@ func TestDeferralOnlyOnTheMetadataLog(t *testing.T) {
 			t.Errorf("%s with %s=%q: deferral %v (tracking controllers %v), want %v", tc.topic,
 				config.LeadershipDeferralKey, tc.key, n.rcfg.DeferLeadership, n.ctrls != nil, tc.want)
 		}
+	}
+}
+
+// A leader connects to the voters whose software it does not know (a voter that only
+// fetches from it gets no request of its own), and learns it from the connection; a
+// follower does not probe; an unreachable voter keeps the probe going.
+func TestLeaderProbesUnknownVoters(t *testing.T) {
+	p, _ := config.ParseProperties(baseConfig)
+	cfg, err := config.New(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := New(cfg, Options{TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := network.NewServer(network.ServerConfig{Listeners: []network.ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0"}}},
+		network.HandlerFunc(func(*network.ConnInfo, protocol.RequestHeader, kmsg.Request, func(kmsg.Response)) {
+			t.Error("the probe sent a request")
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.Close() // nothing listens there any more
+	n.peers = network.NewPeers(network.PeerConfig{OnConnect: n.ctrls.connected, RequestTimeout: time.Second})
+	t.Cleanup(n.peers.Close)
+	n.peers.SetAddress(2, srv.Addrs()["CONTROLLER"].String())
+	n.peers.SetAddress(3, dead.Addr().String())
+	voters, err := raft.NewVoterSet(staticVoterNodes(n.rcfg.Voters))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := raft.Status{NodeID: 1, Role: raft.RoleFollower, Voters: voters}
+	if n.probeControllers(st) {
+		t.Fatal("a follower probes")
+	}
+	st.Role = raft.RoleLeader
+	deadline := time.Now().Add(5 * time.Second)
+	for !n.ctrls.knows(2) {
+		if !n.probeControllers(st) {
+			t.Fatal("the probe reports every voter known before node 2 answered")
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader did not learn node 2's software within 5s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !n.probeControllers(st) || n.ctrls.knows(3) {
+		t.Fatal("unreachable node 3 counts as known")
+	}
+	if len(n.ctrls.ids()) != 0 {
+		t.Fatalf("a kraftd voter counts as a controller: %v", n.ctrls.ids())
 	}
 }

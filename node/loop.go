@@ -24,7 +24,8 @@ const shutdownGrace = time.Second
 // metrics.go), then wait for the earliest of: an inbound
 // message, news of which peers can be the active controller, the driver's
 // next deadline, the application's next tick, the next
-// maintenance, the end of ctx. (A goroutine per timer posting into the loop,
+// maintenance, the next probe of voters' software (a leader that defers
+// its leadership: deferral.go), the end of ctx. (A goroutine per timer posting into the loop,
 // as kfake does, was not needed: one timer re-armed every round covers every
 // deadline.)
 func (n *Node) loop(ctx context.Context) error {
@@ -40,6 +41,8 @@ func (n *Node) loop(ctx context.Context) error {
 		done = make(chan struct{})
 	}
 	nextMaintain := time.Now().Add(n.o.MaintainEvery)
+	var nextProbe time.Time // leadership deferral: see probeControllers
+	probing := false
 	for {
 		now := time.Now()
 		if !now.Before(nextMaintain) {
@@ -55,6 +58,10 @@ func (n *Node) loop(ctx context.Context) error {
 			return n.fatal("poll", err)
 		}
 		st := n.driver.Status()
+		if n.ctrls != nil && (!now.Before(nextProbe) || st.Role != prev.Role) {
+			probing = n.probeControllers(st)
+			nextProbe = now.Add(probeEvery)
+		}
 		if first || st.Role != prev.Role || st.Epoch != prev.Epoch || st.LeaderID != prev.LeaderID {
 			n.logTransition(prev, st, first)
 			first = false
@@ -85,6 +92,9 @@ func (n *Node) loop(ctx context.Context) error {
 			next = earliest(next, shutdownUntil)
 		}
 		wake := earliest(next, nextMaintain)
+		if probing {
+			wake = earliest(wake, nextProbe)
+		}
 		if n.obs.m != nil {
 			wake = earliest(wake, n.noteTurn(now))
 		}
