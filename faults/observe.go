@@ -198,7 +198,8 @@ func (c *Cluster) WaitCaughtUp(d time.Duration) {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if c.opts.Controllers {
-			if c.caughtUp(leader.Node, target) {
+			// Ask whoever leads now: leadership may have moved since.
+			if s, ok := c.latest(); ok && c.caughtUp(s.Node, target) {
 				return
 			}
 			time.Sleep(100 * time.Millisecond)
