@@ -200,6 +200,10 @@ type RunReport struct {
 	Kills      int
 	Failovers  []time.Duration
 	Violations int
+	// Dropped and Torn: bytes the power losses cut off, and torn tails
+	// the nodes truncated at start-up.
+	Dropped int64
+	Torn    int
 }
 
 func (r RunReport) String() string {
@@ -208,8 +212,8 @@ func (r RunReport) String() string {
 		ks = append(ks, fmt.Sprintf("%s=%d", k, n))
 	}
 	sort.Strings(ks)
-	return fmt.Sprintf("seed %d: %d rounds (%s); kill -9 cycles %d; failover after kill -9 of the leader: %s; violations %d",
-		r.Seed, r.Rounds, strings.Join(ks, " "), r.Kills, Percentiles(r.Failovers), r.Violations)
+	return fmt.Sprintf("seed %d: %d rounds (%s); kill -9 cycles %d; failover after kill -9 of the leader: %s; power loss dropped %d bytes, %d torn tails truncated; violations %d",
+		r.Seed, r.Rounds, strings.Join(ks, " "), r.Kills, Percentiles(r.Failovers), r.Dropped, r.Torn, r.Violations)
 }
 
 // RunNemesis runs seeded fault rounds on c until d has passed, checking the
@@ -238,6 +242,12 @@ func (c *Cluster) RunNemesis(seed int64, d time.Duration, checkEvery int) RunRep
 	}
 	c.WaitCaughtUp(LivenessBound)
 	rep.Violations += c.checkRound()
+	c.mu.Lock()
+	rep.Dropped = c.dropped
+	c.mu.Unlock()
+	for _, id := range c.kraftdIDs() {
+		rep.Torn += c.logCount(id, tornTail)
+	}
 	if h, err := c.History(); err == nil {
 		c.t.Logf("history: %s", Summary(h))
 	}

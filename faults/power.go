@@ -88,6 +88,9 @@ func (c *Cluster) dropUnflushed(rng *rand.Rand, id int32) (Cut, error) {
 	return cut, nil
 }
 
+// tornTail is what kraftd logs when it cuts a torn batch off at start-up.
+const tornTail = "truncating torn or corrupt tail"
+
 // logCount is how often s occurs in node id's log (all its runs).
 func (c *Cluster) logCount(id int32, s string) int {
 	b, _ := os.ReadFile(c.nodes[id].errLog)

@@ -28,7 +28,7 @@ func TestPowerLoss(t *testing.T) {
 	finish(t, c)
 	torn := 0
 	for _, id := range c.IDs {
-		torn += c.logCount(id, "truncating torn or corrupt tail")
+		torn += c.logCount(id, tornTail)
 	}
 	t.Logf("%d bytes dropped, %d torn tails truncated at start-up", c.dropped, torn)
 	if c.dropped == 0 || torn == 0 {
