@@ -39,8 +39,11 @@
 // differing below both high watermarks, two leaders in one epoch (S1), a
 // node leading at a lower epoch after a higher one (S2), a leader's high
 // watermark below one reported before in the same or a lower epoch (S7),
-// and no commit within LivenessBound after a heal (L1, FT + 10·ET scaled
-// for a loaded 2-core machine).
+// no commit within LivenessBound after a heal (L1, FT + 10·ET scaled for a
+// loaded 2-core machine), fewer than a majority of logs agreeing below the
+// highest high watermark any leader reported (S6 on the leader's word,
+// which judges Kafka leaders too: they write no journal), and a leader's
+// high watermark covering no entry of its own epoch (S8).
 //
 // # Fault-matrix rows
 //
@@ -54,14 +57,16 @@
 // (make faults): TestFiveVoterPartitions (14, 16), TestLinkFaults (16, 13:
 // one-way, flapping, latency, throttle, reset), TestPauseLeader (18),
 // TestTermLeaderAndDuringElection (32), TestAllKilledMajorityRestarts (2),
-// TestFsyncStalls (11), TestQuorumStateWriteCrashes (4), TestDataDirLoss
-// (12), TestCorruptionRefusesStart
-// (6, 7), TestSnapshotCatchUpUnderKills (31), TestMixedOneKraftdTwoKafka
-// (1, 13, 16, 18), TestMixedControllers (1, 2, 3, 5, 13, 16, 18 with
-// kafka.Kafka controllers), TestMixedNemesisLong (the nemesis on 2+1 and
-// 1+2 mixed quorums, TestRaftServer and controllers), TestCheckerCatchesRealLoss (the checker on real logs cut
-// in half), and TestNemesisLong, the seeded mix of all of them for
-// FAULT_MINUTES.
+// TestFsyncStalls (11, with a bound on every node's peak RSS),
+// TestQuorumStateWriteCrashes (4), TestDataDirLoss (12),
+// TestCorruptionRefusesStart (6, 7), TestSnapshotCatchUpUnderKills (31),
+// TestMixedOneKraftdTwoKafka (1, 13, 16, 18), TestMixedControllers (1, 2,
+// 3, 5, 13, 16, 18 with kafka.Kafka controllers), TestMixedDiskFull (9)
+// and TestMixedCorruption (6), each fault on a Kafka node and on a kraftd
+// node of one quorum, TestMixedNemesisLong (the nemesis on 2+1 and 1+2
+// mixed quorums, TestRaftServer and controllers), TestCheckerCatchesRealLoss
+// (the checker on real logs cut in half), and TestNemesisLong, the seeded
+// mix of all of them for FAULT_MINUTES.
 //
 // # Mixed quorums
 //
