@@ -76,8 +76,10 @@ type Cluster struct {
 	rounds  []*Round
 	round   int
 	dropped int64 // bytes PowerLoss cut off
-	stop    chan struct{}
-	sampled sync.WaitGroup
+	// reported are the violations checkRound reported (loop goroutine).
+	reported map[string]bool
+	stop     chan struct{}
+	sampled  sync.WaitGroup
 }
 
 // Node is one process slot: it may be killed and restarted on the same
@@ -114,7 +116,8 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 	if o.Throughput == 0 {
 		o.Throughput = 500
 	}
-	c := &Cluster{t: t, opts: o, dir: t.TempDir(), bin: Binary(t), Mesh: newMesh(), nodes: map[int32]*Node{}, stop: make(chan struct{})}
+	c := &Cluster{t: t, opts: o, dir: t.TempDir(), bin: Binary(t), Mesh: newMesh(), nodes: map[int32]*Node{}, stop: make(chan struct{}),
+		reported: map[string]bool{}}
 	if len(o.Kafka) > 0 || o.Controllers {
 		c.java, c.classpath = RequireKafka(t)
 	}

@@ -61,7 +61,7 @@ func (c *Cluster) leadBy(t *testing.T, id int32, want bool) Sample {
 		r := c.BeginRound("kill9 leader")
 		r.MinEpoch = s.Epoch
 		c.Kill(s.Node)
-		c.downAndBack(r, s.Node, 0)
+		c.downAndBack(r, s.Node, func() {})
 	}
 	t.Fatalf("node %d did not come to lead=%v in 20 leader kills", id, want)
 	return Sample{}
