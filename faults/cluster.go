@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/internal/freeport"
+	"github.com/kraftd/kraftd/interop/kafkatest"
 )
 
 // Options shape a Cluster.
@@ -119,7 +120,8 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 	c := &Cluster{t: t, opts: o, dir: t.TempDir(), bin: Binary(t), Mesh: newMesh(), nodes: map[int32]*Node{}, stop: make(chan struct{}),
 		reported: map[string]bool{}}
 	if len(o.Kafka) > 0 || o.Controllers {
-		c.java, c.classpath = RequireKafka(t)
+		env := kafkatest.Require(t)
+		c.java, c.classpath = env.Java, env.Classpath()
 	}
 	n := o.Voters
 	ports, err := freeport.Take(n)

@@ -1,12 +1,9 @@
 package faults
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"testing"
 	"time"
 )
 
@@ -21,47 +18,6 @@ import (
 // kafkaJVMFlags keep a TestRaftServer small and quick to start on a
 // loaded 2-core machine.
 var kafkaJVMFlags = []string{"-Xmx256m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"}
-
-// RequireKafka returns the java binary and the classpath of Kafka 4.4.0's
-// jars, or skips the test (fails it under KRAFTD_INTEROP=required) when
-// either is missing.
-func RequireKafka(t testing.TB) (java, classpath string) {
-	t.Helper()
-	java, cp, err := locateKafka()
-	if err != nil {
-		if os.Getenv("KRAFTD_INTEROP") == "required" {
-			t.Fatalf("Kafka 4.4.0 needed (KRAFTD_INTEROP=required): %v", err)
-		}
-		t.Skipf("Kafka 4.4.0 not available (make interop-deps): %v", err)
-	}
-	return java, cp
-}
-
-func locateKafka() (java, classpath string, err error) {
-	java, err = exec.LookPath("java")
-	if err != nil {
-		return "", "", err
-	}
-	lib := os.Getenv("KRAFTD_INTEROP_LIB")
-	if lib == "" {
-		out, err := exec.Command(goTool(), "env", "GOMOD").Output()
-		if err != nil {
-			return "", "", fmt.Errorf("go env GOMOD: %w", err)
-		}
-		lib = filepath.Join(filepath.Dir(string(trimNL(out))), "interop", "lib")
-	}
-	if _, err := os.Stat(filepath.Join(lib, ".complete")); err != nil {
-		return "", "", errors.New(lib + " has no .complete marker (download missing or incomplete)")
-	}
-	return java, filepath.Join(lib, "*"), nil
-}
-
-func trimNL(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
 
 // kafkaCommand is node nd's TestRaftServer command line.
 func (c *Cluster) kafkaCommand(nd *Node) *exec.Cmd {

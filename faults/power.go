@@ -2,8 +2,10 @@ package faults
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -67,7 +69,9 @@ func (c *Cluster) dropUnflushed(rng *rand.Rand, id int32) (Cut, error) {
 	if err != nil {
 		return cut, fmt.Errorf("%s: %w", nd.ledger, err)
 	}
-	for path, size := range durable {
+	// In path order, so that a FAULT_SEED replays the same cut points.
+	for _, path := range slices.Sorted(maps.Keys(durable)) {
+		size := durable[path]
 		if !strings.HasPrefix(path, nd.DataDir+string(os.PathSeparator)) {
 			continue
 		}
