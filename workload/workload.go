@@ -26,7 +26,7 @@ const maxLatencyMicros = 60_000_000
 type Config struct {
 	Throughput   int // records/s; 0 = unthrottled
 	RecordSize   int // bytes
-	MaxInFlight  int // appended but not yet committed records, at most
+	MaxInFlight  int // unthrottled: appended but not yet committed records, at most
 	StatsFormat  StatsFormat
 	StatsEvery   time.Duration
 	AppendTick   time.Duration // granularity of throttled appends
@@ -144,11 +144,13 @@ func (w *Workload) Tick(now time.Time, st raft.Status, wr node.Writer) time.Time
 		w.leaderSince = now
 		w.appended = 0
 	}
-	room := w.cfg.MaxInFlight - w.inFlight
 	var want int
 	if w.cfg.Throughput > 0 {
+		// An open loop, as TestRaftServer's: every record that has fallen due is
+		// offered. Only the leader's append buffer (ErrBufferFull, a memory bound)
+		// holds records back, and they are charged latency from their due time.
 		due := int64(now.Sub(w.leaderSince).Seconds() * float64(w.cfg.Throughput))
-		want = int(min(due-w.appended, int64(room)))
+		want = int(due - w.appended)
 		// Wake when the next record is due, no more often than AppendTick.
 		nextDue := w.leaderSince.Add(time.Duration(float64(w.appended+int64(max(want, 0))+1) / float64(w.cfg.Throughput) * float64(time.Second)))
 		if nextDue.Before(now.Add(w.cfg.AppendTick)) {
@@ -158,7 +160,7 @@ func (w *Workload) Tick(now time.Time, st raft.Status, wr node.Writer) time.Time
 			next = nextDue
 		}
 	} else {
-		want = room
+		want = w.cfg.MaxInFlight - w.inFlight
 	}
 	for want > 0 {
 		k := min(want, w.cfg.MaxPerAppend)

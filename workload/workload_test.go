@@ -90,6 +90,41 @@ func TestWorkloadThrottle(t *testing.T) {
 	}
 }
 
+// --throughput is an open loop: every record that fell due is offered whatever
+// is still uncommitted (MaxInFlight bounds only the unthrottled mode); records
+// the leader's buffer refused are offered again later and charged latency from
+// their due time.
+func TestWorkloadOpenLoop(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := New(Config{Throughput: 1000, RecordSize: 16, MaxInFlight: 10}, 1, true, &bytes.Buffer{}, zap.NewNop(), t0)
+	d := &fakeDriver{}
+	w.Tick(t0, leaderStatus(1), d)
+	w.Tick(t0.Add(100*time.Millisecond), leaderStatus(1), d)
+	if got := d.appended(); got != 100 {
+		t.Fatalf("100 ms at 1000/s with nothing committed: appended %d, want 100 (not held to --max-in-flight)", got)
+	}
+	// The buffer is full for 50 ms: nothing is appended, nothing is lost.
+	d.refuse = raft.ErrBufferFull
+	w.Tick(t0.Add(150*time.Millisecond), leaderStatus(1), d)
+	if got := d.appended(); got != 100 || w.stopped {
+		t.Fatalf("refused: appended %d stopped %v", got, w.stopped)
+	}
+	d.refuse = nil
+	w.Tick(t0.Add(200*time.Millisecond), leaderStatus(1), d)
+	if got := d.appended(); got != 200 {
+		t.Fatalf("after the buffer drained: appended %d, want the backlog too (200)", got)
+	}
+	// The held-back records (due at 101..150 ms) are charged from their due time.
+	w.clock = func() time.Time { return t0.Add(210 * time.Millisecond) }
+	w.HandleCommit([]raft.CommittedBatch{{BaseOffset: 0, LastOffset: 199, Epoch: 1, Records: make([][]byte, 200)}})
+	if n, hi := w.total.TotalCount(), w.total.Max(); n != 200 || hi < 208_000 || hi > 210_000 {
+		t.Fatalf("latencies: %d samples, max %dus; want 200 with the first record's 209 ms", n, hi)
+	}
+	if v := w.total.ValueAtQuantile(50); v < 105_000 || v > 115_000 {
+		t.Fatalf("median latency %dus, want about 110 ms (records due 1..200 ms, committed at 210)", v)
+	}
+}
+
 func TestWorkloadMaxInFlightAndLatency(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	var out bytes.Buffer

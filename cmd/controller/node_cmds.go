@@ -115,9 +115,9 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	f.register(fs)
 	dirIDText := fs.String("replica-directory-id", "", "this replica's directory id (a uuid, not zero); required")
 	var wc workload.Config
-	fs.IntVar(&wc.Throughput, "throughput", 20000, "records/s appended while leader; 0 = unthrottled (bounded by --max-in-flight)")
+	fs.IntVar(&wc.Throughput, "throughput", 20000, "records/s offered while leader, an open loop as TestRaftServer's (only the leader's append buffer holds records back); 0 = unthrottled (bounded by --max-in-flight)")
 	fs.IntVar(&wc.RecordSize, "record-size", 256, "record size in bytes")
-	fs.IntVar(&wc.MaxInFlight, "max-in-flight", 10000, "at most this many appended but uncommitted records")
+	fs.IntVar(&wc.MaxInFlight, "max-in-flight", 10000, "with --throughput 0: at most this many appended but uncommitted records")
 	fs.Var(&wc.StatsFormat, "stats-format", "stats lines: text, json (one object per line), kafka (TestRaftServer's throughput and latency line) or csv (a header, then the json fields as one row per interval)")
 	statsJSON := fs.Bool("stats-json", false, "print stats as one JSON object per line (--stats-format json)")
 	fs.DurationVar(&wc.StatsEvery, "stats-interval", 5*time.Second, "how often to print stats")
