@@ -265,7 +265,7 @@ func formatBench(rows []benchRow, size, seconds, warmup int) string {
 	fmt.Fprintf(&b, "Kafka %s TestRaftServer (JVM %s) vs kraftd test-kraft-server-start; latency = leader append to commit.\n", kafkatest.KafkaVersion, strings.Join(kafkatest.ShippedJVMFlags[:2], " "))
 	fmt.Fprintf(&b, "records/s: counted in a follower's log (records of the batches the leader stamped in the measured window, over its length);\n")
 	fmt.Fprintf(&b, "reported: the leader's own 5 s reports (Kafka's Meter pads its window until it fills: it understates the first minute).\n")
-	fmt.Fprintf(&b, "p50/p75: median report; p99/p99.9: worst report. kraftd's throttled workload is a closed loop (bounded in flight), TestRaftServer's open.\n")
+	fmt.Fprintf(&b, "p50/p75: median report; p99/p99.9: worst report. Both throttled workloads are open loops (kraftd's held back only by its append buffer); kraftd's unthrottled one is bounded in flight.\n")
 	fmt.Fprintf(&b, "Kafka's TestRaftServer reports no p50 and clamps latencies at 250 ms. L marks the leader.\n\n")
 	fmt.Fprintf(&b, "%-8s %-34s %11s %11s %8s %8s %8s %8s   %-44s %s\n", "system", "scenario", "records/s", "reported", "p50 ms", "p75 ms", "p99 ms", "p99.9 ms", "CPU s in window / peak RSS MB per node", "note")
 	for _, r := range rows {
