@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -11,9 +12,15 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
+// style is how the series are drawn.
+type style struct {
+	logY   bool // log-scale y axis
+	points bool // a glyph at every point
+}
+
 // draw writes the series as lines to path, in the format its extension
 // names.
-func draw(path, title, xName string, ss []series) error {
+func draw(path, title, xName string, ss []series, st style) error {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".png", ".svg", ".pdf":
 	default:
@@ -24,10 +31,21 @@ func draw(path, title, xName string, ss []series) error {
 	p.X.Label.Text = xName
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
+	if st.logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	drawn := 0
 	for i, s := range ss {
-		xys := make(plotter.XYs, len(s.x))
+		var xys plotter.XYs
 		for j := range s.x {
-			xys[j] = plotter.XY{X: s.x[j], Y: s.y[j]}
+			if st.logY && s.y[j] <= 0 {
+				continue // no place on a log scale
+			}
+			xys = append(xys, plotter.XY{X: s.x[j], Y: s.y[j]})
+		}
+		if len(xys) == 0 {
+			continue
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
@@ -36,9 +54,28 @@ func draw(path, title, xName string, ss []series) error {
 		l.Color = plotutil.Color(i)
 		l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
 		p.Add(l)
-		p.Legend.Add(s.name, l)
+		if st.points {
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			sc.Color = l.Color
+			sc.Shape = plotutil.Shape(i)
+			p.Add(sc)
+			p.Legend.Add(s.name, l, sc)
+		} else {
+			p.Legend.Add(s.name, l)
+		}
+		drawn++
+	}
+	if drawn == 0 {
+		return fmt.Errorf("no point to draw")
 	}
 	// Headroom above the lines for the legend, which sits top right.
-	p.Y.Max += (p.Y.Max - p.Y.Min) * min(0.07*float64(len(ss)), 1)
+	if st.logY {
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, min(0.07*float64(len(ss)), 1))
+	} else {
+		p.Y.Max += (p.Y.Max - p.Y.Min) * min(0.07*float64(len(ss)), 1)
+	}
 	return p.Save(24*vg.Centimeter, 14*vg.Centimeter, path)
 }

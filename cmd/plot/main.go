@@ -6,8 +6,10 @@
 //
 // The x axis is the first column (elapsed_sec for the stats) unless -x
 // names another; each COLUMN is a line, one per node when the CSV has a
-// node_id column (-by "" plots them as one). Rows with final=true (the
-// summaries) are left out. Without -o the plot is written beside the CSV
+// node_id column (-by "" plots them as one; -by system one per system of a
+// bench-report's results.csv). Rows with final=true (the summaries) and
+// empty cells are left out; -logy draws y on a log scale, -points marks
+// every point. Without -o the plot is written beside the CSV
 // as FILE.png.
 package main
 
@@ -42,6 +44,9 @@ func run(args []string, stderr io.Writer) (string, error) {
 	fs.StringVar(&o.x, "x", "", "x column (default: the first)")
 	fs.StringVar(&o.by, "by", "node_id", "draw one line per value of this column, when the CSV has it; \"\" for none")
 	title := fs.String("title", "", "title (default: the CSV's name)")
+	var st style
+	fs.BoolVar(&st.logY, "logy", false, "logarithmic y axis (values <= 0 are left out)")
+	fs.BoolVar(&st.points, "points", false, "mark every point (for few points, e.g. one per measured rate)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: plot [flags] FILE.csv COLUMN...")
 		fs.PrintDefaults()
@@ -71,5 +76,5 @@ func run(args []string, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", in, err)
 	}
-	return *out, draw(*out, *title, xName, ss)
+	return *out, draw(*out, *title, xName, ss, st)
 }

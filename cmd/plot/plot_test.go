@@ -83,6 +83,30 @@ func TestReadSeries(t *testing.T) {
 	}
 }
 
+// A bench-report's results: one line per system, log y, points marked; an empty
+// cell (a value a system does not report) and a y <= 0 are left out.
+func TestPlotReportLogY(t *testing.T) {
+	in := writeCSV(t, "system,committed_per_s,p50_ms,p99_ms\nkraftd,5000,0.9,2\nkafka,5000,,40\nkraftd,20000,1.5,3\nkafka,20000,,45\netcd,20000,0,4\n")
+	_, ss, err := readSeries(strings.NewReader("system,x,p50_ms\na,1,\nb,1,2\n"), seriesOptions{x: "x", y: []string{"p50_ms"}, by: "system"})
+	if err != nil || len(ss) != 1 || ss[0].name != "p50_ms system=b" {
+		t.Fatalf("empty cells: %+v, %v", ss, err)
+	}
+	out := filepath.Join(t.TempDir(), "p.svg")
+	if _, err := run([]string{"-o", out, "-x", "committed_per_s", "-by", "system", "-logy", "-points", in, "p50_ms"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("system=kraftd")) || bytes.Contains(b, []byte("system=kafka")) || bytes.Contains(b, []byte("system=etcd")) {
+		t.Errorf("legend: want kraftd only (kafka has no p50, etcd's is 0 on a log scale)")
+	}
+	if _, err := run([]string{"-o", out, "-by", "system", "-logy", writeCSV(t, "x,system,v\n1,a,0\n"), "v"}, io.Discard); err == nil || !strings.Contains(err.Error(), "no point") {
+		t.Errorf("nothing drawable: %v", err)
+	}
+}
+
 func TestPlotErrors(t *testing.T) {
 	csv := writeCSV(t, statsCSV)
 	for _, c := range []struct {

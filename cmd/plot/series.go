@@ -78,6 +78,9 @@ func readSeries(r io.Reader, o seriesOptions) (xName string, out []series, err e
 			return "", nil, err
 		}
 		for i, c := range yi {
+			if row[c] == "" {
+				continue // no value: no point
+			}
 			y, err := number(row, c, header, n)
 			if err != nil {
 				return "", nil, err
