@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test run bench bench-quorum bench-quorum-tls bench-interop fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka dist image test-image
+.PHONY: build test run bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka dist image test-image
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
@@ -63,6 +63,13 @@ interop-deps:
 	if [ -f lib/.complete ] && [ "$$(cat lib/.complete)" = "$$sum" ]; then echo "interop/lib up to date"; \
 	elif ! command -v mvn >/dev/null 2>&1; then echo "mvn not found: interop tests will skip (and fail under KRAFTD_INTEROP=required)"; \
 	else rm -rf lib && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib && echo "$$sum" > lib/.complete && echo "interop/lib: $$(ls lib | wc -l) jars"; fi
+
+# One report with plots: kraftd, Kafka 4.4.0 TestRaftServer and etcd raft (bench/peers, its
+# own module) at offered rates 5k, 10k, 20k, 50k, 100k, 200k and unthrottled, one after
+# another at each rate; writes docs/bench/README.md, results.csv and SVG plots (about 20
+# minutes). Settings: BENCH_REPORT_RATES, BENCH_REPORT_DIR ... (interop/bench_report_test.go).
+bench-report: interop-deps
+	$(GO) test -tags interopbench -count=1 -timeout 120m -run '^TestBenchReport$$' -v ./interop/
 
 # Seeds SEED_BASE..SEED_BASE+SEEDS-1 of every simulator mix; prints a summary per mix and
 # the replay command of any failing seed; exits non-zero on any violation. The test binary

@@ -1,0 +1,284 @@
+//go:build interopbench
+
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kraftd/kraftd/interop/kafkatest"
+)
+
+// TestBenchReport is `make bench-report`: kraftd test-kraft-server-start, Kafka 4.4.0
+// TestRaftServer and etcd raft (bench/peers: go.etcd.io/raft with etcd's WAL, three nodes
+// in one process) at each offered rate of BENCH_REPORT_RATES, the three systems one after
+// another at every rate (their order rotating from rate to rate), then a Markdown report
+// with SVG plots (drawn by cmd/plot) in BENCH_REPORT_DIR. Only built with -tags
+// interopbench: a measurement of tens of minutes, not a test.
+//
+// Settings (environment): BENCH_REPORT_RATES (records/s, 0 = as fast as each commits;
+// default "5000,10000,20000,50000,100000,200000,0"), BENCH_REPORT_DIR (default
+// docs/bench, beside the README), BENCH_REPORT_SYSTEMS ("kraftd,kafka,etcd"),
+// BENCH_REPORT_KAFKA_MAX (what TestRaftServer, which has no unthrottled mode, is offered
+// at rate 0; 240000), and BENCH_INTEROP_RECORD_SIZE, BENCH_INTEROP_SECONDS and
+// BENCH_INTEROP_WARMUP as for TestBenchInterop (etcd's window is at most 30 s).
+func TestBenchReport(t *testing.T) {
+	env := kafkatest.Require(t)
+	kafkatest.BuildKraftd(t)
+	size := envInt(t, "BENCH_INTEROP_RECORD_SIZE", 256)
+	seconds := envInt(t, "BENCH_INTEROP_SECONDS", 30)
+	warmup := envInt(t, "BENCH_INTEROP_WARMUP", 10)
+	kafkaMax := envInt(t, "BENCH_REPORT_KAFKA_MAX", 240000)
+	dir, err := filepath.Abs(envString("BENCH_REPORT_DIR", "../docs/bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rates []int
+	for _, f := range strings.Split(envString("BENCH_REPORT_RATES", "5000,10000,20000,50000,100000,200000,0"), ",") {
+		r, err := strconv.Atoi(f)
+		if err != nil || r < 0 {
+			t.Fatalf("BENCH_REPORT_RATES: %q is not a rate", f)
+		}
+		rates = append(rates, r)
+	}
+	systems := strings.Split(envString("BENCH_REPORT_SYSTEMS", "kraftd,kafka,etcd"), ",")
+	var peers string
+	for _, s := range systems {
+		if s == "etcd" {
+			peers = buildPeers(t)
+		}
+	}
+	load := loadAverage()
+	var rows []reportRow
+	for i, rate := range rates {
+		for k := range systems {
+			sys := systems[(i+k)%len(systems)]
+			var r reportRow
+			switch sys {
+			case "kraftd":
+				var args []string
+				if rate == 0 {
+					args = []string{"--max-in-flight", "10000"}
+				}
+				r = fromBenchRow(runBench(t, env, kafkatest.SideKraftd, "", rate, size, args, seconds, warmup), seconds)
+			case "kafka":
+				offered := rate
+				if rate == 0 {
+					offered = kafkaMax
+				}
+				r = fromBenchRow(runBench(t, env, kafkatest.SideKafka, "", offered, size, nil, seconds, warmup), seconds)
+				if rate == 0 {
+					r.Note = strings.TrimSpace(fmt.Sprintf("offered %d/s (no unthrottled mode) %s", kafkaMax, r.Note))
+				}
+			case "etcd":
+				r = runPeers(t, peers, rate, size, min(seconds, 30), warmup)
+			default:
+				t.Fatalf("BENCH_REPORT_SYSTEMS: unknown system %q (kraftd, kafka, etcd)", sys)
+			}
+			r.System, r.Offered = sys, rate
+			t.Logf("%s at %s: %.0f records/s, p50 %.2f p99 %.2f ms, %.2f cores and %.0f MB per node (max) %s",
+				sys, offeredText(rate), r.Committed, r.P50, r.P99, r.CoresPerNode, r.RSSPerNode, r.Note)
+			rows = append(rows, r)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReportCSV(filepath.Join(dir, "results.csv"), rows); err != nil {
+		t.Fatal(err)
+	}
+	plots := []struct{ file, title, logy string }{
+		{"latency-p99.svg", "commit latency p99 (ms, log scale) vs committed records/s", "p99_ms"},
+		{"latency-p50.svg", "commit latency p50 (ms, log scale) vs committed records/s", "p50_ms"},
+		{"cpu.svg", "CPU cores per node (the busiest) vs committed records/s", "cores_per_node"},
+		{"rss.svg", "peak RSS MB per node (the largest) vs committed records/s", "rss_mb_per_node"},
+	}
+	for _, p := range plots {
+		args := []string{"run", "../cmd/plot", "-o", filepath.Join(dir, p.file), "-x", "committed_per_s", "-by", "system", "-points", "-title", p.title}
+		if strings.HasPrefix(p.logy, "p") {
+			args = append(args, "-logy")
+		}
+		args = append(args, filepath.Join(dir, "results.csv"), p.logy)
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			t.Fatalf("plot %s: %v\n%s", p.file, err, out)
+		}
+	}
+	md := formatReport(rows, size, seconds, warmup, load, plots)
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Print(md)
+}
+
+// reportRow is one system at one offered rate.
+type reportRow struct {
+	System       string
+	Offered      int // 0: as fast as it commits
+	Committed    float64
+	P50, P99     float64 // ms; NaN when not reported
+	CoresPerNode float64 // the busiest node's
+	RSSPerNode   float64 // MB, the largest node's
+	Source       string  // where the committed count comes from
+	Note         string
+}
+
+func fromBenchRow(b benchRow, seconds int) reportRow {
+	r := reportRow{Committed: b.RecsPerS, P50: b.P50, P99: b.P99, Note: b.Note, Source: "follower's log"}
+	for _, n := range b.Nodes {
+		r.CoresPerNode = math.Max(r.CoresPerNode, n.CPU.Seconds()/float64(seconds))
+		r.RSSPerNode = math.Max(r.RSSPerNode, float64(n.Peak)/(1<<20))
+	}
+	if b.Side == kafkatest.SideKafka {
+		r.P50 = math.NaN() // TestRaftServer prints no p50
+	}
+	return r
+}
+
+// buildPeers builds bench/peers (its own module: etcd's dependencies stay out of
+// kraftd's) and returns the binary.
+func buildPeers(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "peers")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = "../bench/peers"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build bench/peers: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runPeers runs etcd raft's quorum (three nodes in one process) and reads its RESULT line.
+// Its latency runs from each record's intended send time in rate mode (sched_p99_ms), as
+// kraftd's does from its due time; its CPU and RSS are the process's, shared by the three
+// nodes, so per node they are a third.
+func runPeers(t *testing.T, bin string, rate, size, seconds, warmup int) reportRow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds+warmup+60)*time.Second)
+	defer cancel()
+	args := []string{"-system", "etcd", "-rate", strconv.Itoa(rate), "-size", strconv.Itoa(size),
+		"-duration", fmt.Sprintf("%ds", seconds), "-warmup", fmt.Sprintf("%ds", warmup)}
+	if rate == 0 {
+		args = append(args, "-inflight", "1000")
+	}
+	out, err := exec.CommandContext(ctx, bin, args...).Output()
+	if err != nil {
+		return reportRow{P50: math.NaN(), P99: math.NaN(), Note: fmt.Sprintf("peers failed: %v", err)}
+	}
+	kv, err := parseResult(out)
+	if err != nil {
+		t.Fatalf("peers: %v\n%s", err, out)
+	}
+	p99 := kv["p99_ms"]
+	if v, ok := kv["sched_p99_ms"]; ok {
+		p99 = v
+	}
+	r := reportRow{Committed: kv["rate_per_s"], P50: kv["p50_ms"], P99: p99,
+		CoresPerNode: kv["cpu_cores"] / 3, RSSPerNode: kv["rss_mb"] / 3, Source: "its leader's applied count"}
+	if kv["lost"] > 0 {
+		r.Note = fmt.Sprintf("%.0f proposed records not applied", kv["lost"])
+	}
+	return r
+}
+
+// parseResult reads the numeric fields of peers' "RESULT k=v ..." line ("-" fields are
+// left out).
+func parseResult(out []byte) (map[string]float64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "RESULT ")
+		if !ok {
+			continue
+		}
+		kv := map[string]float64{}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			if x, err := strconv.ParseFloat(v, 64); err == nil {
+				kv[k] = x
+			}
+		}
+		return kv, nil
+	}
+	return nil, fmt.Errorf("no RESULT line")
+}
+
+func offeredText(rate int) string {
+	if rate == 0 {
+		return "max"
+	}
+	return fmt.Sprintf("%d/s", rate)
+}
+
+func writeReportCSV(path string, rows []reportRow) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	_ = w.Write([]string{"system", "offered_per_s", "committed_per_s", "p50_ms", "p99_ms", "cores_per_node", "rss_mb_per_node"})
+	for _, r := range rows {
+		if r.Committed <= 0 || math.IsNaN(r.P99) {
+			continue // nothing committed, or failed: no point to draw
+		}
+		p50 := num(r.P50)
+		if math.IsNaN(r.P50) {
+			p50 = "" // not reported: cmd/plot leaves the point out
+		}
+		_ = w.Write([]string{r.System, strconv.Itoa(r.Offered), num(r.Committed), p50, num(r.P99), num(r.CoresPerNode), num(r.RSSPerNode)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func formatReport(rows []reportRow, size, seconds, warmup int, load string, plots []struct{ file, title, logy string }) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# kraftd, Kafka 4.4.0 and etcd raft side by side\n\n")
+	fmt.Fprintf(&b, "Written by `make bench-report` on %s (%d cores, load average before the run %s).\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), load)
+	fmt.Fprintf(&b, "Three voters on 127.0.0.1, %d-byte records, fsync'd logs; each system runs alone, %d s measured after a %d s warm-up, ", size, seconds, warmup)
+	b.WriteString("the systems one after another at each rate (their order rotating from rate to rate).\n\n")
+	b.WriteString("- **kraftd**: three `test-kraft-server-start` processes (an open loop at the offered rate; at `max`, unthrottled with at most 10,000 records in flight).\n")
+	b.WriteString("- **Kafka**: three Kafka 4.4.0 `kafka.tools.TestRaftServer` JVMs (-Xmx1G); an open loop; it has no unthrottled mode, so at `max` it is offered a fixed rate.\n")
+	b.WriteString("- **etcd**: bench/peers, go.etcd.io/raft/v3 with etcd's WAL, three nodes in one process (its CPU and RSS are divided by three); at `max`, 1,000 records in flight.\n\n")
+	b.WriteString("Committed records/s: kraftd and Kafka counted in a follower's log (the records of the batches the leader stamped in the window); etcd from its leader's applied count. ")
+	b.WriteString("Latency: from each record's due time to its commit on the leader; kraftd and Kafka: p50 the median 5 s report, p99 the worst 5 s report (Kafka clamps at 250 ms and prints no p50); etcd: over the window. ")
+	b.WriteString("CPU and RSS: the busiest and the largest node.\n\n")
+	b.WriteString("| offered | system | committed records/s | p50 ms | p99 ms | CPU cores/node | peak RSS MB/node | note |\n|---|---|---|---|---|---|---|---|\n")
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return "n/a"
+		}
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %.2f | %.0f | %s |\n", offeredText(r.Offered), r.System, r.Committed, f(r.P50), f(r.P99), r.CoresPerNode, r.RSSPerNode, r.Note)
+	}
+	b.WriteString("\nRows with nothing committed are not drawn, nor Kafka's p50 (it prints none).\n\n")
+	for _, p := range plots {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", p.title, p.file)
+	}
+	return b.String()
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
