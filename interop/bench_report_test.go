@@ -15,6 +15,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,8 +34,10 @@ import (
 // default "5000,10000,20000,50000,100000,200000,0"), BENCH_REPORT_DIR (default
 // docs/bench, beside the README), BENCH_REPORT_SYSTEMS ("kraftd,kafka,etcd"),
 // BENCH_REPORT_KAFKA_MAX (what TestRaftServer, which has no unthrottled mode, is offered
-// at rate 0; 240000), and BENCH_INTEROP_RECORD_SIZE, BENCH_INTEROP_SECONDS and
-// BENCH_INTEROP_WARMUP as for TestBenchInterop (etcd's window is at most 30 s).
+// at rate 0; 240000), BENCH_REPORT_CONTENTION_RATES (rates run again with one spinning
+// thread per core beside the quorum, "20000"; "-" for none), and
+// BENCH_INTEROP_RECORD_SIZE, BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for
+// TestBenchInterop (etcd's window is at most 30 s).
 func TestBenchReport(t *testing.T) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
@@ -60,17 +64,44 @@ func TestBenchReport(t *testing.T) {
 			peers = buildPeers(t)
 		}
 	}
+	var contended []int
+	for _, f := range strings.Split(envString("BENCH_REPORT_CONTENTION_RATES", "20000"), ",") {
+		if f == "-" {
+			break
+		}
+		r, err := strconv.Atoi(f)
+		if err != nil || r <= 0 {
+			t.Fatalf("BENCH_REPORT_CONTENTION_RATES: %q is not a rate", f)
+		}
+		contended = append(contended, r)
+	}
 	load := loadAverage()
+	type run struct {
+		rate int
+		busy bool
+	}
+	var runs []run
+	for _, r := range rates {
+		runs = append(runs, run{r, false})
+	}
+	for _, r := range contended {
+		runs = append(runs, run{r, true})
+	}
 	var rows []reportRow
-	for i, rate := range rates {
+	for i, ru := range runs {
+		rate := ru.rate
 		for k := range systems {
 			sys := systems[(i+k)%len(systems)]
+			var stopBusy func()
+			if ru.busy {
+				stopBusy = busyLoops(runtime.NumCPU())
+			}
 			var r reportRow
 			switch sys {
 			case "kraftd":
 				var args []string
 				if rate == 0 {
-					args = []string{"--max-in-flight", "10000"}
+					args = []string{"--max-in-flight", "1000"}
 				}
 				r = fromBenchRow(runBench(t, env, kafkatest.SideKraftd, "", rate, size, args, seconds, warmup), seconds)
 			case "kafka":
@@ -88,6 +119,10 @@ func TestBenchReport(t *testing.T) {
 				t.Fatalf("BENCH_REPORT_SYSTEMS: unknown system %q (kraftd, kafka, etcd)", sys)
 			}
 			r.System, r.Offered = sys, rate
+			if ru.busy {
+				stopBusy()
+				r.System += " (busy)"
+			}
 			t.Logf("%s at %s: %.0f records/s, p50 %.2f p99 %.2f ms, %.2f cores and %.0f MB per node (max) %s",
 				sys, offeredText(rate), r.Committed, r.P50, r.P99, r.CoresPerNode, r.RSSPerNode, r.Note)
 			rows = append(rows, r)
@@ -120,6 +155,24 @@ func TestBenchReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Print(md)
+}
+
+// busyLoops starts n goroutines that spin (one per core: the contention a shared machine
+// brings) until the returned func stops them.
+func busyLoops(n int) (stop func()) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			for x := uint64(0); !done.Load(); x++ {
+				x ^= x << 13
+			}
+		}()
+	}
+	return func() { done.Store(true); wg.Wait() }
 }
 
 // reportRow is one system at one offered rate.
@@ -252,12 +305,13 @@ func formatReport(rows []reportRow, size, seconds, warmup int, load string, plot
 	fmt.Fprintf(&b, "Written by `make bench-report` on %s (%d cores, load average before the run %s).\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), load)
 	fmt.Fprintf(&b, "Three voters on 127.0.0.1, %d-byte records, fsync'd logs; each system runs alone, %d s measured after a %d s warm-up, ", size, seconds, warmup)
 	b.WriteString("the systems one after another at each rate (their order rotating from rate to rate).\n\n")
-	b.WriteString("- **kraftd**: three `test-kraft-server-start` processes (an open loop at the offered rate; at `max`, unthrottled with at most 10,000 records in flight).\n")
+	b.WriteString("- **kraftd**: three `test-kraft-server-start` processes (an open loop at the offered rate; at `max`, unthrottled with at most 1,000 records in flight, as etcd).\n")
 	b.WriteString("- **Kafka**: three Kafka 4.4.0 `kafka.tools.TestRaftServer` JVMs (-Xmx1G); an open loop; it has no unthrottled mode, so at `max` it is offered a fixed rate.\n")
 	b.WriteString("- **etcd**: bench/peers, go.etcd.io/raft/v3 with etcd's WAL, three nodes in one process (its CPU and RSS are divided by three); at `max`, 1,000 records in flight.\n\n")
 	b.WriteString("Committed records/s: kraftd and Kafka counted in a follower's log (the records of the batches the leader stamped in the window); etcd from its leader's applied count. ")
-	b.WriteString("Latency: from each record's due time to its commit on the leader; kraftd and Kafka: p50 the median 5 s report, p99 the worst 5 s report (Kafka clamps at 250 ms and prints no p50); etcd: over the window. ")
-	b.WriteString("CPU and RSS: the busiest and the largest node.\n\n")
+	b.WriteString("Latency: to the record's commit on the leader, from its due time (kraftd), its intended send time (etcd) or its append (Kafka's TestRaftServer); ")
+	b.WriteString("kraftd and Kafka: p50 the median 5 s report, p99 the worst 5 s report (Kafka clamps at 250 ms and prints no p50); etcd: over the window. ")
+	b.WriteString("CPU and RSS: the busiest and the largest node. \"(busy)\": run again with one spinning thread per core beside the quorum (the contention of a shared machine).\n\n")
 	b.WriteString("| offered | system | committed records/s | p50 ms | p99 ms | CPU cores/node | peak RSS MB/node | note |\n|---|---|---|---|---|---|---|---|\n")
 	f := func(v float64) string {
 		if math.IsNaN(v) {
