@@ -67,7 +67,8 @@ interop-deps:
 # One report with plots: kraftd, Kafka 4.4.0 TestRaftServer and etcd raft (bench/peers, its
 # own module) at offered rates 5k, 10k, 20k, 50k, 100k, 200k and unthrottled, one after
 # another at each rate; writes docs/bench/README.md, results.csv and SVG plots (about 20
-# minutes). Settings: BENCH_REPORT_RATES, BENCH_REPORT_DIR ... (interop/bench_report_test.go).
+# minutes; linger 0 for kraftd and Kafka, as etcd has none). Settings: BENCH_REPORT_RATES,
+# BENCH_REPORT_LINGER_MS, BENCH_REPORT_DIR ... (interop/bench_report_test.go).
 bench-report: interop-deps
 	$(GO) test -tags interopbench -count=1 -timeout 120m -run '^TestBenchReport$$' -v ./interop/
 

@@ -56,16 +56,16 @@ func TestBenchInterop(t *testing.T) {
 		switch sc {
 		case "rate":
 			rows = append(rows,
-				runBench(t, env, kafkatest.SideKafka, fmt.Sprintf("%d/s offered", rate), rate, size, nil, seconds, warmup),
-				runBench(t, env, kafkatest.SideKraftd, fmt.Sprintf("%d/s offered", rate), rate, size, nil, seconds, warmup))
+				runBench(t, env, kafkatest.SideKafka, fmt.Sprintf("%d/s offered", rate), rate, size, nil, nil, seconds, warmup),
+				runBench(t, env, kafkatest.SideKraftd, fmt.Sprintf("%d/s offered", rate), rate, size, nil, nil, seconds, warmup))
 		case "max":
 			// TestRaftServer has no unthrottled mode: offered far above what it commits, its
 			// workload thread dies ("number of batches 10 reached 10"), so it is offered a few
 			// rates and the best is its highest sustained rate.
 			for _, r := range maxRates {
-				rows = append(rows, runBench(t, env, kafkatest.SideKafka, fmt.Sprintf("max? (%d/s offered)", r), r, size, nil, seconds, warmup))
+				rows = append(rows, runBench(t, env, kafkatest.SideKafka, fmt.Sprintf("max? (%d/s offered)", r), r, size, nil, nil, seconds, warmup))
 			}
-			rows = append(rows, runBench(t, env, kafkatest.SideKraftd, fmt.Sprintf("max (unthrottled, %d in flight)", inFlight), 0, size,
+			rows = append(rows, runBench(t, env, kafkatest.SideKraftd, fmt.Sprintf("max (unthrottled, %d in flight)", inFlight), 0, size, nil,
 				[]string{"--max-in-flight", strconv.Itoa(inFlight)}, seconds, warmup))
 		default:
 			t.Fatalf("BENCH_INTEROP_SCENARIOS: unknown scenario %q (want rate, max)", sc)
@@ -96,12 +96,13 @@ type benchRow struct {
 	Note     string
 }
 
-func runBench(t *testing.T, env *kafkatest.Env, side kafkatest.Side, scenario string, rate, size int, kraftdArgs []string, seconds, warmup int) benchRow {
+// runBench runs three nodes of one side; props go to every node's configuration.
+func runBench(t *testing.T, env *kafkatest.Env, side kafkatest.Side, scenario string, rate, size int, props kafkatest.Props, kraftdArgs []string, seconds, warmup int) benchRow {
 	t.Helper()
 	sides := []kafkatest.Side{side, side, side}
 	// kraftd keeps every segment (its snapshots would let retention delete them) so the
 	// measured window can be counted in the log.
-	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: sides, Throughput: rate, RecordSize: size,
+	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: sides, Throughput: rate, RecordSize: size, Props: props,
 		KraftdArgs:    append([]string{"--stats-interval", "5s"}, kraftdArgs...),
 		KraftdProps:   kafkatest.Props{"metadata.max.retention.bytes": "-1", "metadata.max.retention.ms": "-1"},
 		KafkaJVMFlags: kafkatest.ShippedJVMFlags})

@@ -35,7 +35,8 @@ import (
 // docs/bench, beside the README), BENCH_REPORT_SYSTEMS ("kraftd,kafka,etcd"),
 // BENCH_REPORT_KAFKA_MAX (what TestRaftServer, which has no unthrottled mode, is offered
 // at rate 0; 240000), BENCH_REPORT_CONTENTION_RATES (rates run again with one spinning
-// thread per core beside the quorum, "20000"; "-" for none), and
+// thread per core beside the quorum, "20000"; "-" for none), BENCH_REPORT_LINGER_MS
+// (controller.quorum.append.linger.ms of kraftd and Kafka, 0: etcd has no linger), and
 // BENCH_INTEROP_RECORD_SIZE, BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for
 // TestBenchInterop (etcd's window is at most 30 s).
 func TestBenchReport(t *testing.T) {
@@ -45,6 +46,8 @@ func TestBenchReport(t *testing.T) {
 	seconds := envInt(t, "BENCH_INTEROP_SECONDS", 30)
 	warmup := envInt(t, "BENCH_INTEROP_WARMUP", 10)
 	kafkaMax := envInt(t, "BENCH_REPORT_KAFKA_MAX", 240000)
+	linger := envInt(t, "BENCH_REPORT_LINGER_MS", 0)
+	props := kafkatest.Props{"controller.quorum.append.linger.ms": strconv.Itoa(linger)}
 	dir, err := filepath.Abs(envString("BENCH_REPORT_DIR", "../docs/bench"))
 	if err != nil {
 		t.Fatal(err)
@@ -103,13 +106,13 @@ func TestBenchReport(t *testing.T) {
 				if rate == 0 {
 					args = []string{"--max-in-flight", "1000"}
 				}
-				r = fromBenchRow(runBench(t, env, kafkatest.SideKraftd, "", rate, size, args, seconds, warmup), seconds)
+				r = fromBenchRow(runBench(t, env, kafkatest.SideKraftd, "", rate, size, props, args, seconds, warmup), seconds)
 			case "kafka":
 				offered := rate
 				if rate == 0 {
 					offered = kafkaMax
 				}
-				r = fromBenchRow(runBench(t, env, kafkatest.SideKafka, "", offered, size, nil, seconds, warmup), seconds)
+				r = fromBenchRow(runBench(t, env, kafkatest.SideKafka, "", offered, size, props, nil, seconds, warmup), seconds)
 				if rate == 0 {
 					r.Note = strings.TrimSpace(fmt.Sprintf("offered %d/s (no unthrottled mode) %s", kafkaMax, r.Note))
 				}
@@ -150,7 +153,7 @@ func TestBenchReport(t *testing.T) {
 			t.Fatalf("plot %s: %v\n%s", p.file, err, out)
 		}
 	}
-	md := formatReport(rows, size, seconds, warmup, load, plots)
+	md := formatReport(rows, size, seconds, warmup, linger, load, plots)
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(md), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -299,12 +302,13 @@ func writeReportCSV(path string, rows []reportRow) error {
 	return f.Close()
 }
 
-func formatReport(rows []reportRow, size, seconds, warmup int, load string, plots []struct{ file, title, logy string }) string {
+func formatReport(rows []reportRow, size, seconds, warmup, linger int, load string, plots []struct{ file, title, logy string }) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# kraftd, Kafka 4.4.0 and etcd raft side by side\n\n")
 	fmt.Fprintf(&b, "Written by `make bench-report` on %s (%d cores, load average before the run %s).\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), load)
 	fmt.Fprintf(&b, "Three voters on 127.0.0.1, %d-byte records, fsync'd logs; each system runs alone, %d s measured after a %d s warm-up, ", size, seconds, warmup)
 	b.WriteString("the systems one after another at each rate (their order rotating from rate to rate).\n\n")
+	fmt.Fprintf(&b, "kraftd and Kafka run with controller.quorum.append.linger.ms=%d (etcd has no linger; Kafka's default is 25).\n\n", linger)
 	b.WriteString("- **kraftd**: three `test-kraft-server-start` processes (an open loop at the offered rate; at `max`, unthrottled with at most 1,000 records in flight, as etcd).\n")
 	b.WriteString("- **Kafka**: three Kafka 4.4.0 `kafka.tools.TestRaftServer` JVMs (-Xmx1G); an open loop; it has no unthrottled mode, so at `max` it is offered a fixed rate.\n")
 	b.WriteString("- **etcd**: bench/peers, go.etcd.io/raft/v3 with etcd's WAL, three nodes in one process (its CPU and RSS are divided by three); at `max`, 1,000 records in flight.\n\n")
