@@ -121,10 +121,15 @@ func TestBenchReport(t *testing.T) {
 			default:
 				t.Fatalf("BENCH_REPORT_SYSTEMS: unknown system %q (kraftd, kafka, etcd)", sys)
 			}
+			// The system column names the plots' lines: unthrottled and contended runs
+			// are points of their own, not points on the line of offered rates.
 			r.System, r.Offered = sys, rate
-			if ru.busy {
+			switch {
+			case ru.busy:
 				stopBusy()
-				r.System += " (busy)"
+				r.System += " busy"
+			case rate == 0:
+				r.System += " unthrottled"
 			}
 			t.Logf("%s at %s: %.0f records/s, p50 %.2f p99 %.2f ms, %.2f cores and %.0f MB per node (max) %s",
 				sys, offeredText(rate), r.Committed, r.P50, r.P99, r.CoresPerNode, r.RSSPerNode, r.Note)
@@ -315,7 +320,7 @@ func formatReport(rows []reportRow, size, seconds, warmup, linger int, load stri
 	b.WriteString("Committed records/s: kraftd and Kafka counted in a follower's log (the records of the batches the leader stamped in the window); etcd from its leader's applied count. ")
 	b.WriteString("Latency: to the record's commit on the leader, from its due time (kraftd), its intended send time (etcd) or its append (Kafka's TestRaftServer); ")
 	b.WriteString("kraftd and Kafka: p50 the median 5 s report, p99 the worst 5 s report (Kafka clamps at 250 ms and prints no p50); etcd: over the window. ")
-	b.WriteString("CPU and RSS: the busiest and the largest node. \"(busy)\": run again with one spinning thread per core beside the quorum (the contention of a shared machine).\n\n")
+	b.WriteString("CPU and RSS: the busiest and the largest node. \"busy\": run again with one spinning thread per core beside the quorum (the contention of a shared machine).\n\n")
 	b.WriteString("| offered | system | committed records/s | p50 ms | p99 ms | CPU cores/node | peak RSS MB/node | note |\n|---|---|---|---|---|---|---|---|\n")
 	f := func(v float64) string {
 		if math.IsNaN(v) {

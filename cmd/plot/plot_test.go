@@ -69,11 +69,16 @@ func TestPlotSVG(t *testing.T) {
 }
 
 func TestReadSeries(t *testing.T) {
+	// Two columns split by node: each line names its column and node.
+	_, ss2, err := readSeries(strings.NewReader(statsCSV), seriesOptions{y: []string{"records_per_sec", "p99_ms"}, by: "node_id"})
+	if err != nil || len(ss2) != 6 || ss2[1].name != "p99_ms node_id=1" {
+		t.Errorf("two columns: %+v, %v", ss2, err)
+	}
 	x, ss, err := readSeries(strings.NewReader(statsCSV), seriesOptions{y: []string{"records_per_sec"}, by: "node_id"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x != "elapsed_sec" || len(ss) != 3 || ss[0].name != "records_per_sec node_id=1" || len(ss[0].x) != 2 || ss[0].y[1] != 120 {
+	if x != "elapsed_sec" || len(ss) != 3 || ss[0].name != "node_id=1" || len(ss[0].x) != 2 || ss[0].y[1] != 120 {
 		t.Errorf("x %s, series %+v (the summary row left out)", x, ss)
 	}
 	// The default -by node_id on a CSV without it: one series.
@@ -88,7 +93,7 @@ func TestReadSeries(t *testing.T) {
 func TestPlotReportLogY(t *testing.T) {
 	in := writeCSV(t, "system,committed_per_s,p50_ms,p99_ms\nkraftd,5000,0.9,2\nkafka,5000,,40\nkraftd,20000,1.5,3\nkafka,20000,,45\netcd,20000,0,4\n")
 	_, ss, err := readSeries(strings.NewReader("system,x,p50_ms\na,1,\nb,1,2\n"), seriesOptions{x: "x", y: []string{"p50_ms"}, by: "system"})
-	if err != nil || len(ss) != 1 || ss[0].name != "p50_ms system=b" {
+	if err != nil || len(ss) != 1 || ss[0].name != "system=b" {
 		t.Fatalf("empty cells: %+v, %v", ss, err)
 	}
 	out := filepath.Join(t.TempDir(), "p.svg")

@@ -86,7 +86,10 @@ func readSeries(r io.Reader, o seriesOptions) (xName string, out []series, err e
 				return "", nil, err
 			}
 			name := o.y[i]
-			if bi >= 0 {
+			switch {
+			case bi >= 0 && len(yi) == 1:
+				name = fmt.Sprintf("%s=%s", o.by, row[bi]) // the one column is the title's
+			case bi >= 0:
 				name = fmt.Sprintf("%s %s=%s", name, o.by, row[bi])
 			}
 			k, ok := index[name]
