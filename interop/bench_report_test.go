@@ -191,12 +191,11 @@ type reportRow struct {
 	P50, P99     float64 // ms; NaN when not reported
 	CoresPerNode float64 // the busiest node's
 	RSSPerNode   float64 // MB, the largest node's
-	Source       string  // where the committed count comes from
 	Note         string
 }
 
 func fromBenchRow(b benchRow, seconds int) reportRow {
-	r := reportRow{Committed: b.RecsPerS, P50: b.P50, P99: b.P99, Note: b.Note, Source: "follower's log"}
+	r := reportRow{Committed: b.RecsPerS, P50: b.P50, P99: b.P99, Note: b.Note}
 	for _, n := range b.Nodes {
 		r.CoresPerNode = math.Max(r.CoresPerNode, n.CPU.Seconds()/float64(seconds))
 		r.RSSPerNode = math.Max(r.RSSPerNode, float64(n.Peak)/(1<<20))
@@ -246,7 +245,7 @@ func runPeers(t *testing.T, bin string, rate, size, seconds, warmup int) reportR
 		p99 = v
 	}
 	r := reportRow{Committed: kv["rate_per_s"], P50: kv["p50_ms"], P99: p99,
-		CoresPerNode: kv["cpu_cores"] / 3, RSSPerNode: kv["rss_mb"] / 3, Source: "its leader's applied count"}
+		CoresPerNode: kv["cpu_cores"] / 3, RSSPerNode: kv["rss_mb"] / 3}
 	if kv["lost"] > 0 {
 		r.Note = fmt.Sprintf("%.0f proposed records not applied", kv["lost"])
 	}
