@@ -414,8 +414,22 @@ func readTopicLog(t *testing.T, dataDir, topic string) []logBatch {
 	return out
 }
 
+// readRunningLog reads the log of a running node, trying again for up to 5 s
+// while reads fail (see readLiveLog); a read that still fails then fails the
+// test.
+func readRunningLog(t *testing.T, dataDir string) []logBatch {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if bs, ok := readLiveLog(dataDir); ok {
+			return bs
+		}
+	}
+	return readLog(t, dataDir)
+}
+
 // readLiveLog reads the log of a running node: retention may delete a
-// segment while it is read, so a failed read is reported as ok=false for
+// segment while it is read, and a follower may truncate its tail (after a
+// leader change) under a read, so a failed read is reported as ok=false for
 // the caller's poll to try again.
 func readLiveLog(dataDir string) ([]logBatch, bool) {
 	out, err := loadTopicLog(dataDir, "__raft_performance_test")

@@ -102,7 +102,7 @@ func TestQuorum(t *testing.T) {
 	hw := c.committedHW()
 	c.waitFor(5*time.Second, "every log to reach the committed offset", func() bool {
 		for id := int32(1); id <= 3; id++ {
-			if endOffset(readLog(t, c.nodes[id].dataDir)) < hw {
+			if bs, ok := readLiveLog(c.nodes[id].dataDir); !ok || endOffset(bs) < hw {
 				return false
 			}
 		}
@@ -110,7 +110,7 @@ func TestQuorum(t *testing.T) {
 	})
 	logs := map[int32][]logBatch{}
 	for id := int32(1); id <= 3; id++ {
-		logs[id] = readLog(t, c.nodes[id].dataDir)
+		logs[id] = readRunningLog(t, c.nodes[id].dataDir)
 	}
 	checkSamePrefix(t, hw, logs)
 
@@ -139,7 +139,7 @@ func TestQuorum(t *testing.T) {
 	// What the leader holds below the reported high watermark right before
 	// it dies: every node must hold exactly these bytes afterwards.
 	var committedBefore []logBatch
-	for _, b := range readLog(t, c.nodes[newLeader].dataDir) {
+	for _, b := range readRunningLog(t, c.nodes[newLeader].dataDir) {
 		if b.last < hwBeforeKill {
 			committedBefore = append(committedBefore, b)
 		}
@@ -161,14 +161,14 @@ func TestQuorum(t *testing.T) {
 	final := c.committedHW()
 	c.waitFor(15*time.Second, "all logs to reach the committed offset after restart", func() bool {
 		for id := int32(1); id <= 3; id++ {
-			if endOffset(readLog(t, c.nodes[id].dataDir)) < final {
+			if bs, ok := readLiveLog(c.nodes[id].dataDir); !ok || endOffset(bs) < final {
 				return false
 			}
 		}
 		return true
 	})
 	for id := int32(1); id <= 3; id++ {
-		logs[id] = readLog(t, c.nodes[id].dataDir)
+		logs[id] = readRunningLog(t, c.nodes[id].dataDir)
 	}
 	checkSamePrefix(t, final, logs)
 	// Everything reported committed before the kill is still there, with
