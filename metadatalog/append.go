@@ -153,6 +153,11 @@ func (l *Log) writeSegment(s *segment, data []byte) error {
 // roll keeps every non-last segment complete on disk, so recovery may treat
 // damage there as corruption rather than a torn tail.
 func (l *Log) roll(base int64) error {
+	// A pending flush job counts the active segment clean already: run it
+	// first, or the segment could be left behind torn.
+	if err := l.settleFlush(); err != nil {
+		return err
+	}
 	s := l.active()
 	if s.dirty {
 		if err := s.f.Sync(); err != nil {
@@ -167,37 +172,17 @@ func (l *Log) roll(base int64) error {
 	return nil
 }
 
-// Flush implements raft.Log: fsync every segment written since the last
-// flush, then the epoch checkpoint if it changed. An fsync error is final:
-// retrying could report data durable that the kernel dropped.
-func (l *Log) Flush() error {
-	if err := l.checkWritable(); err != nil {
-		return err
-	}
-	end := l.endOffset()
-	for _, s := range l.segs {
-		if !s.dirty {
-			continue
-		}
-		if err := s.f.Sync(); err != nil {
-			return l.fail(fmt.Errorf("metadatalog: flush to offset %d: fsync %s: %w", end, s.path, err))
-		}
-		s.dirty = false
-	}
-	l.flushed = end
-	if l.epochsDirty {
-		if err := l.writeEpochCheckpoint(); err != nil {
-			return l.fail(fmt.Errorf("metadatalog: flush: %w", err))
-		}
-	}
-	return nil
-}
-
 func (l *Log) writeEpochCheckpoint() error {
-	p := filepath.Join(l.dir, LeaderEpochCheckpointFile)
-	if err := vfs.WriteFileAtomic(l.fs, p, l.epochs.encode()); err != nil {
+	if err := l.writeEpochCheckpointBytes(l.epochs.encode()); err != nil {
 		return err
 	}
 	l.epochsDirty = false
 	return nil
+}
+
+// writeEpochCheckpointBytes replaces leader-epoch-checkpoint; it reads only
+// the log's fixed fields, so a flush job may call it off the driver's
+// goroutine.
+func (l *Log) writeEpochCheckpointBytes(b []byte) error {
+	return vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, LeaderEpochCheckpointFile), b)
 }

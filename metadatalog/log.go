@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -89,8 +90,11 @@ type Log struct {
 	// Invariant: len(segs) >= 1 while open; segs[i+1].base == segs[i].next.
 	segs        []*segment
 	startOffset int64
-	// Invariant: startOffset <= flushed <= end offset.
-	flushed int64
+	// Invariant: startOffset <= flushed <= end offset. Atomic: a flush
+	// job raises it from its own goroutine.
+	flushed atomic.Int64
+	// pending is the job BeginFlush returned, until settled (flush.go).
+	pending *flushJob
 	hw      int64
 	epochs  epochCache
 	// epochsDirty: the epoch cache changed since leader-epoch-checkpoint was
@@ -192,7 +196,7 @@ func (l *Log) EndOffset() raft.OffsetAndEpoch {
 }
 
 // FlushedOffset implements raft.Log.
-func (l *Log) FlushedOffset() int64 { return l.flushed }
+func (l *Log) FlushedOffset() int64 { return l.flushed.Load() }
 
 // HighWatermark is the value last given to SetHighWatermark.
 func (l *Log) HighWatermark() int64 { return l.hw }
@@ -244,6 +248,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
+	l.abandonFlush()
 	var first error
 	for _, s := range l.segs {
 		if err := s.f.Close(); err != nil && first == nil {

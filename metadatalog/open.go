@@ -72,7 +72,7 @@ func (l *Log) open() error {
 	if err := l.recoverStartOffset(); err != nil {
 		return err
 	}
-	l.flushed = l.endOffset()
+	l.flushed.Store(l.endOffset())
 	if err := l.restartAtNewerSnapshot(); err != nil {
 		return err
 	}

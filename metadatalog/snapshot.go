@@ -342,10 +342,11 @@ func (l *Log) deleteBeforeSnapshot(id raft.OffsetAndEpoch) (bool, error) {
 	if !ok || !l.hasSnapshot(id) || id.Offset <= l.startOffset || id.Offset > latest.Offset || id.Offset > l.hw || id.Offset > l.endOffset() {
 		return false, nil
 	}
-	l.startOffset = id.Offset
-	if l.flushed < id.Offset {
-		l.flushed = id.Offset
+	if err := l.settleFlush(); err != nil {
+		return false, err
 	}
+	l.startOffset = id.Offset
+	l.noteFlushed(id.Offset)
 	if l.epochs.truncateFromStart(id.Offset) {
 		l.epochsDirty = true
 	}

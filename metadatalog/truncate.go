@@ -27,6 +27,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	if offset < l.hw {
 		return fmt.Errorf("metadatalog: truncate to %d: below the high watermark %d", offset, l.hw)
 	}
+	if err := l.settleFlush(); err != nil {
+		return err
+	}
 	if offset < l.startOffset {
 		return fmt.Errorf("metadatalog: truncate to %d: below the log start offset %d", offset, l.startOffset)
 	}
@@ -58,8 +61,8 @@ func (l *Log) TruncateTo(offset int64) error {
 	s.dirty = false
 	s.size, s.next = pos, newEnd
 	s.truncateIndex(pos)
-	if l.flushed > newEnd {
-		l.flushed = newEnd
+	if l.flushed.Load() > newEnd {
+		l.flushed.Store(newEnd)
 	}
 	l.readHint.seg = nil
 	if l.epochs.truncateFromEnd(newEnd) {
@@ -101,6 +104,9 @@ func (l *Log) TruncateToSnapshot(id raft.OffsetAndEpoch) error {
 	if id.Offset < l.hw {
 		return fmt.Errorf("metadatalog: truncate to snapshot %s: offset %d is below the high watermark %d", snapshotName(id), id.Offset, l.hw)
 	}
+	if err := l.settleFlush(); err != nil {
+		return err
+	}
 	if err := l.truncateFullyAndStartAt(id); err != nil {
 		return l.fail(fmt.Errorf("metadatalog: truncate to snapshot %s: %w", snapshotName(id), err))
 	}
@@ -115,7 +121,8 @@ func (l *Log) truncateFullyAndStartAt(id raft.OffsetAndEpoch) error {
 	if err := l.createSegment(id.Offset); err != nil {
 		return err
 	}
-	l.startOffset, l.flushed = id.Offset, id.Offset
+	l.startOffset = id.Offset
+	l.flushed.Store(id.Offset)
 	l.readHint.seg = nil
 	l.epochs.entries = nil
 	if err := l.writeEpochCheckpoint(); err != nil {

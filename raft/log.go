@@ -57,8 +57,17 @@ type Log interface {
 	// SetHighWatermark records the committed offset; the log never truncates
 	// below it and may delete segments only below it (and below a snapshot).
 	SetHighWatermark(offset int64)
-	// Flush makes everything appended so far durable (fsync).
+	// Flush makes everything appended so far durable (fsync), running the
+	// pending FlushJob first.
 	Flush() error
+	// BeginFlush prepares a flush of everything appended so far and
+	// returns it unrun, so that its fsync can run off the driver's
+	// goroutine (Config.Flusher). At most one job is pending: BeginFlush,
+	// Flush, TruncateTo, TruncateToSnapshot and retention run the pending
+	// one first (or wait for it), so no file it syncs is cut or removed
+	// under it. Close abandons a job that has not started (Close does not
+	// flush) and waits for one that has.
+	BeginFlush() (FlushJob, error)
 	// FlushedOffset is the first offset not yet durable.
 	// Invariant: StartOffset() <= FlushedOffset() <= EndOffset().Offset.
 	FlushedOffset() int64
@@ -78,6 +87,17 @@ type Log interface {
 	TruncateToSnapshot(id OffsetAndEpoch) error
 	// Close releases files. It does not flush.
 	Close() error
+}
+
+// FlushJob is a flush prepared by Log.BeginFlush.
+type FlushJob interface {
+	// End is the log end offset the job makes durable.
+	End() int64
+	// Run performs the flush; afterwards FlushedOffset is at least End.
+	// It may run on any goroutine, concurrently with the driver's Append
+	// and Read. It runs once: later and concurrent calls wait for the
+	// first and return its result. An error is final, as for Flush.
+	Run() error
 }
 
 // SnapshotReader reads a frozen snapshot's bytes.

@@ -71,12 +71,15 @@ type ledgerFile struct {
 	name string
 }
 
+// Sync records the size from before the fsync: a write on another
+// goroutine may land during it (a leader's flush job runs beside its
+// appends), and only what was written before the fsync began is durable.
 func (f *ledgerFile) Sync() error {
-	if err := f.File.Sync(); err != nil {
-		return err
-	}
 	st, err := f.File.Stat()
 	if err != nil {
+		return err
+	}
+	if err := f.File.Sync(); err != nil {
 		return err
 	}
 	f.l.record("sync %d %s", st.Size(), f.name)

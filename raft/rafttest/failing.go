@@ -42,16 +42,57 @@ func (f *FailingLog) Append(batches []byte) (int64, error) {
 }
 
 func (f *FailingLog) Flush() error {
+	if f.flushFails() {
+		return fmt.Errorf("rafttest: flush at %d: %w", f.Log.FlushedOffset(), ErrInjected)
+	}
+	return f.Log.Flush()
+}
+
+// BeginFlush returns a job that fails like Flush, deciding when it runs
+// (as a disk reports an fsync error): a failing job never runs the wrapped
+// log's job.
+func (f *FailingLog) BeginFlush() (raft.FlushJob, error) {
+	job, err := f.Log.BeginFlush()
+	if err != nil {
+		return nil, err
+	}
+	return &failingFlush{f: f, job: job}, nil
+}
+
+// flushFails counts down FailFlushAfter and tells whether this flush fails.
+func (f *FailingLog) flushFails() bool {
 	if f.FailFlushAfter > 0 {
 		f.FailFlushAfter--
 		if f.FailFlushAfter == 0 {
 			f.FailFlush = true
 		}
-		return f.Log.Flush()
+		return false
 	}
 	if f.FailFlush {
 		f.FlushFailures++
-		return fmt.Errorf("rafttest: flush at %d: %w", f.Log.FlushedOffset(), ErrInjected)
+		return true
 	}
-	return f.Log.Flush()
+	return false
+}
+
+type failingFlush struct {
+	f   *FailingLog
+	job raft.FlushJob
+	ran bool
+	err error
+}
+
+func (j *failingFlush) End() int64 { return j.job.End() }
+
+// Run is not safe for concurrent use (FailingLog is not).
+func (j *failingFlush) Run() error {
+	if !j.ran {
+		j.ran = true
+		if j.f.flushFails() {
+			j.err = fmt.Errorf("rafttest: flush to %d: %w", j.job.End(), ErrInjected)
+		} else {
+			j.err = j.job.Run()
+		}
+	}
+	return j.err
 }

@@ -47,6 +47,8 @@ type MemLog struct {
 	// that lies about fsync.
 	LyingFsync bool
 	durable    int64 // what survives Crash when LyingFsync is set
+
+	pending *memFlush // the job BeginFlush returned, until it runs
 }
 
 var _ raft.Log = (*MemLog)(nil)
@@ -164,6 +166,7 @@ func (l *MemLog) EndOffsetForEpoch(epoch int32) (raft.OffsetAndEpoch, bool) {
 // never split, so the new end may fall below offset). It refuses when the
 // new end would fall below the high watermark.
 func (l *MemLog) TruncateTo(offset int64) error {
+	l.settle()
 	if offset < l.hw {
 		return fmt.Errorf("memlog: truncate to %d: below the high watermark %d", offset, l.hw)
 	}
@@ -196,9 +199,50 @@ func (l *MemLog) SetHighWatermark(offset int64) { l.hw = offset }
 func (l *MemLog) HighWatermark() int64 { return l.hw }
 
 func (l *MemLog) Flush() error {
+	l.settle()
 	l.flushed = l.EndOffset().Offset
 	if !l.LyingFsync {
 		l.durable = l.flushed
+	}
+	l.Flushes++
+	return nil
+}
+
+// BeginFlush implements raft.Log. MemLog is not safe for concurrent use:
+// the job runs on the caller's goroutine, whenever a simulator chooses.
+func (l *MemLog) BeginFlush() (raft.FlushJob, error) {
+	l.settle()
+	j := &memFlush{l: l, end: l.EndOffset().Offset}
+	l.pending = j
+	return j, nil
+}
+
+// settle runs the pending flush job, as the log does before anything that
+// cuts or drops data.
+func (l *MemLog) settle() {
+	if l.pending != nil {
+		l.pending.Run()
+	}
+}
+
+type memFlush struct {
+	l   *MemLog
+	end int64
+	ran bool // run, or abandoned by a crash
+}
+
+func (j *memFlush) End() int64 { return j.end }
+
+func (j *memFlush) Run() error {
+	if j.ran {
+		return nil
+	}
+	j.ran = true
+	l := j.l
+	l.pending = nil
+	l.flushed = max(l.flushed, j.end)
+	if !l.LyingFsync {
+		l.durable = max(l.durable, j.end)
 	}
 	l.Flushes++
 	return nil
@@ -211,6 +255,9 @@ func (l *MemLog) FlushedOffset() int64 { return l.flushed }
 // in-memory high watermark is forgotten. Frozen snapshots survive (they were
 // fsynced before the rename).
 func (l *MemLog) Crash() {
+	if l.pending != nil { // the fsync never ran
+		l.pending.ran, l.pending = true, nil
+	}
 	if l.LyingFsync {
 		l.flushed = min(l.flushed, max(l.durable, l.startOffset))
 	}
@@ -333,6 +380,7 @@ func (l *MemLog) CreateSnapshot(id raft.OffsetAndEpoch) (raft.SnapshotWriter, er
 // offset, deleting older snapshots. The snapshot must be frozen and not
 // below the high watermark.
 func (l *MemLog) TruncateToSnapshot(id raft.OffsetAndEpoch) error {
+	l.settle()
 	if _, ok := l.snapshots[id]; !ok {
 		return fmt.Errorf("memlog: truncate to snapshot %d-%d: %w", id.Offset, id.Epoch, raft.ErrSnapshotNotFound)
 	}
@@ -359,6 +407,7 @@ func (l *MemLog) TruncateToSnapshot(id raft.OffsetAndEpoch) error {
 // is at or below the high watermark, as segment retention would, and drops
 // older snapshots. It reports whether anything was deleted.
 func (l *MemLog) DeleteBeforeSnapshot() bool {
+	l.settle()
 	id, ok := l.LatestSnapshot()
 	if !ok || id.Offset <= l.startOffset || id.Offset > l.hw || id.Offset > l.flushed {
 		return false
