@@ -37,6 +37,7 @@ type Config struct {
 	RetryBackoff       time.Duration // controller.quorum.retry.backoff.ms
 	AutoJoin           bool          // controller.quorum.auto.join.enable (KIP-1186)
 	DeferLeadership    bool          // kraftd.controller.leadership.deferral.enable (__cluster_metadata only)
+	DeferLeaderFsync   bool          // kraftd.controller.quorum.leader.fsync.deferral.enable
 
 	LogDirs        []string
 	MetadataLogDir string

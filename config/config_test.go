@@ -113,6 +113,18 @@ func TestConfigValidation(t *testing.T) {
 		}},
 		{name: "leadership deferral not a boolean", overrides: map[string]string{LeadershipDeferralKey: "1"},
 			wantErr: []string{LeadershipDeferralKey + `: "1" is not true or false`}},
+		{name: "leader fsync deferral on by default", check: func(t *testing.T, c *Config) {
+			if !c.DeferLeaderFsync {
+				t.Error("leader fsync deferral is off by default")
+			}
+		}},
+		{name: "leader fsync deferral off", overrides: map[string]string{LeaderFsyncDeferralKey: "false"}, check: func(t *testing.T, c *Config) {
+			if c.DeferLeaderFsync {
+				t.Errorf("%s=false not read", LeaderFsyncDeferralKey)
+			}
+		}},
+		{name: "leader fsync deferral not a boolean", overrides: map[string]string{LeaderFsyncDeferralKey: "on"},
+			wantErr: []string{LeaderFsyncDeferralKey + `: "on" is not true or false`}},
 		{name: "node not in voters", overrides: map[string]string{"node.id": "7"}, wantErr: []string{"node.id: 7 is not in controller.quorum.voters"}},
 		{name: "observer as broker", overrides: map[string]string{"node.id": "7", "process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:0"}, check: func(t *testing.T, c *Config) {
 			if c.IsController() || c.IsVoter() {

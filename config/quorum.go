@@ -13,7 +13,7 @@ var quorumKeys = []string{
 	"controller.quorum.election.backoff.max.ms", "controller.quorum.append.linger.ms",
 	"controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
 	"controller.quorum.auto.join.enable",
-	LeadershipDeferralKey,
+	LeadershipDeferralKey, LeaderFsyncDeferralKey,
 }
 
 // LeadershipDeferralKey turns leadership deferral on or off (kraftd's own
@@ -21,6 +21,13 @@ var quorumKeys = []string{
 // to a Kafka controller that can be the active controller. It has no
 // effect on test-kraft-server-start's partition, which has no controllers.
 const LeadershipDeferralKey = "kraftd.controller.leadership.deferral.enable"
+
+// LeaderFsyncDeferralKey turns leader fsync deferral on or off (kraftd's
+// own key, default true): the leader fsyncs on a goroutine of its own
+// instead of in its raft round, so it keeps serving fetches meanwhile and
+// followers that flushed commit without waiting for its disk. Off, the
+// leader fsyncs in its round, as Kafka 4.4's KafkaRaftClient does.
+const LeaderFsyncDeferralKey = "kraftd.controller.quorum.leader.fsync.deferral.enable"
 
 // Kafka's defaults (QuorumConfig).
 const (
@@ -81,6 +88,7 @@ func (c *Config) readQuorum(r *reader) {
 	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", defaultRetryBackoffMs, 0)
 	c.AutoJoin = r.bool("controller.quorum.auto.join.enable", false)
 	c.DeferLeadership = r.bool(LeadershipDeferralKey, true)
+	c.DeferLeaderFsync = r.bool(LeaderFsyncDeferralKey, true)
 }
 
 // readVoters reads controller.quorum.voters and returns the set of ids.

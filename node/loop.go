@@ -22,7 +22,7 @@ const shutdownGrace = time.Second
 // application. Each round: run due maintenance, poll due timers, publish the
 // status, tick the application, stamp the round for the metrics (when on:
 // metrics.go), then wait for the earliest of: an inbound
-// message, news of which peers can be the active controller, the driver's
+// message, the end of a leader fsync run off the loop (flush.go), news of which peers can be the active controller, the driver's
 // next deadline, the application's next tick, the next
 // maintenance, the next probe of voters' software (a leader that defers
 // its leadership: deferral.go), the end of ctx. (A goroutine per timer posting into the loop,
@@ -104,6 +104,11 @@ func (n *Node) loop(ctx context.Context) error {
 		case m := <-n.inbox:
 			if err := n.stepQueued(m); err != nil {
 				return err
+			}
+		case f := <-n.flushed:
+			n.doing = activity{op: "flush done"}
+			if err := n.driver.FlushDone(time.Now(), f.job, f.err); err != nil {
+				return n.fatal("flush", err)
 			}
 		case <-n.ctrls.changes():
 			if err := n.applyControllers(time.Now()); err != nil {

@@ -71,7 +71,8 @@ type Node struct {
 	server   *network.Server
 	peers    *network.Peers
 	inbox    chan raft.Message
-	stopped  chan struct{} // closed when the loop exits: senders give up
+	flushed  chan flushDone // leader fsyncs that ran off the loop (flush.go)
+	stopped  chan struct{}  // closed when the loop exits: senders give up
 	// status is what connection goroutines may read without the loop:
 	// published by the loop after each round that changed it.
 	status atomic.Pointer[raft.Status]
@@ -118,6 +119,7 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	n := &Node{
 		cfg: cfg, o: o, lg: o.Logger, remote: logging.Remote(o.Logger), rcfg: rc,
 		inbox:   make(chan raft.Message, inboxSize),
+		flushed: make(chan flushDone, 1),
 		stopped: make(chan struct{}),
 		ready:   make(chan struct{}),
 	}
@@ -186,6 +188,9 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	if m := n.obs.m; m != nil {
 		rl = timedLog{Log: l, r: m.Raft()}
 		n.rcfg.Observer = m.Raft()
+	}
+	if n.cfg.DeferLeaderFsync {
+		n.rcfg.Flusher = n.flushOffLoop
 	}
 	n.driver, err = raft.NewDriver(n.rcfg, rl, store, transport{n}, newRNG(), n.lg.Named("raft"), time.Now())
 	if err != nil {

@@ -73,6 +73,14 @@ type Config struct {
 	// Driver.SetPreferredLeaders (deferral.go) unless it is one of them.
 	DeferLeadership bool
 
+	// Flusher, when set, takes the leader's fsyncs off the driver's
+	// goroutine: the driver hands it each FlushJob after sending the new
+	// records to followers, and the caller reports the job's end with
+	// Driver.FlushDone. The leader counts itself toward the high
+	// watermark only at its flushed offset, so followers that flushed can
+	// commit without it. Nil: the leader fsyncs within its round.
+	Flusher func(FlushJob)
+
 	// Observer, when set, is told of the driver's events (observe.go).
 	Observer Observer
 }

@@ -21,7 +21,7 @@ import (
 // safe for concurrent use: exactly one goroutine calls it. It starts no
 // goroutines, reads no clock and uses only the rng it is given.
 //
-// A round is one call of Step, Poll or Append. Every round ends with
+// A round is one call of Step, Poll, FlushDone or Append. Every round ends with
 // endRound: the leader's fsync of what it appended, high-watermark and
 // purgatory updates, then listener delivery. Step and Append also run the
 // role's timers and sends; call Poll afterwards to learn the next deadline.
@@ -240,6 +240,31 @@ func (d *Driver) Poll(now time.Time) (time.Time, error) {
 	d.pollState(now)
 	d.endRound(now)
 	return d.next, d.fatal
+}
+
+// FlushDone reports that job, handed to Config.Flusher, ran and returned
+// err. It is a round: the leader counts itself at its new flushed offset,
+// which may commit, and begins its next flush. A job of an earlier term
+// only wakes the driver. An error is fatal, as from Log.Flush.
+func (d *Driver) FlushDone(now time.Time, job FlushJob, err error) error {
+	if d.fatal != nil {
+		return d.fatal
+	}
+	if d.inRound {
+		return errors.New("raft: FlushDone called from inside a listener callback")
+	}
+	d.inRound = true
+	defer func() { d.inRound = false }()
+	if err != nil {
+		d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", job.End(), err))
+		return d.fatal
+	}
+	if d.leader != nil && d.leader.flushing == job {
+		d.leader.flushing = nil
+	}
+	d.pollState(now)
+	d.endRound(now)
+	return d.fatal
 }
 
 // Next returns the deadline computed by the last Step, Poll or Append.

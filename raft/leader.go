@@ -69,7 +69,8 @@ type leaderState struct {
 	upgrades []pendingUpgrade
 
 	acc         accumulator
-	unflushed   bool            // appended since the last fsync
+	unflushed   bool            // appended since the last fsync began
+	flushing    FlushJob        // the fsync handed to Config.Flusher, nil when none
 	appendTimes map[int64]int64 // batch base offset -> append time (unix ns), for listeners
 	uncommitted []appendedBatch // this epoch's batches above the HW, in offset order (observe.go)
 }
@@ -289,6 +290,9 @@ func (d *Driver) drainAppends(now time.Time) {
 // Parked fetches get the new records before the fsync: followers write and
 // flush them while the leader flushes (the HW still counts the leader only
 // at its flushed offset, and a follower acknowledges only what it flushed).
+// With a Config.Flusher the fsync runs off the driver's goroutine, one at a
+// time: appends made meanwhile wait for the next one, begun when FlushDone
+// reports this one.
 func (d *Driver) flushLeader(now time.Time) {
 	l := d.leader
 	if l.unflushed && d.parked.Len() > 0 {
@@ -297,12 +301,22 @@ func (d *Driver) flushLeader(now time.Time) {
 			return
 		}
 	}
-	if l.unflushed {
+	switch {
+	case !l.unflushed:
+	case d.cfg.Flusher == nil:
 		if err := d.log.Flush(); err != nil {
 			d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", d.log.EndOffset().Offset, err))
 			return
 		}
 		l.unflushed = false
+	case l.flushing == nil:
+		job, err := d.log.BeginFlush()
+		if err != nil {
+			d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", d.log.EndOffset().Offset, err))
+			return
+		}
+		l.flushing, l.unflushed = job, false
+		d.cfg.Flusher(job)
 	}
 	self := l.voters[d.self()]
 	if self != nil {

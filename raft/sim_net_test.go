@@ -83,6 +83,17 @@ func (s *sim) handle(e *event) *simNode {
 		return n
 	case evArrive:
 		return s.arrive(e)
+	case evFlushed:
+		n := s.nodes[e.node]
+		if !n.up || n.inc != e.inc {
+			return n
+		}
+		if n.pausedUntil > s.now {
+			s.schedule(n.pausedUntil, e)
+			return n
+		}
+		s.flushed(n, e.job)
+		return n
 	case evTimeout:
 		n := s.nodes[e.node]
 		if !n.up || n.inc != e.inc {

@@ -32,6 +32,7 @@ const (
 	evCall     // run fn: heals, restarts, checker ticks
 	evEndFaults
 	evSnapshot
+	evFlushed // a leader fsync run off the driver (opts.flushDelayMax) ends
 )
 
 type event struct {
@@ -43,6 +44,7 @@ type event struct {
 	token uint64
 	msg   *netMsg
 	fn    func()
+	job   raft.FlushJob // evFlushed
 }
 
 type eventQueue []*event
@@ -202,6 +204,11 @@ func newSim(m mix, seed uint64, out func(string)) *sim {
 	}
 	if m.deferral {
 		s.opts.preferred = drawPreferred(seed, s.opts.voters)
+	}
+	// Own stream too. Half the seeds defer leader fsyncs, some of them
+	// past the fetch timeout (a stalled disk).
+	if fr := rand.New(rand.NewPCG(seed, 0xf5c)); fr.IntN(2) == 0 {
+		s.opts.flushDelayMax = []time.Duration{time.Millisecond, 20 * time.Millisecond, 300 * time.Millisecond, 3 * time.Second}[fr.IntN(4)]
 	}
 	s.logger = zap.NewNop()
 	if *simLog {
@@ -390,6 +397,9 @@ func (s *sim) config(n *simNode) raft.Config {
 	cfg.PreVote = s.opts.preVote
 	cfg.AutoJoin = s.m.membership
 	cfg.DeferLeadership = s.m.deferral
+	if s.opts.flushDelayMax > 0 {
+		cfg.Flusher = s.flusher(n)
+	}
 	if n.id >= 0 {
 		cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: fmt.Sprintf("node%d", n.id), Port: 9093}}
 	}
@@ -455,6 +465,28 @@ func (s *sim) start(n *simNode) {
 	s.tracef("node %d start inc=%d log=[%d,%d) flushed=%d", n.id, n.inc, n.disk.StartOffset(), n.disk.EndOffset().Offset, n.disk.FlushedOffset())
 	s.poll(n)
 	s.learnPreferred(n)
+}
+
+// flusher is a node's Config.Flusher when the seed defers leader fsyncs:
+// each fsync takes opts.flushDelayMin to flushDelayMax, and a crash before it ends
+// loses what it covered, as a killed process's pending fsync would.
+func (s *sim) flusher(n *simNode) func(raft.FlushJob) {
+	return func(job raft.FlushJob) {
+		o := s.opts
+		d := o.flushDelayMin + time.Duration(s.rng.Int64N(int64(o.flushDelayMax-o.flushDelayMin)+1))
+		s.schedule(s.now+d, &event{kind: evFlushed, node: n.idx, inc: n.inc, job: job})
+	}
+}
+
+// flushed runs the job of an evFlushed and reports it to the driver.
+func (s *sim) flushed(n *simNode, job raft.FlushJob) {
+	err := job.Run()
+	s.tracef("node %d leader flush to %d done err=%v", n.id, job.End(), err)
+	if err := n.drv.FlushDone(s.nodeTime(n), job, err); err != nil {
+		s.fatal(n, "FlushDone", err)
+		return
+	}
+	s.poll(n)
 }
 
 // crash kills a node: unflushed log data is lost, quorum-state survives.

@@ -110,6 +110,9 @@ func (sc *script) cmd(t *testing.T, d *datadriven.TestData) string {
 			faultPhase:  1000 * time.Hour, // faults are scripted
 			clockSkew:   true,
 		}
+		// leader-fsync=D: leaders fsync off the driver, each fsync taking D.
+		s.opts.flushDelayMin = durationArg(t, d, "leader-fsync", 0)
+		s.opts.flushDelayMax = s.opts.flushDelayMin
 		s.chk.init(s)
 		s.setup()
 		sc.s = s
@@ -167,6 +170,15 @@ func (sc *script) cmd(t *testing.T, d *datadriven.TestData) string {
 	case "expect":
 		s := sc.s
 		switch what := d.CmdArgs[0].Key; what {
+		case "leader-flushed-below-commit":
+			l := s.leaderNode()
+			if l == nil {
+				return "no leader"
+			}
+			if f := l.disk.FlushedOffset(); f >= s.chk.committedEnd {
+				return fmt.Sprintf("the leader flushed to %d, not below the committed end %d", f, s.chk.committedEnd)
+			}
+			return "the leader's flushed offset is below the committed end"
 		case "old-leader-resigned":
 			l := sc.remembered
 			if !l.up || l.drv.Status().Role != raft.RoleLeader {

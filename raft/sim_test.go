@@ -199,12 +199,15 @@ type simOpts struct {
 	// preferred are the voters the others defer leadership to (mix
 	// "defer"): none, all, or some.
 	preferred []int32
+	// flushDelayMax > 0: leaders fsync off the driver (Config.Flusher),
+	// each fsync taking flushDelayMin to flushDelayMax; 0: in their rounds.
+	flushDelayMin, flushDelayMax time.Duration
 }
 
 func (o simOpts) String() string {
-	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v dynamic=%v preferred=%v",
+	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v dynamic=%v preferred=%v flushDelayMax=%v",
 		o.voters, o.observers, o.idless, o.preVote, o.dropP, o.dupP, o.delayMin, o.delayMax, o.longDelayP,
-		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync, o.dynamic, o.preferred)
+		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync, o.dynamic, o.preferred, o.flushDelayMax)
 }
 
 func drawOpts(m mix, rng *rand.Rand) simOpts {
