@@ -72,7 +72,9 @@
 //	l, err := metadatalog.OpenReadOnly(dir)
 //	err = l.Batches(l.StartOffset(), func(batch []byte) error { ...; return nil })
 //
-// Log is not safe for concurrent use; the raft driver goroutine owns it.
+// Log is not safe for concurrent use; the raft driver goroutine owns it. Only a
+// FlushJob (BeginFlush) may run on another goroutine.
+//
 // MaybeClean applies metadata.max.retention.bytes/.ms and must be called
 // periodically by the owner (Kafka: every 60 s).
 //

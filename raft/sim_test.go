@@ -47,9 +47,9 @@ var (
 
 // defaultSeeds is the per-mix count for plain go test (make test runs under
 // -race, where it must leave room for every other package in ten minutes):
-// 60 seeds of each mix (15 of the slowest, 30 of defer). make sim runs any
-// number of seeds for longer runs.
-const defaultSeeds = 60
+// 40 seeds of each mix (10 of the slowest, 20 of defer). make sim runs any
+// number of seeds (1000 by default) for longer runs.
+const defaultSeeds = 40
 
 // mix is a scenario family: which faults the nemesis may inject.
 type mix struct {
