@@ -118,11 +118,7 @@ func (j *flushJob) End() int64 { return j.end }
 
 // Run implements raft.FlushJob.
 func (j *flushJob) Run() error {
-	j.mu.Lock()
-	first := !j.started
-	j.started = true
-	j.mu.Unlock()
-	if first {
+	if j.claim() {
 		j.err = j.sync()
 		if j.err == nil {
 			j.l.noteFlushed(j.end)
@@ -134,15 +130,21 @@ func (j *flushJob) Run() error {
 }
 
 func (j *flushJob) abandon() {
-	j.mu.Lock()
-	first := !j.started
-	j.started = true
-	j.mu.Unlock()
-	if first {
+	if j.claim() {
 		j.err = errFlushAbandoned
 		close(j.done)
 	}
 	<-j.done
+}
+
+// claim marks the job started and tells whether the caller came first
+// (and so runs or abandons it).
+func (j *flushJob) claim() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	first := !j.started
+	j.started = true
+	return first
 }
 
 // sync is the flush itself: the segments, then the epoch checkpoint.

@@ -18,16 +18,17 @@ const maxDrain = 256
 // loop waits, so the driver's own deadline ends a stuck handover first.
 const shutdownGrace = time.Second
 
-// loop is the only goroutine that calls the driver, the log and the
-// application. Each round: run due maintenance, poll due timers, publish the
-// status, tick the application, stamp the round for the metrics (when on:
-// metrics.go), then wait for the earliest of: an inbound
-// message, the end of a leader fsync run off the loop (flush.go), news of which peers can be the active controller, the driver's
-// next deadline, the application's next tick, the next
-// maintenance, the next probe of voters' software (a leader that defers
-// its leadership: deferral.go), the end of ctx. (A goroutine per timer posting into the loop,
-// as kfake does, was not needed: one timer re-armed every round covers every
-// deadline.)
+// loop is the only goroutine that calls the driver, the log (but for a
+// leader's flush job: flush.go) and the application. Each round: run due
+// maintenance, poll due timers, publish the status, tick the application,
+// stamp the round for the metrics (when on: metrics.go), then wait for the
+// earliest of: an inbound message, the end of a leader fsync run off the
+// loop, news of which peers can be the active controller, the driver's next
+// deadline, the application's next tick, the next maintenance, the next
+// probe of voters' software (a leader that defers its leadership:
+// deferral.go), the end of ctx. (A goroutine per timer posting into the
+// loop, as kfake does, was not needed: one timer re-armed every round
+// covers every deadline.)
 func (n *Node) loop(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()

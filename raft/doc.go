@@ -90,8 +90,10 @@
 //   - quorum state is written before a vote is answered or a new epoch acts;
 //   - a follower fsyncs appended batches before its next Fetch, which is
 //     what tells the leader they are durable;
-//   - the leader fsyncs once per round (Step/Poll/Append) what it drained and
-//     counts itself toward the high watermark only at Log.FlushedOffset;
+//   - the leader fsyncs once per round (Step/Poll/Append) what it drained,
+//     or with a Config.Flusher hands the fsync off (Log.BeginFlush, one in
+//     flight, its end reported by FlushDone), and counts itself toward the
+//     high watermark only at Log.FlushedOffset;
 //   - the high watermark is exposed by a leader only once an entry of its
 //     epoch is on a majority, and never decreases;
 //   - a failed log or quorum-state write is fatal: Step/Poll return it and

@@ -21,10 +21,11 @@ import (
 // safe for concurrent use: exactly one goroutine calls it. It starts no
 // goroutines, reads no clock and uses only the rng it is given.
 //
-// A round is one call of Step, Poll, FlushDone or Append. Every round ends with
-// endRound: the leader's fsync of what it appended, high-watermark and
-// purgatory updates, then listener delivery. Step and Append also run the
-// role's timers and sends; call Poll afterwards to learn the next deadline.
+// A round is one call of Step, Poll, FlushDone or Append. Every round ends
+// with endRound: the leader's fsync (or its hand-off) of what it appended,
+// high-watermark and purgatory updates, then listener delivery. Step and
+// Append also run the role's timers and sends; call Poll afterwards to
+// learn the next deadline.
 type Driver struct {
 	cfg   Config
 	log   Log
@@ -256,7 +257,7 @@ func (d *Driver) FlushDone(now time.Time, job FlushJob, err error) error {
 	d.inRound = true
 	defer func() { d.inRound = false }()
 	if err != nil {
-		d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", job.End(), err))
+		d.failFlush(job.End(), err)
 		return d.fatal
 	}
 	if d.leader != nil && d.leader.flushing == job {

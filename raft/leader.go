@@ -305,14 +305,14 @@ func (d *Driver) flushLeader(now time.Time) {
 	case !l.unflushed:
 	case d.cfg.Flusher == nil:
 		if err := d.log.Flush(); err != nil {
-			d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", d.log.EndOffset().Offset, err))
+			d.failFlush(d.log.EndOffset().Offset, err)
 			return
 		}
 		l.unflushed = false
 	case l.flushing == nil:
 		job, err := d.log.BeginFlush()
 		if err != nil {
-			d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", d.log.EndOffset().Offset, err))
+			d.failFlush(d.log.EndOffset().Offset, err)
 			return
 		}
 		l.flushing, l.unflushed = job, false
@@ -337,6 +337,12 @@ func (d *Driver) flushLeader(now time.Time) {
 		}
 	}
 	l.hwMoved = false
+}
+
+// failFlush stops the node after a failed leader fsync: an fsync error is
+// final (the kernel may have dropped the data it reported written).
+func (d *Driver) failFlush(end int64, err error) {
+	d.fail(fmt.Errorf("raft: flush leader log to offset %d: %w", end, err))
 }
 
 // maybeAdvanceHighWatermark applies the majority rule: the offset at index
