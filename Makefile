@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test run bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka dist image test-image
+.PHONY: build test test-race run bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka dist image test-image
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
@@ -15,11 +15,19 @@ vet:
 
 # The interop tests (./interop, against Kafka 4.4.0) run when java is present: interop-deps
 # fetches the jars on a fresh clone (with mvn), as CI does; without them they skip, and a
-# SKIPPED banner after the run says so (scripts/interop-status.sh).
-test: vet
+# SKIPPED banner after the run says so (scripts/interop-status.sh). vet runs beside the
+# tests (it prints only findings). ./interop/ is listed first so its tests, the longest,
+# start while the other packages still compile; -p 3 on two cores because most of the
+# real-process tests' time is waiting. The raft simulator runs a few seeds under -race,
+# then its full count without it (raft/sim_test.go: defaultSeeds).
+test:
 	@$(MAKE) --no-print-directory interop-deps || echo "interop-deps failed: the interop tests will skip"
-	@echo "$(GO) test -race -count=1 -timeout 9m ./..."
-	@$(GO) test -race -count=1 -timeout 9m ./...; status=$$?; ./scripts/interop-status.sh; exit $$status
+	@$(MAKE) --no-print-directory -j2 vet test-race
+	$(GO) test -count=1 -timeout 3m -run '^TestSim' ./raft
+
+test-race:
+	@echo "$(GO) test -race -count=1 -p 3 -timeout 8m ./interop/ ./..."
+	@$(GO) test -race -count=1 -p 3 -timeout 8m ./interop/ ./...; status=$$?; ./scripts/interop-status.sh; exit $$status
 
 # Interop scenarios too long for make test (tests named ...Long, build tag interoplong):
 # more mixed dynamic quorums and voter changes, JVM brokers beside kraftd and the

@@ -30,6 +30,7 @@ func runController(t *testing.T, bin string, args ...string) (string, error) {
 // `controller format` / `controller info` and Kafka's storage tool, and each side accepts
 // the other's formatted dir.
 func TestControllerStorageCommandsWithKafka(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	bin := kafkatest.BuildKraftd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -12,6 +12,7 @@ import (
 // TestKafkaController runs one real Kafka controller (single static voter) and shares it
 // between subtests, since each JVM start costs seconds on a small machine.
 func TestKafkaController(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	start := time.Now()
 	ctrl := env.StartController(t, kafkatest.ControllerConfig{NodeID: 1})

@@ -19,6 +19,7 @@ import (
 // without faults and take over again afterwards. Kafka's kafka-metadata-quorum and kraftd's
 // describe-quorum print the same description of either side's leader.
 func TestMixedControllerQuorum(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	bin := kafkatest.BuildKraftd(t)
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka

@@ -69,6 +69,7 @@ func TestKafkaFormattedDirReadByKraftd(t *testing.T) {
 // it, bootstraps from kraftd's bootstrap snapshot and elects itself; metadatalog then reads
 // the segment Kafka wrote there.
 func TestKraftdFormattedDirUsedByKafka(t *testing.T) {
+	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

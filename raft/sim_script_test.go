@@ -20,16 +20,23 @@ import (
 	"github.com/kraftd/kraftd/raft"
 )
 
-var simScriptSeeds = flag.Int("sim.script-seeds", 10, "seeds per scripted scenario")
+var simScriptSeeds = flag.Int("sim.script-seeds", 0, "seeds per scripted scenario (0: 10, or 2 under -race: see defaultSeeds)")
 
 func TestSimScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/sim/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenario files in testdata/sim: %v", err)
 	}
+	seeds := *simScriptSeeds
+	if seeds <= 0 {
+		seeds = 10
+		if raceDetector {
+			seeds = 2
+		}
+	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			for seed := uint64(1); seed <= uint64(*simScriptSeeds); seed++ {
+			for seed := uint64(1); seed <= uint64(seeds); seed++ {
 				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 					sc := &script{seed: seed, out: simOutput(t)}
 					datadriven.RunTest(t, f, func(t *testing.T, d *datadriven.TestData) string {

@@ -22,7 +22,7 @@ package raft_test
 // failure prints the seed, its options, the last events and the command
 // that replays it with a full trace.
 //
-//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (defer 60, membership, upgrade 30)
+//	go test ./raft -run TestSimSeeds                  # 120 seeds per mix (defer 60, membership, upgrade 30; fewer under -race)
 //	make sim SEEDS=10000 SEED_BASE=5000000           # any seeds, summaries
 //	go test ./raft -run 'TestSimSeeds/all/seed=7$' -sim.seed=7 -sim.mix=all -v -sim.trace
 
@@ -45,11 +45,16 @@ var (
 	simLog   = flag.Bool("sim.log", false, "log the drivers' zap output (debug level)")
 )
 
-// defaultSeeds is the per-mix count for plain go test (make test runs under
-// -race, where it must leave room for every other package in ten minutes):
-// 40 seeds of each mix (10 of the slowest, 20 of defer). make sim runs any
-// number of seeds (1000 by default) for longer runs.
-const defaultSeeds = 40
+// defaultSeeds is the per-mix count for plain go test; make sim runs any
+// number of seeds (1000 by default) for longer runs. The simulator runs on
+// one goroutine, so the race detector can find nothing in it and only slows
+// it (about 13x): a -race binary (make test's first pass) runs raceSeeds,
+// enough to run every mix's code paths under the detector, and make test
+// then runs the simulator tests again without -race at the full count.
+const (
+	defaultSeeds = 120
+	raceSeeds    = 8
+)
 
 // mix is a scenario family: which faults the nemesis may inject.
 type mix struct {
@@ -82,8 +87,11 @@ func TestSimSeeds(t *testing.T) {
 	n := *simSeeds
 	if n <= 0 {
 		n = defaultSeeds
+		if raceDetector {
+			n = raceSeeds
+		}
 		if testing.Short() {
-			n = 20
+			n = min(n, 20)
 		}
 	}
 	base := *simBase
