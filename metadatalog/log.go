@@ -77,6 +77,9 @@ type Options struct {
 	// ReadOnly opens without changing any file: a torn tail is ignored in
 	// memory, nothing is deleted or written (for tools and interop tests).
 	ReadOnly bool
+	// BackgroundDelete unlinks deleted segments on a goroutine of the log's
+	// own (discard.go) rather than in the caller; Close waits for it.
+	BackgroundDelete bool
 }
 
 // Log is raft.Log on disk in Kafka's layout. Not safe for concurrent use: the
@@ -106,6 +109,8 @@ type Log struct {
 	// returns it (the on-disk state is unknown, raft must stop).
 	failed error
 	closed bool
+	// discarder is set by Options.BackgroundDelete (discard.go).
+	discarder *discarder
 
 	scratch [miniHeaderSize]byte
 	// readHint remembers where the previous Read ended so a sequential reader
@@ -249,6 +254,9 @@ func (l *Log) Close() error {
 	}
 	l.closed = true
 	l.abandonFlush()
+	if l.discarder != nil {
+		l.discarder.close()
+	}
 	var first error
 	for _, s := range l.segs {
 		if err := s.f.Close(); err != nil && first == nil {

@@ -41,6 +41,9 @@ func Open(opts Options) (*Log, error) {
 		}
 		return nil, fmt.Errorf("metadatalog: open %s: %w", opts.Dir, err)
 	}
+	if opts.BackgroundDelete && !opts.ReadOnly {
+		l.discarder = newDiscarder(l.fs, l.logger)
+	}
 	return l, nil
 }
 

@@ -368,8 +368,8 @@ func (l *Log) deleteSegmentsBelow(offset int64) error {
 	}
 	for _, s := range l.segs[:n] {
 		s.f.Close()
-		if err := l.fs.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("delete segment %s: %w", s.path, err)
+		if err := l.discard(s.path); err != nil {
+			return err
 		}
 		if l.readHint.seg == s {
 			l.readHint.seg = nil

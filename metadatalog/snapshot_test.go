@@ -3,10 +3,12 @@ package metadatalog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,9 +249,17 @@ func TestRetention(t *testing.T) {
 // not move the log start below the earliest snapshot: on reopen the log
 // starts at 0 or exactly at a snapshot (the pre-clean start, or the new
 // one), and reads below the start are refused.
+// With BackgroundDelete the segments are renamed to *.deleted in the clean
+// and unlinked on the discarder's goroutine.
 func TestCrashAfterCleanKeepsLogStart(t *testing.T) {
+	for _, bg := range []bool{false, true} {
+		t.Run(fmt.Sprintf("BackgroundDelete=%v", bg), func(t *testing.T) { testCrashAfterClean(t, bg) })
+	}
+}
+
+func testCrashAfterClean(t *testing.T, bg bool) {
 	mfs := vfs.NewMemFS()
-	opts := Options{Dir: "/log/__cluster_metadata-0", FS: mfs, SegmentMinBytes: 1024, SegmentBytes: 4096, RetentionBytes: 1, RetentionMs: -1}
+	opts := Options{Dir: "/log/__cluster_metadata-0", FS: mfs, SegmentMinBytes: 1024, SegmentBytes: 4096, RetentionBytes: 1, RetentionMs: -1, BackgroundDelete: bg}
 	l := openTest(t, opts)
 	for i := int64(0); i < 60; i++ {
 		epoch := int32(1)
@@ -270,16 +280,26 @@ func TestCrashAfterCleanKeepsLogStart(t *testing.T) {
 		t.Fatalf("test setup: snapshot %d must lie inside a segment starting above %d, segment base %d", snap.Offset, old.Offset, seg.base)
 	}
 
-	var crashes []*vfs.MemFS
-	mfs.SetAfterOp(func() { crashes = append(crashes, mfs.CrashClone(nil)) })
+	var (
+		mu      sync.Mutex // the discarder's unlinks are file system operations too
+		crashes []*vfs.MemFS
+	)
+	mfs.SetAfterOp(func() {
+		c := mfs.CrashClone(nil)
+		mu.Lock()
+		crashes = append(crashes, c)
+		mu.Unlock()
+	})
 	if cleaned, err := l.MaybeClean(time.Unix(0, 0)); err != nil || !cleaned {
 		t.Fatalf("clean: %v %v", cleaned, err)
 	}
-	mfs.SetAfterOp(nil)
 	if l.StartOffset() != snap.Offset || l.SegmentBases()[0] != seg.base {
 		t.Fatalf("after clean: start %d, segments %v", l.StartOffset(), l.SegmentBases())
 	}
-	if len(crashes) == 0 {
+	mu.Lock()
+	n := len(crashes)
+	mu.Unlock()
+	if n == 0 {
 		t.Fatal("clean did no file system operation")
 	}
 	type answer struct {
@@ -294,8 +314,9 @@ func TestCrashAfterCleanKeepsLogStart(t *testing.T) {
 	if !wantEpochs[2].ok || wantEpochs[2].Offset != 60 {
 		t.Fatalf("end offset for epoch 2: %v", wantEpochs[2])
 	}
+	l.Close() // waits for the discarder's unlinks
+	mfs.SetAfterOp(nil)
 	crashes = append(crashes, mfs.CrashClone(nil))
-	l.Close()
 
 	for i, fs := range crashes {
 		o := opts

@@ -1,9 +1,7 @@
 package metadatalog
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	"go.uber.org/zap"
 
@@ -83,8 +81,8 @@ func (l *Log) dropSegmentsAfter(i int) error {
 	for j := len(l.segs) - 1; j > i; j-- {
 		s := l.segs[j]
 		s.f.Close()
-		if err := l.fs.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", s.path, err)
+		if err := l.discard(s.path); err != nil {
+			return err
 		}
 		l.segs = l.segs[:j]
 	}

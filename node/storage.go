@@ -27,6 +27,8 @@ func openStorage(partDir string, cfg *config.Config, topicID [16]byte, lg *zap.L
 		SegmentMs:       cfg.SegmentMs,
 		RetentionBytes:  cfg.MaxRetentionBytes,
 		RetentionMs:     cfg.MaxRetentionMs,
+		// Unlinking a large segment would stall the raft loop.
+		BackgroundDelete: true,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open log: %w", err)
