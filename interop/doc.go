@@ -12,8 +12,8 @@
 // TestControllerStorageCommandsWithKafka, TestKraftdFormattedDirUsedByKafka) run in parallel
 // with each other (at most GOMAXPROCS at a time) after the rest; their deadlines allow for
 // it. Tests that judge timing or throughput, or that a JVM's pause under load could fail
-// (TestMixedClusterIDMismatch wants two JVMs to keep one epoch), stay sequential. Scenarios too long for
-// make test carry the interoplong build tag and a name ending in Long (make interop-long);
-// they run in parallel too, except the controller-less window measurements
-// (TestControllerlessWindow*Long), which judge timing.
+// (TestMixedClusterIDMismatch wants two JVMs to keep one epoch), stay sequential.
+// Scenarios too long for make test carry the interoplong build tag and a name ending in
+// Long (make interop-long); they run in parallel too, except the controller-less window
+// measurements (TestControllerlessWindow*Long), which judge timing.
 package interop
