@@ -99,7 +99,7 @@ func (d *Driver) buildFetchAnswer(now time.Time, pf *parkedFetch, mayPark, recor
 			d.recordFetch(now, pf.replicaID, pf.replica, p.FetchOffset)
 		}
 		if p.FetchOffset < d.log.EndOffset().Offset {
-			b, err := d.log.Read(p.FetchOffset, d.cfg.MaxFetchBytes)
+			b, err := d.log.Read(p.FetchOffset, d.cfg.MaxReadBytes)
 			if err != nil {
 				d.lg.Error("fetch: log read failed", zap.Int64("offset", p.FetchOffset), zap.Error(err))
 				return d.fetchError(req, pf.replicaID, errUnknownServer)

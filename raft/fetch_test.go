@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
 )
@@ -556,5 +557,52 @@ func TestFollowerFlushesOncePerFetchResponse(t *testing.T) {
 	resp.SetVersion(17)
 	if err := c.d.Step(c.now, raft.Message{From: f[0].To, Corr: f[0].Corr, Response: resp}); err == nil {
 		t.Fatalf("records appended without a flush")
+	}
+}
+
+// A leader's Fetch answer holds whole batches up to MaxReadBytes, and a
+// batch larger than that on its own, whatever MaxBytes the follower asked.
+func TestLeaderFetchAnswerBoundedByMaxReadBytes(t *testing.T) {
+	const maxRead = 2048
+	c := newCtx(t, 1, withPreVote(false), withLinger(0), func(c *tctx) { c.cfg.MaxReadBytes = maxRead })
+	c.electLocal()
+	start := c.log.EndOffset().Offset
+	for i := 0; i < 10; i++ { // ten batches of ~570 bytes
+		if _, err := c.d.Append(c.now, 1, [][]byte{make([]byte, 500)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := c.log.EndOffset().Offset
+	if _, err := c.d.Append(c.now, 1, [][]byte{make([]byte, 3*maxRead)}); err != nil {
+		t.Fatal(err)
+	}
+	end := c.log.EndOffset().Offset
+	answers := 0
+	for off := start; off < end; answers++ {
+		req := fetchReq(2, 1, off, 1, 0)
+		req.MaxBytes = 8 << 20 // what Kafka's followers ask for
+		_, p := fetchPart(c.request(req))
+		data := p.RecordBatches
+		if p.ErrorCode != 0 || len(data) == 0 {
+			t.Fatalf("fetch at %d: error %d, %d bytes", off, p.ErrorCode, len(data))
+		}
+		batches := 0
+		for len(data) > 0 {
+			b, rest, err := protocol.DecodeBatch(data)
+			if err != nil {
+				t.Fatalf("fetch at %d: batch %d of the answer: %v", off, batches, err)
+			}
+			off, data = b.LastOffset()+1, rest
+			batches++
+		}
+		if n := len(p.RecordBatches); n > maxRead && batches != 1 {
+			t.Fatalf("answer of %d bytes (%d batches) past MaxReadBytes %d", n, batches, maxRead)
+		}
+		if off > big && len(p.RecordBatches) <= maxRead {
+			t.Fatalf("the %d-byte batch at %d came in a %d-byte answer", 3*maxRead, big, len(p.RecordBatches))
+		}
+	}
+	if answers < 4 {
+		t.Fatalf("%d answers for ~%d bytes with MaxReadBytes %d", answers, 10*570+3*maxRead, maxRead)
 	}
 }

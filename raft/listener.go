@@ -9,9 +9,6 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 )
 
-// maxDeliveryBytes bounds one HandleCommit call's log read.
-const maxDeliveryBytes = 8 << 20
-
 // listenerCtx tracks one listener's progress.
 type listenerCtx struct {
 	l Listener
@@ -119,7 +116,7 @@ func (d *Driver) deliver(lc *listenerCtx) {
 		}
 	}
 	for !lc.dead && lc.next < d.hw {
-		data, err := d.log.Read(lc.next, maxDeliveryBytes)
+		data, err := d.log.Read(lc.next, d.cfg.MaxReadBytes)
 		if err != nil {
 			d.lg.Error("listener: log read failed", zap.Int64("offset", lc.next), zap.Error(err))
 			return

@@ -388,7 +388,7 @@ func (s *sim) config(n *simNode) raft.Config {
 		cfg.MaxBatchBytes = s.opts.maxBatch
 	}
 	if s.opts.maxFetch > 0 {
-		cfg.MaxFetchBytes = s.opts.maxFetch
+		cfg.MaxReadBytes = s.opts.maxFetch
 	}
 	if s.opts.snapChunk > 0 {
 		cfg.MaxSnapshotChunk = s.opts.snapChunk

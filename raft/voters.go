@@ -38,7 +38,7 @@ func (d *Driver) loadKRaftState() error {
 	}
 	d.kraft.next = max(d.kraft.next, d.log.StartOffset())
 	for end := d.log.EndOffset().Offset; d.kraft.next < end; {
-		data, err := d.log.Read(d.kraft.next, 1<<20)
+		data, err := d.log.Read(d.kraft.next, d.cfg.MaxReadBytes)
 		if err != nil {
 			return fmt.Errorf("raft: read log at %d for voter records: %w", d.kraft.next, err)
 		}
