@@ -103,6 +103,7 @@ func (l *Log) Append(batches []byte) (int64, error) {
 		for k := i; k < j; k++ {
 			h := items[k].h
 			s.noteBatch(pos, h.BaseOffset, h.NextOffset(), h.Size(), h.MaxTimestamp)
+			l.noteTail(batchPos{seg: s, base: h.BaseOffset, next: h.NextOffset(), pos: pos})
 			if l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) {
 				l.epochsDirty = true
 			}

@@ -113,13 +113,11 @@ type Log struct {
 	discarder *discarder
 
 	scratch [miniHeaderSize]byte
-	// readHint remembers where the previous Read ended so a sequential reader
-	// (a follower fetching, the listener catching up) skips the index walk.
-	readHint struct {
-		seg    *segment
-		offset int64
-		pos    int64
-	}
+	// tail is a ring of the newest appended batches' positions, so reads
+	// near the end of the log (each follower fetching, the listener) skip
+	// the index walk and its header reads: one pread per Read (read.go).
+	tail     [tailBatches]batchPos
+	tailNext int // the slot the next append fills
 }
 
 var _ raft.Log = (*Log)(nil)

@@ -452,3 +452,76 @@ func TestOpenOptions(t *testing.T) {
 		t.Fatal("PartitionDir")
 	}
 }
+
+// readCountFS counts ReadAt calls on the files it opens.
+type readCountFS struct {
+	vfs.FS
+	reads *int
+}
+
+type readCountFile struct {
+	vfs.File
+	reads *int
+}
+
+func (f readCountFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return readCountFile{File: file, reads: f.reads}, nil
+}
+
+func (f readCountFile) ReadAt(p []byte, off int64) (int, error) {
+	*f.reads++
+	return f.File.ReadAt(p, off)
+}
+
+// Readers that each continue where their last Read ended (two followers and
+// the listener of a leader) cost one pread per Read, interleaved; truncation
+// and re-append at other batch boundaries never leave a stale position.
+func TestSequentialReadersOnePreadEach(t *testing.T) {
+	reads := 0
+	l := openTest(t, Options{Dir: t.TempDir(), FS: readCountFS{FS: vfs.OS, reads: &reads}})
+	// Index entries every 4 KiB: without a hint a Read walks headers.
+	off := int64(0)
+	for i := 0; i < 50; i++ {
+		l.mustAppend(mkBatch(off, 1, 3, 300))
+		off += 3
+	}
+	next := [3]int64{0, 0, 60} // the third reader starts mid-log
+	for round := 0; round < 5; round++ {
+		before := reads
+		for r := range next {
+			data, err := l.Read(next[r], 3000) // three batches
+			if err != nil {
+				t.Fatal(err)
+			}
+			for len(data) > 0 {
+				h := parseMini(data)
+				next[r], data = h.next, data[h.size:]
+			}
+		}
+		// The first round walks from index entries; later ones continue.
+		if preads := reads - before; round > 0 && preads != len(next) {
+			t.Fatalf("round %d: %d preads for %d sequential reads", round, preads, len(next))
+		}
+	}
+	// Cut to 30 and append batches of another size: a position remembered
+	// at offset 33 would now point inside a batch.
+	if _, err := l.Read(30, 900); err != nil { // ends at 33
+		t.Fatal(err)
+	}
+	if err := l.TruncateTo(30); err != nil {
+		t.Fatal(err)
+	}
+	l.mustAppend(mkBatch(30, 2, 2, 100))
+	l.mustAppend(mkBatch(32, 2, 5, 10))
+	got, err := l.Read(33, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := parseMini(got); h.base != 32 || h.next != 37 || len(got) != h.size {
+		t.Fatalf("read at 33 after truncation: batch [%d, %d) of %d bytes in %d", h.base, h.next, h.size, len(got))
+	}
+}

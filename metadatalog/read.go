@@ -23,47 +23,83 @@ func (l *Log) Read(from int64, maxBytes int) ([]byte, error) {
 		return nil, nil
 	}
 	s := l.segmentFor(from)
-	var pos int64
-	var first int
-	if hs := l.readHint; hs.seg == s && hs.offset == from && hs.pos < s.size {
-		pos = hs.pos
-		if _, err := s.f.ReadAt(l.scratch[:12], pos); err != nil {
-			return nil, fmt.Errorf("metadatalog: read at %d: %s: %w", from, s.path, err)
-		}
-		first = parseMiniSize(l.scratch[:12])
-	} else {
-		p, h, err := s.locate(from, l.scratch[:])
+	pos, ok := l.tailPos(s, from)
+	if !ok {
+		p, _, err := s.locate(from, l.scratch[:])
 		if err != nil {
 			return nil, fmt.Errorf("metadatalog: read at %d: %w", from, err)
 		}
-		pos, first = p, h.size
+		pos = p
 	}
-	n := int64(maxBytes)
-	if n < int64(first) {
-		n = int64(first)
+	rem := s.size - pos
+	buf, err := s.readAt(pos, min(int64(max(maxBytes, miniHeaderSize)), rem))
+	if err != nil {
+		return nil, fmt.Errorf("metadatalog: read at %d: %w", from, err)
 	}
-	if rem := s.size - pos; n > rem {
-		n = rem
-	}
-	buf := make([]byte, n)
-	if _, err := s.f.ReadAt(buf, pos); err != nil {
-		return nil, fmt.Errorf("metadatalog: read at %d: %s position %d: %w", from, s.path, pos, err)
+	// The first batch is returned whole, even when larger than maxBytes.
+	if first := int64(parseMiniSize(buf)); first < protocol.BatchHeaderSize || first > rem {
+		return nil, fmt.Errorf("metadatalog: read at %d: %s: invalid batch header at position %d (verified at open)", from, s.path, pos)
+	} else if first > int64(len(buf)) {
+		if buf, err = s.readAt(pos, first); err != nil {
+			return nil, fmt.Errorf("metadatalog: read at %d: %w", from, err)
+		}
 	}
 	// Keep whole batches only.
-	cut, next := 0, from
+	cut := 0
 	for cut+miniHeaderSize <= len(buf) {
 		h := parseMini(buf[cut:])
 		if h.size < protocol.BatchHeaderSize || cut+h.size > len(buf) {
 			break
 		}
 		cut += h.size
-		next = h.next
 	}
-	if cut == 0 {
-		return nil, fmt.Errorf("metadatalog: read at %d: %s position %d: no whole batch (verified at open)", from, s.path, pos)
-	}
-	l.readHint.seg, l.readHint.offset, l.readHint.pos = s, next, pos+int64(cut)
 	return buf[:cut], nil
+}
+
+// readAt reads n bytes at pos into a fresh buffer.
+func (s *segment) readAt(pos, n int64) ([]byte, error) {
+	buf := make([]byte, n)
+	if _, err := s.f.ReadAt(buf, pos); err != nil {
+		return nil, fmt.Errorf("%s position %d: %w", s.path, pos, err)
+	}
+	return buf, nil
+}
+
+// tailBatches is how many of the newest batches Log.tail remembers: the
+// readers of a busy log are rounds, not batches, behind its end.
+const tailBatches = 64
+
+// batchPos is where batch [base, next) starts in seg.
+type batchPos struct {
+	seg        *segment
+	base, next int64
+	pos        int64
+}
+
+// noteTail remembers an appended batch, replacing the oldest.
+func (l *Log) noteTail(b batchPos) {
+	l.tail[l.tailNext] = b
+	l.tailNext = (l.tailNext + 1) % tailBatches
+}
+
+// tailPos returns the position in s of the remembered batch holding offset.
+func (l *Log) tailPos(s *segment, offset int64) (int64, bool) {
+	for i := range l.tail {
+		if b := &l.tail[i]; b.seg == s && b.base <= offset && offset < b.next {
+			return b.pos, true
+		}
+	}
+	return 0, false
+}
+
+// forgetTail drops the remembered batches of s, or all when s is nil
+// (truncation).
+func (l *Log) forgetTail(s *segment) {
+	for i, b := range l.tail {
+		if s == nil || b.seg == s {
+			l.tail[i] = batchPos{}
+		}
+	}
 }
 
 func parseMiniSize(b []byte) int {

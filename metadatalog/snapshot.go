@@ -371,9 +371,7 @@ func (l *Log) deleteSegmentsBelow(offset int64) error {
 		if err := l.discard(s.path); err != nil {
 			return err
 		}
-		if l.readHint.seg == s {
-			l.readHint.seg = nil
-		}
+		l.forgetTail(s)
 	}
 	l.segs = l.segs[n:]
 	if n > 0 {

@@ -62,7 +62,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if l.flushed.Load() > newEnd {
 		l.flushed.Store(newEnd)
 	}
-	l.readHint.seg = nil
+	l.forgetTail(nil)
 	if l.epochs.truncateFromEnd(newEnd) {
 		if err := l.writeEpochCheckpoint(); err != nil {
 			return l.fail(fmt.Errorf("metadatalog: truncate to %d: %w", offset, err))
@@ -121,7 +121,7 @@ func (l *Log) truncateFullyAndStartAt(id raft.OffsetAndEpoch) error {
 	}
 	l.startOffset = id.Offset
 	l.flushed.Store(id.Offset)
-	l.readHint.seg = nil
+	l.forgetTail(nil)
 	l.epochs.entries = nil
 	if err := l.writeEpochCheckpoint(); err != nil {
 		return err
