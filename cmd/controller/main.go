@@ -54,11 +54,30 @@ func usage(w io.Writer) {
 // 30-40 MB under full load.
 const defaultGCPercent = 400
 
+// defaultMemoryLimit is the soft memory limit used unless GOMEMLIMIT is
+// set. With GOGC at 400 the heap may grow to five times the live data
+// before a collection: at 200,000 records/s a node's RSS reached 50-62 MB
+// (live heap 3-4 MB, heap goal ~20 MB, plus catch-up bursts). Under this
+// limit the collector runs earlier only when the heap nears it, so steady
+// load keeps GOGC's quiet and the same runs stay at 41-44 MB, CPU and
+// throughput unchanged. It is soft: a node whose live data needs more gets
+// it, with more frequent collections (the runtime caps their CPU).
+const defaultMemoryLimit = 32 << 20
+
 func main() {
-	if _, set := os.LookupEnv("GOGC"); !set {
+	runtimeDefaults(os.LookupEnv)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// runtimeDefaults applies defaultGCPercent and defaultMemoryLimit where
+// the environment (GOGC, GOMEMLIMIT) does not say otherwise.
+func runtimeDefaults(lookupEnv func(string) (string, bool)) {
+	if _, set := lookupEnv("GOGC"); !set {
 		debug.SetGCPercent(defaultGCPercent)
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	if _, set := lookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
