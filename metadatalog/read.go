@@ -10,7 +10,8 @@ import (
 
 // Read implements raft.Log. The result is a fresh buffer holding whole
 // batches of one segment, read with one pread (a second when the first
-// batch is larger than maxBytes; no re-encoding); the caller may keep it. At least one whole batch is returned when from < end offset.
+// batch is larger than maxBytes; no re-encoding); the caller may keep it.
+// At least one whole batch is returned when from < end offset.
 func (l *Log) Read(from int64, maxBytes int) ([]byte, error) {
 	if l.closed {
 		return nil, errClosed
