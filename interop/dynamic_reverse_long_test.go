@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kraftd/kraftd/admin"
 	"github.com/kraftd/kraftd/interop/kafkatest"
 )
@@ -159,6 +161,38 @@ func (q *revQuorum) waitAdmin(leader *dynNode) {
 	}
 }
 
+// waitListsItself waits until the JVM leader's DescribeCluster (controller endpoints)
+// names it the active controller and lists its endpoint, which Kafka's admin client needs
+// before it sends DescribeQuorum: a JVM elected a moment ago answers from metadata that
+// does not hold its own ControllerRegistration yet, and Kafka's tool then retries until
+// its own timeout (kraftd's finds the leader through the bootstrap address itself).
+func (q *revQuorum) waitListsItself(leader *dynNode) {
+	deadline := time.Now().Add(90 * time.Second)
+	var last string
+	for {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.EndpointType = 2 // controllers
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := admin.Request(ctx, leader.addr, req)
+		cancel()
+		if err == nil {
+			dc := resp.(*kmsg.DescribeClusterResponse)
+			if dc.ErrorCode == 0 && dc.ControllerID == leader.id && slices.ContainsFunc(dc.Brokers,
+				func(b kmsg.DescribeClusterResponseBroker) bool { return b.NodeID == leader.id }) {
+				return
+			}
+			last = fmt.Sprintf("error %d, controller %d, %d endpoints", dc.ErrorCode, dc.ControllerID, len(dc.Brokers))
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			q.dumpLogs()
+			q.t.Fatalf("DescribeCluster at %s never named it with its endpoint: %s", leader.label(), last)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // sideOf returns the nodes of one side.
 func sideOf(nodes []*dynNode, kraftd bool) []*dynNode {
 	var out []*dynNode
@@ -249,7 +283,8 @@ func TestDynamicReverseQuorumLong(t *testing.T) {
 	d = q.waitAllCaughtUp(leader, 60*time.Second)
 	q.checkVoters(d, []int32{2, 3}, []int32{1})
 	// The JVMs registered with the JVM leader (kraftd turned them away with
-	// NOT_CONTROLLER), so the tools can start at the JVM leader now.
+	// NOT_CONTROLLER), so the tools can start at the JVM leader once it lists itself.
+	q.waitListsItself(leader)
 	describeSame(t, env, q.bin, leader.addr, 2)
 	if _, err := kafkatest.DescribeQuorum(k1.addr, admin.MetadataTopic); err == nil {
 		t.Errorf("the removed %s still answers DescribeQuorum as leader", k1.label())
