@@ -2,5 +2,5 @@
 
 package raft_test
 
-// raceDetector: this test binary was built with -race.
+// raceDetector reports whether this test binary was built with -race.
 const raceDetector = true

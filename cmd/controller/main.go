@@ -50,8 +50,8 @@ func usage(w io.Writer) {
 // live heap is small (a few MB) while the commit path allocates read and
 // batch buffers at tens of MB/s, so Go's default of 100 runs a collection
 // every few ms; the sweeping and marking then took about a quarter of the
-// leader's CPU and halved unthrottled throughput. 400 keeps peak RSS near
-// 30-40 MB under full load.
+// leader's CPU and halved unthrottled throughput. The heap that 400 allows
+// is bounded by defaultMemoryLimit.
 const defaultGCPercent = 400
 
 // defaultMemoryLimit is the soft memory limit used unless GOMEMLIMIT is
