@@ -69,7 +69,8 @@ type Workload struct {
 	// Leadership as seen by tick: appends are made only in leaderEpoch.
 	leaderEpoch int32 // -1 when not leader
 	leaderSince time.Time
-	appended    int64 // records appended in this leadership
+	nextAppend  time.Time // throttled: no append before (AppendTick after the last)
+	appended    int64     // records appended in this leadership
 	pending     []pendingAppend
 	inFlight    int
 	seq         uint64
@@ -142,23 +143,27 @@ func (w *Workload) Tick(now time.Time, st raft.Status, wr node.Writer) time.Time
 		w.loseLeadership()
 		w.leaderEpoch = st.Epoch
 		w.leaderSince = now
+		w.nextAppend = time.Time{}
 		w.appended = 0
 	}
 	var want int
 	if w.cfg.Throughput > 0 {
+		// The loop ticks the workload on every round (each message, each flush), so
+		// without a bound it would append a batch of a few records per round.
+		if now.Before(w.nextAppend) {
+			return earliest(next, w.nextAppend)
+		}
 		// An open loop, as TestRaftServer's: every record that has fallen due is
 		// offered. Only the leader's append buffer (ErrBufferFull, a memory bound)
 		// holds records back, and they are charged latency from their due time.
 		due := int64(now.Sub(w.leaderSince).Seconds() * float64(w.cfg.Throughput))
 		want = int(due - w.appended)
+		if want > 0 {
+			w.nextAppend = now.Add(w.cfg.AppendTick)
+		}
 		// Wake when the next record is due, no more often than AppendTick.
 		nextDue := w.leaderSince.Add(time.Duration(float64(w.appended+int64(max(want, 0))+1) / float64(w.cfg.Throughput) * float64(time.Second)))
-		if nextDue.Before(now.Add(w.cfg.AppendTick)) {
-			nextDue = now.Add(w.cfg.AppendTick)
-		}
-		if nextDue.Before(next) {
-			next = nextDue
-		}
+		next = earliest(next, later(nextDue, now.Add(w.cfg.AppendTick)))
 	} else {
 		want = w.cfg.MaxInFlight - w.inFlight
 	}
@@ -503,4 +508,18 @@ func resourceUsage() (cpuSeconds, peakRSSMB float64) {
 	}
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	return round3(cpu.Seconds()), round3(float64(ru.Maxrss) / 1024) // Maxrss is KiB on Linux
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -90,6 +90,30 @@ func TestWorkloadThrottle(t *testing.T) {
 	}
 }
 
+// The loop ticks the workload on every round, far more often than the append
+// tick: records that fell due are still appended together, one batch per tick.
+func TestWorkloadAppendsOncePerTick(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := New(Config{Throughput: 20000, RecordSize: 16, AppendTick: time.Millisecond}, 1, true, &bytes.Buffer{}, zap.NewNop(), t0)
+	d := &fakeDriver{}
+	w.Tick(t0, leaderStatus(1), d)
+	var wakes []time.Time
+	for now := t0; now.Before(t0.Add(10 * time.Millisecond)); now = now.Add(50 * time.Microsecond) {
+		wakes = append(wakes, w.Tick(now, leaderStatus(1), d))
+	}
+	if n := len(d.calls); n < 9 || n > 11 {
+		t.Fatalf("200 ticks in 10 ms with a 1 ms append tick: %d appends, want about 10", n)
+	}
+	if got := d.appended(); got < 180 || got > 200 {
+		t.Fatalf("appended %d records in 10 ms at 20000/s, want the ~200 due less at most one tick's", got)
+	}
+	for i, next := range wakes {
+		if now := t0.Add(time.Duration(i) * 50 * time.Microsecond); next.Sub(now) > time.Millisecond {
+			t.Fatalf("tick at %v asks to run next at %v: later than one append tick", now.Sub(t0), next.Sub(t0))
+		}
+	}
+}
+
 // --throughput is an open loop: every record that fell due is offered whatever
 // is still uncommitted (MaxInFlight bounds only the unthrottled mode); records
 // the leader's buffer refused are offered again later and charged latency from

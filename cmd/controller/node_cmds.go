@@ -121,7 +121,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&wc.StatsFormat, "stats-format", "stats lines: text, json (one object per line), kafka (TestRaftServer's throughput and latency line) or csv (a header, then the json fields as one row per interval)")
 	statsJSON := fs.Bool("stats-json", false, "print stats as one JSON object per line (--stats-format json)")
 	fs.DurationVar(&wc.StatsEvery, "stats-interval", 5*time.Second, "how often to print stats")
-	fs.DurationVar(&wc.AppendTick, "append-interval", 250*time.Microsecond, "with --throughput > 0, records that fell due are appended together at most this often")
+	fs.DurationVar(&wc.AppendTick, "append-interval", time.Millisecond, "with --throughput > 0, records that fell due are appended together, one batch at most this often (TestRaftServer's throttle counts whole milliseconds); their latency still runs from when each fell due")
 	fs.DurationVar(&wc.Warmup, "stats-warmup", 0, "leave appends of the first DURATION after start out of the final summary's latency")
 	journal := fs.String("commit-journal", "", "append each batch this node appended as leader and saw committed to FILE (offsets, epoch, CRC; fsynced)")
 	if err := parseFlags(fs, args); err != nil {
