@@ -146,11 +146,12 @@ func TestBenchReport(t *testing.T) {
 		{"latency-p99.svg", "commit latency p99 (ms, log scale) vs committed records/s", "p99_ms"},
 		{"latency-p50.svg", "commit latency p50 (ms, log scale) vs committed records/s", "p50_ms"},
 		{"cpu.svg", "CPU cores per node (the busiest) vs committed records/s", "cores_per_node"},
+		{"cpu-per-record.svg", "CPU µs per committed record (all nodes) vs committed records/s", "cpu_us_per_record"},
 		{"rss.svg", "peak RSS MB per node (the largest) vs committed records/s", "rss_mb_per_node"},
 	}
 	for _, p := range plots {
 		args := []string{"run", "../cmd/plot", "-o", filepath.Join(dir, p.file), "-x", "committed_per_s", "-by", "system", "-points", "-title", p.title}
-		if strings.HasPrefix(p.logy, "p") {
+		if strings.HasPrefix(p.logy, "p") || p.logy == "cpu_us_per_record" {
 			args = append(args, "-logy")
 		}
 		args = append(args, filepath.Join(dir, "results.csv"), p.logy)
@@ -190,15 +191,21 @@ type reportRow struct {
 	Committed    float64
 	P50, P99     float64 // ms; NaN when not reported
 	CoresPerNode float64 // the busiest node's
+	CPUPerRecord float64 // CPU µs per committed record, all nodes together
 	RSSPerNode   float64 // MB, the largest node's
 	Note         string
 }
 
 func fromBenchRow(b benchRow, seconds int) reportRow {
 	r := reportRow{Committed: b.RecsPerS, P50: b.P50, P99: b.P99, Note: b.Note}
+	var cpu float64
 	for _, n := range b.Nodes {
+		cpu += n.CPU.Seconds()
 		r.CoresPerNode = math.Max(r.CoresPerNode, n.CPU.Seconds()/float64(seconds))
 		r.RSSPerNode = math.Max(r.RSSPerNode, float64(n.Peak)/(1<<20))
+	}
+	if b.RecsPerS > 0 {
+		r.CPUPerRecord = cpu / float64(seconds) / b.RecsPerS * 1e6
 	}
 	if b.Side == kafkatest.SideKafka {
 		r.P50 = math.NaN() // TestRaftServer prints no p50
@@ -220,9 +227,10 @@ func buildPeers(t *testing.T) string {
 }
 
 // runPeers runs etcd raft's quorum (three nodes in one process) and reads its RESULT line.
-// Its latency runs from each record's intended send time in rate mode (sched_p99_ms), as
-// kraftd's does from its due time; its CPU and RSS are the process's, shared by the three
-// nodes, so per node they are a third.
+// Its latency runs from each record's intended send time in rate mode, as kraftd's does
+// from its due time, and is reported per 5 s window like kraftd's and Kafka's (the median
+// window's p50, the worst window's p99); its CPU and RSS are the process's, shared by the
+// three nodes, so per node they are a third.
 func runPeers(t *testing.T, bin string, rate, size, seconds, warmup int) reportRow {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds+warmup+60)*time.Second)
@@ -240,12 +248,17 @@ func runPeers(t *testing.T, bin string, rate, size, seconds, warmup int) reportR
 	if err != nil {
 		t.Fatalf("peers: %v\n%s", err, out)
 	}
-	p99 := kv["p99_ms"]
-	if v, ok := kv["sched_p99_ms"]; ok {
-		p99 = v
+	num := func(k string) float64 {
+		if v, ok := kv[k]; ok {
+			return v
+		}
+		return math.NaN() // "-": no full window
 	}
-	r := reportRow{Committed: kv["rate_per_s"], P50: kv["p50_ms"], P99: p99,
+	r := reportRow{Committed: kv["rate_per_s"], P50: num("win_p50_median_ms"), P99: num("win_p99_max_ms"),
 		CoresPerNode: kv["cpu_cores"] / 3, RSSPerNode: kv["rss_mb"] / 3}
+	if r.Committed > 0 {
+		r.CPUPerRecord = kv["cpu_cores"] / r.Committed * 1e6
+	}
 	if kv["lost"] > 0 {
 		r.Note = fmt.Sprintf("%.0f proposed records not applied", kv["lost"])
 	}
@@ -287,7 +300,7 @@ func writeReportCSV(path string, rows []reportRow) error {
 	}
 	w := csv.NewWriter(f)
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-	_ = w.Write([]string{"system", "offered_per_s", "committed_per_s", "p50_ms", "p99_ms", "cores_per_node", "rss_mb_per_node"})
+	_ = w.Write([]string{"system", "offered_per_s", "committed_per_s", "p50_ms", "p99_ms", "cores_per_node", "cpu_us_per_record", "rss_mb_per_node"})
 	for _, r := range rows {
 		if r.Committed <= 0 || math.IsNaN(r.P99) {
 			continue // nothing committed, or failed: no point to draw
@@ -296,7 +309,7 @@ func writeReportCSV(path string, rows []reportRow) error {
 		if math.IsNaN(r.P50) {
 			p50 = "" // not reported: cmd/plot leaves the point out
 		}
-		_ = w.Write([]string{r.System, strconv.Itoa(r.Offered), num(r.Committed), p50, num(r.P99), num(r.CoresPerNode), num(r.RSSPerNode)})
+		_ = w.Write([]string{r.System, strconv.Itoa(r.Offered), num(r.Committed), p50, num(r.P99), num(r.CoresPerNode), num(r.CPUPerRecord), num(r.RSSPerNode)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -318,9 +331,9 @@ func formatReport(rows []reportRow, size, seconds, warmup, linger int, load stri
 	b.WriteString("- **etcd**: bench/peers, go.etcd.io/raft/v3 with etcd's WAL, three nodes in one process (its CPU and RSS are divided by three); at `max`, 1,000 records in flight.\n\n")
 	b.WriteString("Committed records/s: kraftd and Kafka counted in a follower's log (the records of the batches the leader stamped in the window); etcd from its leader's applied count. ")
 	b.WriteString("Latency: to the record's commit on the leader, from its due time (kraftd), its intended send time (etcd) or its append (Kafka's TestRaftServer); ")
-	b.WriteString("kraftd and Kafka: p50 the median 5 s report, p99 the worst 5 s report (Kafka clamps at 250 ms and prints no p50); etcd: over the window. ")
-	b.WriteString("CPU and RSS: the busiest and the largest node. \"busy\": run again with one spinning thread per core beside the quorum (the contention of a shared machine).\n\n")
-	b.WriteString("| offered | system | committed records/s | p50 ms | p99 ms | CPU cores/node | peak RSS MB/node | note |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("all three report it per 5 s window: p50 is the median window's, p99 the worst window's (Kafka clamps at 250 ms and prints no p50). ")
+	b.WriteString("CPU cores/node and RSS: the busiest and the largest node; CPU µs/record: all nodes' CPU over the committed records. \"busy\": run again with one spinning thread per core beside the quorum (the contention of a shared machine).\n\n")
+	b.WriteString("| offered | system | committed records/s | p50 ms | p99 ms | CPU cores/node | CPU µs/record | peak RSS MB/node | note |\n|---|---|---|---|---|---|---|---|---|\n")
 	f := func(v float64) string {
 		if math.IsNaN(v) {
 			return "n/a"
@@ -328,8 +341,9 @@ func formatReport(rows []reportRow, size, seconds, warmup, linger int, load stri
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %.2f | %.0f | %s |\n", offeredText(r.Offered), r.System, r.Committed, f(r.P50), f(r.P99), r.CoresPerNode, r.RSSPerNode, r.Note)
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %.2f | %s | %.0f | %s |\n", offeredText(r.Offered), r.System, r.Committed, f(r.P50), f(r.P99), r.CoresPerNode, f(r.CPUPerRecord), r.RSSPerNode, r.Note)
 	}
+	b.WriteString(formatRatios(rows))
 	b.WriteString("\nRows with nothing committed are not drawn, nor Kafka's p50 (it prints none).\n\n")
 	for _, p := range plots {
 		fmt.Fprintf(&b, "![%s](%s)\n\n", p.title, p.file)
@@ -343,4 +357,48 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// formatRatios states kraftd's figures as ratios to each peer's in the same run: the
+// highest committed rate, and at every offered rate both committed (within 1%) the p99
+// and the CPU per record.
+func formatRatios(rows []reportRow) string {
+	find := func(sys string, rate int) (reportRow, bool) {
+		for _, r := range rows {
+			if r.System == sys && r.Offered == rate && r.Committed > 0 {
+				return r, true
+			}
+		}
+		return reportRow{}, false
+	}
+	best := map[string]float64{}
+	for _, r := range rows {
+		if !strings.HasSuffix(r.System, " busy") {
+			sys, _, _ := strings.Cut(r.System, " ")
+			best[sys] = math.Max(best[sys], r.Committed)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\nkraftd over each peer, same run (below 1 is kraftd lower):\n\n| offered | peer | p99 | CPU µs/record |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		if r.System != "kraftd" && r.System != "kraftd busy" {
+			continue
+		}
+		for _, peer := range []string{"kafka", "etcd"} {
+			if suffix, ok := strings.CutPrefix(r.System, "kraftd"); ok {
+				peer += suffix
+			}
+			p, ok := find(peer, r.Offered)
+			if !ok || math.Abs(p.Committed-r.Committed) > 0.01*float64(r.Offered) {
+				continue // a peer that fell behind has no latency to compare
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f |\n", offeredText(r.Offered), peer, r.P99/p.P99, r.CPUPerRecord/p.CPUPerRecord)
+		}
+	}
+	for _, peer := range []string{"kafka", "etcd"} {
+		if best[peer] > 0 {
+			fmt.Fprintf(&b, "\nHighest committed rate: kraftd %.0f/s, %s %.0f/s (%.2fx).\n", best["kraftd"], peer, best[peer], best["kraftd"]/best[peer])
+		}
+	}
+	return b.String()
 }
