@@ -62,6 +62,8 @@ type Config struct {
 	MetricsListener string // kraftd.metrics.listener as HOST:PORT; "" when off
 	MetricsPprof    bool   // kraftd.metrics.pprof.enable
 
+	SchedulerSlice time.Duration // kraftd.process.scheduler.slice.us; 0: the kernel's
+
 	// Warnings lists what was accepted but deserves a log line (unknown keys,
 	// ignored settings), in a stable order.
 	Warnings []string
@@ -79,6 +81,7 @@ func New(p *Properties, forceController bool) (*Config, error) {
 	c.readLog(r)
 	c.readSocket(r)
 	c.readMetrics(r)
+	c.readProcess(r)
 	c.warnUnknownKeys(p)
 	if len(r.problems) > 0 {
 		return nil, &Error{Problems: r.problems}

@@ -125,6 +125,27 @@ func TestConfigValidation(t *testing.T) {
 		}},
 		{name: "leader fsync deferral not a boolean", overrides: map[string]string{LeaderFsyncDeferralKey: "on"},
 			wantErr: []string{LeaderFsyncDeferralKey + `: "on" is not true or false`}},
+		{name: "scheduler slice 100 us by default", check: func(t *testing.T, c *Config) {
+			if c.SchedulerSlice != 100*time.Microsecond {
+				t.Errorf("default slice %v", c.SchedulerSlice)
+			}
+		}},
+		{name: "scheduler slice the kernel's", overrides: map[string]string{SchedulerSliceKey: "0"}, check: func(t *testing.T, c *Config) {
+			if c.SchedulerSlice != 0 {
+				t.Errorf("%s=0: slice %v", SchedulerSliceKey, c.SchedulerSlice)
+			}
+		}},
+		{name: "scheduler slice 3 ms", overrides: map[string]string{SchedulerSliceKey: "3000"}, check: func(t *testing.T, c *Config) {
+			if c.SchedulerSlice != 3*time.Millisecond {
+				t.Errorf("%s=3000: slice %v", SchedulerSliceKey, c.SchedulerSlice)
+			}
+		}},
+		{name: "scheduler slice below the kernel's range", overrides: map[string]string{SchedulerSliceKey: "99"},
+			wantErr: []string{SchedulerSliceKey + "=99: want 0 (the kernel's) or 100 to 100000"}},
+		{name: "scheduler slice above the kernel's range", overrides: map[string]string{SchedulerSliceKey: "100001"},
+			wantErr: []string{SchedulerSliceKey + "=100001"}},
+		{name: "scheduler slice negative", overrides: map[string]string{SchedulerSliceKey: "-5"},
+			wantErr: []string{SchedulerSliceKey + ": -5 is below the minimum 0"}},
 		{name: "node not in voters", overrides: map[string]string{"node.id": "7"}, wantErr: []string{"node.id: 7 is not in controller.quorum.voters"}},
 		{name: "observer as broker", overrides: map[string]string{"node.id": "7", "process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:0"}, check: func(t *testing.T, c *Config) {
 			if c.IsController() || c.IsVoter() {

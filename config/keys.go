@@ -10,7 +10,7 @@ import (
 // knownKeys are the keys Config reads, one list per concern. A new concern
 // (security: ssl.*, sasl.*; metrics: metric.reporters, metrics.*) adds its
 // file with a read function called from New and its key list here.
-var knownKeys = keySet(roleKeys, listenerKeys, quorumKeys, logKeys, socketKeys, metricsKeys)
+var knownKeys = keySet(roleKeys, listenerKeys, quorumKeys, logKeys, socketKeys, metricsKeys, processKeys)
 
 // ignoredKafkaKeys are real Kafka settings that kraftd accepts without effect
 // (thread pools, JVM-side tuning, broker settings): no warning for them.

@@ -19,6 +19,7 @@ import (
 	"github.com/kraftd/kraftd/logging"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/network"
+	"github.com/kraftd/kraftd/osched"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/security"
 )
@@ -167,6 +168,12 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		zap.String("log_dir", partDir), zap.Bool("voter", n.cfg.IsVoter()),
 		zap.Duration("election_timeout", n.rcfg.ElectionTimeout), zap.Duration("append_linger", n.rcfg.AppendLinger),
 		zap.Bool("leadership_deferral", n.rcfg.DeferLeadership))
+	if d := n.cfg.SchedulerSlice; d > 0 {
+		// Before the network and the loop start their threads, which inherit it.
+		if err := osched.SetSlice(d); err != nil {
+			n.lg.Info("the CPU scheduler slice is the kernel's", zap.Duration("asked", d), zap.Error(err))
+		}
+	}
 	n.newMetrics()
 	if err := n.startNetwork(); err != nil {
 		return err
