@@ -389,8 +389,8 @@ func formatRatios(rows []reportRow) string {
 				peer += suffix
 			}
 			p, ok := find(peer, r.Offered)
-			if !ok || math.Abs(p.Committed-r.Committed) > 0.01*float64(r.Offered) {
-				continue // a peer that fell behind has no latency to compare
+			if !ok || math.Abs(p.Committed-r.Committed) > 0.01*float64(r.Offered) || math.IsNaN(p.P99) || math.IsNaN(r.P99) {
+				continue // a peer that fell behind, or reported no window, has no latency to compare
 			}
 			fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f |\n", offeredText(r.Offered), peer, r.P99/p.P99, r.CPUPerRecord/p.CPUPerRecord)
 		}
