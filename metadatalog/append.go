@@ -99,11 +99,16 @@ func (l *Log) Append(batches []byte) (int64, error) {
 		if err := l.writeSegment(s, batches[from:to]); err != nil {
 			return 0, err
 		}
+		gen, mem, inMem := l.mem.add(batches[from:to])
+		if !inMem {
+			gen = 0
+		}
 		pos := s.size
 		for k := i; k < j; k++ {
 			h := items[k].h
 			s.noteBatch(pos, h.BaseOffset, h.NextOffset(), h.Size(), h.MaxTimestamp)
-			l.noteTail(batchPos{seg: s, base: h.BaseOffset, next: h.NextOffset(), pos: pos})
+			l.noteTail(batchPos{seg: s, base: h.BaseOffset, next: h.NextOffset(), pos: pos,
+				memGen: gen, mem: mem + items[k].off - from})
 			if l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) {
 				l.epochsDirty = true
 			}

@@ -118,6 +118,8 @@ type Log struct {
 	// the index walk and its header reads: one pread per Read (read.go).
 	tail     [tailBatches]batchPos
 	tailNext int // the slot the next append fills
+	// mem holds copies of the newest batches, which Read serves (memtail.go).
+	mem memTail
 }
 
 var _ raft.Log = (*Log)(nil)

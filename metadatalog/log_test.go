@@ -477,41 +477,49 @@ func (f readCountFile) ReadAt(p []byte, off int64) (int, error) {
 	return f.File.ReadAt(p, off)
 }
 
-// Readers that each continue where their last Read ended (two followers and
-// the listener of a leader) cost one pread per Read, interleaved; truncation
-// and re-append at other batch boundaries never leave a stale position.
-func TestSequentialReadersOnePreadEach(t *testing.T) {
+// Readers near the log end (two followers and the listener of a leader)
+// are served from the in-memory tail: no pread, the same bytes as the
+// file, and truncation with re-append at other batch boundaries never
+// serves a stale position or changes bytes already handed out.
+func TestReadsNearTheEndFromMemory(t *testing.T) {
 	reads := 0
 	l := openTest(t, Options{Dir: t.TempDir(), FS: readCountFS{FS: vfs.OS, reads: &reads}})
-	// Index entries every 4 KiB: without a hint a Read walks headers.
 	off := int64(0)
 	for i := 0; i < 50; i++ {
 		l.mustAppend(mkBatch(off, 1, 3, 300))
 		off += 3
 	}
+	want := l.all()
 	next := [3]int64{0, 0, 60} // the third reader starts mid-log
+	before := reads
 	for round := 0; round < 5; round++ {
-		before := reads
 		for r := range next {
 			data, err := l.Read(next[r], 3000) // three batches
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(data) == 0 || len(data) > 3000 {
+				t.Fatalf("read at %d: %d bytes", next[r], len(data))
+			}
 			for len(data) > 0 {
 				h := parseMini(data)
+				if h.base != next[r] || !bytes.Contains(want, data[:h.size]) {
+					t.Fatalf("read at %d: batch [%d, %d) differs from the log's", next[r], h.base, h.next)
+				}
 				next[r], data = h.next, data[h.size:]
 			}
 		}
-		// The first round walks from index entries; later ones continue.
-		if preads := reads - before; round > 0 && preads != len(next) {
-			t.Fatalf("round %d: %d preads for %d sequential reads", round, preads, len(next))
-		}
+	}
+	if preads := reads - before; preads != 0 {
+		t.Fatalf("%d preads for reads within the in-memory tail", preads)
 	}
 	// Cut to 30 and append batches of another size: a position remembered
 	// at offset 33 would now point inside a batch.
-	if _, err := l.Read(30, 900); err != nil { // ends at 33
+	old, err := l.Read(30, 900) // ends at 33
+	if err != nil {
 		t.Fatal(err)
 	}
+	kept := bytes.Clone(old)
 	if err := l.TruncateTo(30); err != nil {
 		t.Fatal(err)
 	}
@@ -523,5 +531,68 @@ func TestSequentialReadersOnePreadEach(t *testing.T) {
 	}
 	if h := parseMini(got); h.base != 32 || h.next != 37 || len(got) != h.size {
 		t.Fatalf("read at 33 after truncation: batch [%d, %d) of %d bytes in %d", h.base, h.next, h.size, len(got))
+	}
+	if !bytes.Equal(old, kept) {
+		t.Fatal("bytes handed out before the truncation changed")
+	}
+	wantAfter := l.all()
+	l.reopen()
+	if got := l.all(); !bytes.Equal(got, wantAfter) {
+		t.Fatal("the file differs from what was served from memory")
+	}
+}
+
+// Reads across many memory chunks, and of batches larger than a chunk,
+// return exactly the bytes appended (whatever the caller does with its
+// buffer afterwards); a batch too large for memory costs one
+// pread per Read (the tail remembers its position).
+func TestReadsAcrossMemoryChunks(t *testing.T) {
+	reads := 0
+	l := openTest(t, Options{Dir: t.TempDir(), FS: readCountFS{FS: vfs.OS, reads: &reads}})
+	off := int64(0)
+	var sizes []int
+	for i := 0; len(sizes) < 200; i++ {
+		n := 1 + i%7
+		size := 100 + (i*7919)%9000
+		if i%50 == 49 {
+			n, size = 2, memChunkBytes/2+100 // larger than a chunk
+		}
+		b := mkBatch(off, 1, n, size)
+		before := reads
+		in := bytes.Clone(b)
+		l.mustAppend(in)
+		clear(in) // Append keeps no reference to its input
+		got, err := l.Read(off, len(b)) // the batch just appended
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, b) {
+			t.Fatalf("read back batch at %d: %d bytes, want %d", off, len(got), len(b))
+		}
+		preads := reads - before
+		if big := len(b) > memChunkBytes; (big && preads != 1) || (!big && preads != 0) {
+			t.Fatalf("batch at %d of %d bytes: %d preads", off, len(b), preads)
+		}
+		sizes = append(sizes, len(b))
+		off += int64(n)
+	}
+	all := l.all()
+	// Every read, at every batch start and in the middle, is a prefix of
+	// the rest of the log, whole batches within maxBytes.
+	pos := 0
+	for _, size := range sizes {
+		h := parseMini(all[pos:])
+		for _, from := range []int64{h.base, h.next - 1} {
+			for _, max := range []int{1, 5000, 1 << 20} {
+				got, err := l.Read(from, max)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) < size || (len(got) > size && len(got) > max) || !bytes.Equal(got, all[pos:pos+len(got)]) {
+					t.Fatalf("read at %d max %d: %d bytes do not match the log at byte %d", from, max, len(got), pos)
+				}
+			}
+		}
+		pos += size
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"github.com/kraftd/kraftd/raft"
 )
 
-// Read implements raft.Log. The result is a fresh buffer holding whole
+// Read implements raft.Log. Near the log end the result is a slice of the
+// in-memory tail (memtail.go); otherwise a fresh buffer holding whole
 // batches of one segment, read with one pread (a second when the first
-// batch is larger than maxBytes; no re-encoding); the caller may keep it.
-// At least one whole batch is returned when from < end offset.
+// batch is larger than maxBytes). Either way its bytes never change, so the
+// caller may keep it. At least one whole batch is returned when from < end
+// offset.
 func (l *Log) Read(from int64, maxBytes int) ([]byte, error) {
 	if l.closed {
 		return nil, errClosed
@@ -24,7 +26,13 @@ func (l *Log) Read(from int64, maxBytes int) ([]byte, error) {
 		return nil, nil
 	}
 	s := l.segmentFor(from)
-	pos, ok := l.tailPos(s, from)
+	t, ok := l.tailFor(s, from)
+	if ok {
+		if chunk := l.mem.chunk(t.memGen); chunk != nil {
+			return wholeBatches(chunk[t.mem:len(chunk):len(chunk)], maxBytes), nil
+		}
+	}
+	pos := t.pos
 	if !ok {
 		p, _, err := s.locate(from, l.scratch[:])
 		if err != nil {
@@ -45,16 +53,21 @@ func (l *Log) Read(from int64, maxBytes int) ([]byte, error) {
 			return nil, fmt.Errorf("metadatalog: read at %d: %w", from, err)
 		}
 	}
-	// Keep whole batches only.
+	return wholeBatches(buf, len(buf)), nil
+}
+
+// wholeBatches cuts buf, which starts with a whole batch, to the whole
+// batches within maxBytes (always the first).
+func wholeBatches(buf []byte, maxBytes int) []byte {
 	cut := 0
 	for cut+miniHeaderSize <= len(buf) {
 		h := parseMini(buf[cut:])
-		if h.size < protocol.BatchHeaderSize || cut+h.size > len(buf) {
+		if h.size < protocol.BatchHeaderSize || cut+h.size > len(buf) || (cut > 0 && cut+h.size > maxBytes) {
 			break
 		}
 		cut += h.size
 	}
-	return buf[:cut], nil
+	return buf[:cut:cut]
 }
 
 // readAt reads n bytes at pos into a fresh buffer.
@@ -70,11 +83,14 @@ func (s *segment) readAt(pos, n int64) ([]byte, error) {
 // readers of a busy log are rounds, not batches, behind its end.
 const tailBatches = 64
 
-// batchPos is where batch [base, next) starts in seg.
+// batchPos is where batch [base, next) starts in seg, and in the
+// in-memory tail when memGen is not 0.
 type batchPos struct {
 	seg        *segment
 	base, next int64
 	pos        int64
+	memGen     uint64
+	mem        int
 }
 
 // noteTail remembers an appended batch, replacing the oldest.
@@ -83,19 +99,22 @@ func (l *Log) noteTail(b batchPos) {
 	l.tailNext = (l.tailNext + 1) % tailBatches
 }
 
-// tailPos returns the position in s of the remembered batch holding offset.
-func (l *Log) tailPos(s *segment, offset int64) (int64, bool) {
+// tailFor returns the remembered batch of s holding offset.
+func (l *Log) tailFor(s *segment, offset int64) (batchPos, bool) {
 	for i := range l.tail {
 		if b := &l.tail[i]; b.seg == s && b.base <= offset && offset < b.next {
-			return b.pos, true
+			return *b, true
 		}
 	}
-	return 0, false
+	return batchPos{}, false
 }
 
 // forgetTail drops the remembered batches of s, or all when s is nil
-// (truncation).
+// (truncation, which also drops the in-memory tail).
 func (l *Log) forgetTail(s *segment) {
+	if s == nil {
+		l.mem.reset()
+	}
 	for i, b := range l.tail {
 		if s == nil || b.seg == s {
 			l.tail[i] = batchPos{}

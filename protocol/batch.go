@@ -122,10 +122,16 @@ func CheckBatch(b []byte) (BatchHeader, error) {
 	if len(b) < h.Size() {
 		return h, fmt.Errorf("%w: batch at offset %d needs %d bytes, have %d", ErrShortBatch, h.BaseOffset, h.Size(), len(b))
 	}
+	return h, checkCRC(b, h)
+}
+
+// checkCRC compares the CRC-32C (Castagnoli) over attributes..end of the
+// whole batch b with its header's.
+func checkCRC(b []byte, h BatchHeader) error {
 	if crc := CRC32C(b[21:h.Size()]); crc != h.CRC {
-		return h, fmt.Errorf("%w: batch at offset %d has CRC 0x%08x, computed 0x%08x", ErrCorruptBatch, h.BaseOffset, h.CRC, crc)
+		return fmt.Errorf("%w: batch at offset %d has CRC 0x%08x, computed 0x%08x", ErrCorruptBatch, h.BaseOffset, h.CRC, crc)
 	}
-	return h, nil
+	return nil
 }
 
 // SetBaseOffset rewrites the base offset in place (not covered by the CRC).
@@ -295,15 +301,11 @@ func checkCounts(h BatchHeader) error {
 	return nil
 }
 
-// ValidateBatch applies every rule a KRaft log batch must meet on its own, so that the
-// log's Append and a follower checking its leader's data share one list: a whole v2
-// header, at most maxBytes bytes, a matching CRC, a base offset >= 0 whose range does not
-// overflow, a leader epoch >= 0, at least one record and one record per offset, records
-// that decode (decompressed within MaxDecompressedBatchBytes), and in a control batch
-// control records of a known type whose values decode. Where the batch sits in a log
-// (offsets, epochs) is the caller's to check. A batch cut short wraps ErrShortBatch, any
-// other refusal ErrCorruptBatch.
-func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
+// ValidateBatchHeader applies the rules of ValidateBatch that the header alone decides
+// (no CRC, no records): a whole v2 batch of at most maxBytes bytes, a base offset >= 0
+// whose range does not overflow, a leader epoch >= 0, at least one record and one record
+// per offset. It lets a reader that only steps over batches refuse the same nonsense.
+func ValidateBatchHeader(b []byte, maxBytes int) (BatchHeader, error) {
 	h, err := ParseBatchHeader(b)
 	if err != nil {
 		return h, err
@@ -312,8 +314,8 @@ func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
 	if h.Size() > maxBytes {
 		return h, fmt.Errorf("%w: batch at offset %d is %d bytes, above the limit %d", ErrCorruptBatch, h.BaseOffset, h.Size(), maxBytes)
 	}
-	if h, err = CheckBatch(b); err != nil {
-		return h, err
+	if len(b) < h.Size() {
+		return h, fmt.Errorf("%w: batch at offset %d needs %d bytes, have %d", ErrShortBatch, h.BaseOffset, h.Size(), len(b))
 	}
 	switch {
 	case h.BaseOffset < 0:
@@ -328,6 +330,25 @@ func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
 	}
 	if h.BaseOffset > math.MaxInt64-int64(h.RecordCount) {
 		return h, fmt.Errorf("%w: batch at offset %d: %d records overflow the offset range", ErrCorruptBatch, h.BaseOffset, h.RecordCount)
+	}
+	return h, nil
+}
+
+// ValidateBatch applies every rule a KRaft log batch must meet on its own, so that the
+// log's Append and a follower checking its leader's data share one list: a whole v2
+// header, at most maxBytes bytes, a matching CRC, a base offset >= 0 whose range does not
+// overflow, a leader epoch >= 0, at least one record and one record per offset, records
+// that decode (decompressed within MaxDecompressedBatchBytes), and in a control batch
+// control records of a known type whose values decode. Where the batch sits in a log
+// (offsets, epochs) is the caller's to check. A batch cut short wraps ErrShortBatch, any
+// other refusal ErrCorruptBatch.
+func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
+	h, err := ValidateBatchHeader(b, maxBytes)
+	if err != nil {
+		return h, err
+	}
+	if err := checkCRC(b, h); err != nil {
+		return h, err
 	}
 	var rec Record // one record reused: validation keeps nothing
 	slot := func(int) *Record {

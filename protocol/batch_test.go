@@ -173,24 +173,31 @@ func TestValidateBatch(t *testing.T) {
 		max     int
 		is      error
 		message string
+		header  bool // refused by ValidateBatchHeader too
 	}{
-		{"torn tail", good[:82], 1 << 20, ErrShortBatch, "needs 83 bytes"},
-		{"crc", func() []byte { b := bytes.Clone(good); b[70] ^= 1; return b }(), 1 << 20, ErrCorruptBatch, "CRC"},
-		{"above the size limit", good, len(good) - 1, ErrCorruptBatch, "above the limit 82"},
-		{"huge length", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[8:], 1<<30) }), 1 << 20, ErrCorruptBatch, "above the limit"},
-		{"negative base offset", resealed(func(b []byte) { binary.BigEndian.PutUint64(b, 1<<63) }), 1 << 20, ErrCorruptBatch, "negative base offset"},
-		{"offset overflow", resealed(func(b []byte) { binary.BigEndian.PutUint64(b, 1<<63-2) }), 1 << 20, ErrCorruptBatch, "overflow"},
-		{"negative epoch", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[12:], 1<<31) }), 1 << 20, ErrCorruptBatch, "no leader epoch"},
-		{"negative last offset delta", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[23:], uint32(0xfffffffb)) }), 1 << 20, ErrCorruptBatch, "last offset delta -5"},
-		{"no records, delta > 0", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[57:], 0) }), 1 << 20, ErrCorruptBatch, "holds 0 records"},
-		{"record does not decode", resealed(func(b []byte) { b[61] = 0x7f }), 1 << 20, ErrCorruptBatch, "record 0"},
-		{"unknown control type", badControl(99, []byte{0}), 1 << 20, ErrCorruptBatch, "unknown control type 99"},
-		{"control value", badControl(ControlLeaderChange, []byte{0}), 1 << 20, ErrCorruptBatch, "LeaderChangeMessage"},
-		{"decompression bomb", bomb, 1 << 20, ErrCorruptBatch, "exceed"},
+		{"torn tail", good[:82], 1 << 20, ErrShortBatch, "needs 83 bytes", true},
+		{"crc", func() []byte { b := bytes.Clone(good); b[70] ^= 1; return b }(), 1 << 20, ErrCorruptBatch, "CRC", false},
+		{"above the size limit", good, len(good) - 1, ErrCorruptBatch, "above the limit 82", true},
+		{"huge length", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[8:], 1<<30) }), 1 << 20, ErrCorruptBatch, "above the limit", true},
+		{"negative base offset", resealed(func(b []byte) { binary.BigEndian.PutUint64(b, 1<<63) }), 1 << 20, ErrCorruptBatch, "negative base offset", true},
+		{"offset overflow", resealed(func(b []byte) { binary.BigEndian.PutUint64(b, 1<<63-2) }), 1 << 20, ErrCorruptBatch, "overflow", true},
+		{"negative epoch", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[12:], 1<<31) }), 1 << 20, ErrCorruptBatch, "no leader epoch", true},
+		{"negative last offset delta", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[23:], uint32(0xfffffffb)) }), 1 << 20, ErrCorruptBatch, "last offset delta -5", true},
+		{"no records, delta > 0", resealed(func(b []byte) { binary.BigEndian.PutUint32(b[57:], 0) }), 1 << 20, ErrCorruptBatch, "holds 0 records", true},
+		{"record does not decode", resealed(func(b []byte) { b[61] = 0x7f }), 1 << 20, ErrCorruptBatch, "record 0", false},
+		{"unknown control type", badControl(99, []byte{0}), 1 << 20, ErrCorruptBatch, "unknown control type 99", false},
+		{"control value", badControl(ControlLeaderChange, []byte{0}), 1 << 20, ErrCorruptBatch, "LeaderChangeMessage", false},
+		{"decompression bomb", bomb, 1 << 20, ErrCorruptBatch, "exceed", false},
 	} {
 		_, err := ValidateBatch(c.b, c.max)
 		if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.message) {
 			t.Errorf("%s: err = %v, want %v containing %q", c.name, err, c.is, c.message)
+		}
+		_, herr := ValidateBatchHeader(c.b, c.max)
+		if c.header && (!errors.Is(herr, c.is) || !strings.Contains(herr.Error(), c.message)) {
+			t.Errorf("%s: ValidateBatchHeader err = %v, want %v containing %q", c.name, herr, c.is, c.message)
+		} else if !c.header && herr != nil {
+			t.Errorf("%s: ValidateBatchHeader refused what only the CRC or records show: %v", c.name, herr)
 		}
 	}
 	// A committed batch with no records for its offsets does not decode either.

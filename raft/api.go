@@ -69,6 +69,8 @@ type CommittedBatch struct {
 	Control    bool
 	// Records are the record values (for control batches the raw control
 	// record values; their keys give the type, see protocol/control.go).
+	// They alias the log's bytes: read-only, and a kept value keeps its
+	// whole read buffer alive, so copy what you keep.
 	Records [][]byte
 	// AppendTimeNanos is the leader-side append time when known, else 0.
 	AppendTimeNanos int64

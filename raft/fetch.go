@@ -428,14 +428,14 @@ func (d *Driver) reportBadRecords(from NodeID, err error) {
 func (d *Driver) appendAsFollower(now time.Time, data []byte) error {
 	end := d.log.EndOffset()
 	leo, lastEpoch := end.Offset, end.Epoch
-	// Skip whole batches we already have; every batch must pass the log's
-	// own rules (protocol.ValidateBatch), and offsets and epochs must
-	// continue our log.
+	// Skip whole batches we already have; offsets and epochs must continue
+	// our log. Headers are enough to step over batches: the log's Append
+	// checks CRCs and records (protocol.ValidateBatch) of what it appends.
 	rest := data
 	start, pos := -1, 0
 	next := leo
 	for len(rest) > 0 {
-		h, err := protocol.ValidateBatch(rest, d.cfg.MaxBatchBytes)
+		h, err := protocol.ValidateBatchHeader(rest, d.cfg.MaxBatchBytes)
 		if err != nil {
 			if errors.Is(err, protocol.ErrShortBatch) && pos > 0 {
 				break // a read may end in a partial batch; keep the whole ones

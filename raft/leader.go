@@ -50,6 +50,8 @@ type leaderState struct {
 
 	scratch    []int64           // reused by maybeAdvanceHighWatermark
 	recScratch []protocol.Record // reused by drainAppends
+	// batchScratch is drainAppends' batch buffer, kept up to maxBatchScratch.
+	batchScratch []byte
 
 	// hwMoved is set when the HW advanced in this round: parked fetches
 	// are then answered early so followers learn it without waiting for
@@ -252,6 +254,10 @@ func (l *leaderState) deadline(d *Driver, now time.Time) time.Time {
 
 // drainAppends writes every accumulated batch to the log (offsets were
 // assigned at Append). The fsync follows in flushLeader, once per round.
+// maxBatchScratch bounds the batch buffer a leader keeps between rounds;
+// a larger batch (a burst) gets its own.
+const maxBatchScratch = 1 << 20
+
 func (d *Driver) drainAppends(now time.Time) {
 	l := d.leader
 	for _, b := range l.acc.drain() {
@@ -261,7 +267,8 @@ func (d *Driver) drainAppends(now time.Time) {
 			recs[i] = protocol.Record{Value: v}
 		}
 		l.recScratch = recs
-		data := protocol.AppendBatch(make([]byte, 0, b.bytes), protocol.Batch{
+		// Log.Append keeps nothing of data: one buffer serves every batch.
+		data := protocol.AppendBatch(slices.Grow(l.batchScratch[:0], b.bytes), protocol.Batch{
 			BaseOffset:           b.base,
 			PartitionLeaderEpoch: int32(d.epoch),
 			BaseTimestamp:        now.UnixMilli(),
@@ -269,6 +276,9 @@ func (d *Driver) drainAppends(now time.Time) {
 			Records:              recs,
 		})
 		clear(recs) // drop the references to the appended values
+		if cap(data) <= maxBatchScratch {
+			l.batchScratch = data[:0]
+		}
 		last, err := d.log.Append(data)
 		if err != nil {
 			d.fail(fmt.Errorf("raft: append batch at offset %d epoch %d: %w", b.base, d.epoch, err))

@@ -148,20 +148,10 @@ func (d *Driver) deliver(lc *listenerCtx) {
 				b.Records = b.Records[lc.next-b.BaseOffset:]
 				cb.BaseOffset = lc.next
 			}
-			// Copy: the log owns its bytes and may reuse them.
-			n := 0
-			for i := range b.Records {
-				n += len(b.Records[i].Value)
-			}
-			buf := make([]byte, 0, n)
+			// The values alias the log's bytes, which never change (Log.Read).
 			cb.Records = make([][]byte, len(b.Records))
 			for i := range b.Records {
-				v := b.Records[i].Value
-				if v == nil {
-					continue
-				}
-				buf = append(buf, v...)
-				cb.Records[i] = buf[len(buf)-len(v) : len(buf) : len(buf)]
+				cb.Records[i] = b.Records[i].Value // capacity-capped by the decoder
 			}
 			if d.leader != nil {
 				if t, ok := d.leader.appendTimes[b.BaseOffset]; ok {

@@ -39,12 +39,15 @@ type Log interface {
 	// be contiguous and epochs non-decreasing, and every batch must pass
 	// protocol.ValidateBatch; anything else is an error wrapping
 	// ErrInvalidBatch and nothing is appended. Data is not durable until Flush.
+	// Append keeps no reference to batches (the caller may reuse the buffer).
 	// Returns the last offset appended.
 	Append(batches []byte) (lastOffset int64, err error)
 	// Read returns whole batches starting with the one that contains offset
 	// from, up to maxBytes, but always at least one whole batch when from <
-	// EndOffset. The bytes are the log's own (do not modify). Empty when from ==
-	// EndOffset. An error when from is outside [StartOffset, EndOffset].
+	// EndOffset. The bytes are the log's own: they are never changed
+	// afterwards (so a caller may keep them) and must not be modified. Empty
+	// when from == EndOffset. An error when from is outside [StartOffset,
+	// EndOffset].
 	Read(from int64, maxBytes int) ([]byte, error)
 	// EndOffsetForEpoch returns the end offset of the largest epoch <= epoch
 	// held in the log's epoch cache, as Kafka's leader-epoch cache answers
