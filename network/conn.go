@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -57,6 +58,8 @@ type outItem struct {
 	// Kafka header.
 	raw   []byte
 	isRaw bool
+	// rest is the unwritten part of a response written inline (inline.go).
+	rest net.Buffers
 }
 
 // conn is one inbound connection: a reader goroutine (readLoop) and a writer goroutine
@@ -84,8 +87,14 @@ type conn struct {
 	unmute    chan struct{} // cap 1; writer -> reader, the response was written
 	wake      chan struct{} // cap 1; enqueue -> writer
 
+	// raw is the socket for inline writes (inline.go); nil: the writer writes all.
+	raw syscall.RawConn
+	// inlineBuf is the encoding buffer of inline writes, used under writing.
+	inlineBuf []byte
+
 	mu       sync.Mutex
 	queue    []outItem    // items waiting for the writer: a response and/or a close
+	writing  bool         // a goroutine is writing to the socket (writer or inline)
 	shutdown bool         // Server.Shutdown began: read no further request
 	stop     bool         // a close was queued: read no further request
 	busy     bool         // a request is in flight
@@ -105,6 +114,7 @@ func newConn(s *Server, listener string, nc net.Conn) *conn {
 		unmute: make(chan struct{}, 1),
 		wake:   make(chan struct{}, 1),
 		held:   -1,
+		raw:    inlineConn(nc),
 	}
 	fields := []zap.Field{zap.String("listener", listener), zap.Stringer("remote", nc.RemoteAddr())}
 	c.log = s.log.With(fields...)
@@ -161,11 +171,18 @@ func (c *conn) beginShutdown() {
 // enqueue hands an item to the writer. It never blocks.
 func (c *conn) enqueue(it outItem) {
 	c.mu.Lock()
+	if c.tryInline(it) {
+		return
+	}
 	c.queue = append(c.queue, it)
 	if it.close {
 		c.stop = true
 	}
 	c.mu.Unlock()
+	c.signalWriter()
+}
+
+func (c *conn) signalWriter() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -560,6 +577,14 @@ func (c *conn) writeLoop() {
 				c.close(it.reason)
 				return
 			}
+			if it.rest != nil {
+				if !c.writeRest(it.rest) {
+					return
+				}
+				c.doneWriting()
+				c.requestDone()
+				continue
+			}
 			if it.isRaw {
 				out[0] = binary.BigEndian.AppendUint32(out[0], uint32(len(it.raw)))
 				out[0] = append(out[0], it.raw...)
@@ -571,18 +596,21 @@ func (c *conn) writeLoop() {
 			if !c.write(&out) {
 				return
 			}
+			c.doneWriting()
 			c.requestDone()
 		}
 	}
 }
 
-// next takes the first queued item.
+// next takes the first queued item, unless an inline write is under way (it wakes the
+// writer when done); the writer then holds the write side until doneWriting.
 func (c *conn) next() (outItem, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.queue) == 0 {
+	if len(c.queue) == 0 || c.writing {
 		return outItem{}, false
 	}
+	c.writing = true
 	it := c.queue[0]
 	c.queue[0] = outItem{} // drop the reference for the GC
 	c.queue = c.queue[1:]
@@ -616,6 +644,24 @@ func (c *conn) write(out *net.Buffers) bool {
 		wbuf = nil
 	}
 	*out = append((*out)[:0], wbuf[:0])
+	if err != nil {
+		c.close(remoteReason("write failed", "write: "+err.Error()))
+		return false
+	}
+	return true
+}
+
+func (c *conn) doneWriting() {
+	c.mu.Lock()
+	c.writing = false
+	c.mu.Unlock()
+}
+
+// writeRest finishes a response begun inline, within WriteTimeout.
+func (c *conn) writeRest(rest net.Buffers) bool {
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+	n, err := rest.WriteTo(c.nc)
+	c.stats.bytesOut.Add(n)
 	if err != nil {
 		c.close(remoteReason("write failed", "write: "+err.Error()))
 		return false
