@@ -638,6 +638,7 @@ func (c *conn) write(out *net.Buffers) bool {
 		bufs := *out
 		n, err = bufs.WriteTo(c.nc) // writev; consumes bufs
 	}
+	c.nc.SetWriteDeadline(time.Time{}) // inline writes (inline.go) have none
 	c.stats.bytesOut.Add(n)
 	clear(*out) // drop references to records
 	if cap(wbuf) > maxScratch {
@@ -661,6 +662,7 @@ func (c *conn) doneWriting() {
 func (c *conn) writeRest(rest net.Buffers) bool {
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	n, err := rest.WriteTo(c.nc)
+	c.nc.SetWriteDeadline(time.Time{})
 	c.stats.bytesOut.Add(n)
 	if err != nil {
 		c.close(remoteReason("write failed", "write: "+err.Error()))

@@ -1,7 +1,9 @@
 package network
 
 import (
+	"errors"
 	"net"
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -20,6 +22,9 @@ func writeOnce(rc syscall.RawConn, bufs net.Buffers) (int, error) {
 		n, werr = unix.Writev(int(fd), bufs)
 		return true // one attempt: never wait for the socket
 	}); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, nil // a blocking write's deadline, not cleared yet: nothing was written
+		}
 		return 0, err
 	}
 	if werr == unix.EAGAIN || werr == unix.EINTR {

@@ -1,7 +1,9 @@
 package network
 
 import (
+	"bytes"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -28,5 +30,43 @@ func TestAnswerWrittenInlineByTheResponder(t *testing.T) {
 		if n := <-out; n == 0 {
 			t.Fatalf("answer %d: nothing written when respond returned", i)
 		}
+	}
+}
+
+// A response the writer finished (too large for one non-blocking write) leaves no write
+// deadline behind: answers after WriteTimeout are still written inline, and intact.
+func TestInlineAfterWriterFinishedALargeAnswer(t *testing.T) {
+	records := filled(8<<20, 5)
+	var s *Server
+	out := make(chan int64, 8)
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		before := s.Stats()[0].BytesOut
+		switch r := req.(type) {
+		case *kmsg.FetchRequest:
+			respond(fetchResponse(r.Version, records))
+		case *kmsg.VoteRequest:
+			respond(voteResponseFor(r))
+		}
+		out <- s.Stats()[0].BytesOut - before
+	})
+	s, addr := startServer(t, ServerConfig{WriteTimeout: 200 * time.Millisecond}, h)
+	c := dialRaw(t, addr)
+	f := kmsg.NewPtrFetchRequest()
+	f.Version = 13
+	c.send(0, f)
+	resp := c.recv(0, protocol.KeyFetch, 13).(*kmsg.FetchResponse)
+	if !bytes.Equal(resp.Topics[0].Partitions[0].RecordBatches, records) {
+		t.Fatal("large fetch answer differs")
+	}
+	if n := <-out; n >= int64(len(records)) {
+		t.Fatalf("%d bytes of an 8 MiB answer written at once: the writer's path was not exercised", n)
+	}
+	time.Sleep(300 * time.Millisecond) // past the writer's WriteTimeout
+	c.send(1, voteRequest(1))
+	if got := votePartition(c.recv(1, protocol.KeyVote, 1)); got != 1 {
+		t.Fatalf("vote: %d", got)
+	}
+	if n := <-out; n == 0 {
+		t.Fatal("answer after the writer's deadline passed was not written inline")
 	}
 }

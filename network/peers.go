@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -185,6 +186,9 @@ func (p *Peers) Send(id int32, req kmsg.Request, cb func(kmsg.Response, error)) 
 		return
 	}
 	c.timer = time.AfterFunc(p.cfg.RequestTimeout, c.expire)
+	if pr.sendInline(c) {
+		return
+	}
 	pr.queue = append(pr.queue, c)
 	if !pr.running {
 		pr.running = true
@@ -304,8 +308,10 @@ type peer struct {
 
 	mu       sync.Mutex
 	addr     string
-	queue    []*call   // not yet written
-	running  bool      // the run goroutine is alive
+	queue    []*call // not yet written
+	running  bool    // the run goroutine is alive, or an inline send holds the connection
+	rest     []byte  // the unwritten part of an inline send (peers_inline.go), on restConn
+	restConn *peerConn
 	wantConn bool      // Connect asked for a connection with nothing to send
 	conn     *peerConn // current connection; nil when none
 	failures int       // consecutive failed dials
@@ -351,6 +357,12 @@ func (pr *peer) run() {
 	defer pr.p.wg.Done()
 	for {
 		pr.mu.Lock()
+		if rest, pc := pr.rest, pr.restConn; rest != nil {
+			pr.rest, pr.restConn = nil, nil
+			pr.mu.Unlock()
+			pc.writeRest(rest)
+			continue
+		}
 		if len(pr.queue) == 0 && !pr.wantConn {
 			pr.running = false
 			pr.mu.Unlock()
@@ -452,7 +464,7 @@ func (pr *peer) connect(addr string) (*peerConn, error) {
 	if nc, err = pr.secure(nc, host, addr); err != nil {
 		return nil, err
 	}
-	pc := &peerConn{pr: pr, nc: nc, br: bufio.NewReaderSize(nc, peerReadBufferSize)}
+	pc := &peerConn{pr: pr, nc: nc, br: bufio.NewReaderSize(nc, peerReadBufferSize), raw: inlineConn(nc)}
 	if err := pc.negotiate(); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("network: ApiVersions with node %d at %s: %w", pr.id, addr, err)
@@ -473,7 +485,10 @@ type peerConn struct {
 	features []string                        // the answer's SupportedFeatures names; immutable
 	lifetime time.Duration                   // SASL session lifetime granted; 0: none
 
-	// Owned by the peer's run goroutine.
+	// raw is the socket for inline sends (peers_inline.go); nil: TLS.
+	raw syscall.RawConn
+
+	// Owned by the peer's run goroutine (or the inline send holding running).
 	corr int32
 	wbuf []byte
 
@@ -617,6 +632,7 @@ func (pc *peerConn) send(calls []*call) {
 		if _, err := pc.nc.Write(buf); err != nil {
 			pc.fail(fmt.Errorf("network: write to node %d: %w (%w)", pc.pr.id, err, kerr.BrokerNotAvailable))
 		}
+		pc.nc.SetWriteDeadline(time.Time{}) // inline sends (peers_inline.go) have none
 	}
 	if cap(buf) <= peerWriteBufferMax {
 		pc.wbuf = buf[:0]
