@@ -12,9 +12,10 @@ import (
 // A response normally goes through the connection's writer goroutine, which then lets the
 // reader go on: two goroutine hand-offs per answer, and on a quiet node each one wakes a
 // sleeping thread. When nothing is queued and no write is under way, the responder (the
-// raft loop) writes a plaintext connection's response itself, with one non-blocking
-// writev. It never waits for the socket: whatever the socket does not take goes to the
-// writer, first in the queue, and the writer finishes it under WriteTimeout as usual.
+// raft loop) writes a plaintext connection's response of up to maxInlineBytes itself,
+// with one non-blocking writev. It never waits for the socket: whatever the socket does
+// not take goes to the writer, first in the queue, and the writer finishes it under
+// WriteTimeout as usual.
 
 // inlineConn returns the raw socket of a plaintext TCP connection, or nil (TLS and other
 // connections always go through the writer).
@@ -45,9 +46,15 @@ func (c *conn) tryInline(it outItem) bool {
 
 	out := protocol.AppendResponseVectored(net.Buffers{c.inlineBuf[:0]}, it.corr, it.resp)
 	first := out[0]
-	n, err := writeOnce(c.raw, out)
-	c.stats.bytesOut.Add(int64(n))
-	out = consumed(out, n)
+	var (
+		n   int
+		err error
+	)
+	if size(out) <= maxInlineBytes {
+		n, err = writeOnce(c.raw, out)
+		c.stats.bytesOut.Add(int64(n))
+		out = consumed(out, n)
+	}
 	if err == nil && len(out) == 0 && cap(first) <= maxScratch {
 		c.inlineBuf = first[:0] // nothing queued holds a part of it
 	} else {
@@ -76,6 +83,19 @@ func (c *conn) tryInline(it outItem) bool {
 		c.requestDone()
 	}
 	return true
+}
+
+// maxInlineBytes bounds the answers written inline. Copying a large one into the
+// socket (on loopback, the receiver's processing too) would hold up the raft loop,
+// while the writer does it in parallel; the hand-off is cheap beside such a write.
+const maxInlineBytes = 64 << 10
+
+func size(bufs net.Buffers) int {
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	return n
 }
 
 // consumed drops the first n bytes of bufs.
