@@ -31,6 +31,15 @@ func (pr *peer) sendInline(c *call) bool {
 	pr.mu.Unlock()
 	rest, sent := pc.writeInline(c)
 	pr.mu.Lock()
+	if pr.stopped != nil {
+		// Closed or forgotten meanwhile: stop failed the connection (and c with it,
+		// once in flight) and nothing more is written.
+		pr.running = false
+		if !sent {
+			go c.finish(nil, pr.stopped)
+		}
+		return true
+	}
 	if !sent {
 		pr.running = false
 		return false
