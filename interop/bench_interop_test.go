@@ -154,6 +154,12 @@ func runBench(t *testing.T, env *kafkatest.Env, side kafkatest.Side, scenario st
 		t.Fatalf("count node %d's log: %v", follower.ID, err)
 	}
 	row.RecsPerS = float64(counted) / to.Sub(from).Seconds()
+	// Counted: the logs go now, not at the test's end (a run at 400k/s writes 4 GB a node).
+	for _, n := range q.Nodes {
+		if err := os.RemoveAll(n.LogDir); err != nil {
+			t.Errorf("remove node %d's log: %v", n.ID, err)
+		}
+	}
 	if side == kafkatest.SideKafka {
 		log := q.Node(leader).Logs()
 		if i := strings.Index(log, "Error due to (kafka.tools.TestRaftServer$RaftWorkloadGenerator)"); i >= 0 {
