@@ -119,10 +119,18 @@ func CheckBatch(b []byte) (BatchHeader, error) {
 	if err != nil {
 		return h, err
 	}
-	if len(b) < h.Size() {
-		return h, fmt.Errorf("%w: batch at offset %d needs %d bytes, have %d", ErrShortBatch, h.BaseOffset, h.Size(), len(b))
+	if err := checkWhole(b, h); err != nil {
+		return h, err
 	}
 	return h, checkCRC(b, h)
+}
+
+// checkWhole: b holds the whole batch h heads (else ErrShortBatch).
+func checkWhole(b []byte, h BatchHeader) error {
+	if len(b) < h.Size() {
+		return fmt.Errorf("%w: batch at offset %d needs %d bytes, have %d", ErrShortBatch, h.BaseOffset, h.Size(), len(b))
+	}
+	return nil
 }
 
 // checkCRC compares the CRC-32C (Castagnoli) over attributes..end of the
@@ -314,8 +322,8 @@ func ValidateBatchHeader(b []byte, maxBytes int) (BatchHeader, error) {
 	if h.Size() > maxBytes {
 		return h, fmt.Errorf("%w: batch at offset %d is %d bytes, above the limit %d", ErrCorruptBatch, h.BaseOffset, h.Size(), maxBytes)
 	}
-	if len(b) < h.Size() {
-		return h, fmt.Errorf("%w: batch at offset %d needs %d bytes, have %d", ErrShortBatch, h.BaseOffset, h.Size(), len(b))
+	if err := checkWhole(b, h); err != nil {
+		return h, err
 	}
 	switch {
 	case h.BaseOffset < 0:

@@ -252,12 +252,12 @@ func (l *leaderState) deadline(d *Driver, now time.Time) time.Time {
 	return earliest(resign, l.beginQuorum.deadline, checkQuorum, linger, change)
 }
 
-// drainAppends writes every accumulated batch to the log (offsets were
-// assigned at Append). The fsync follows in flushLeader, once per round.
 // maxBatchScratch bounds the batch buffer a leader keeps between rounds;
 // a larger batch (a burst) gets its own.
 const maxBatchScratch = 1 << 20
 
+// drainAppends writes every accumulated batch to the log (offsets were
+// assigned at Append). The fsync follows in flushLeader, once per round.
 func (d *Driver) drainAppends(now time.Time) {
 	l := d.leader
 	for _, b := range l.acc.drain() {
