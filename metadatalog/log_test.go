@@ -562,7 +562,7 @@ func TestReadsAcrossMemoryChunks(t *testing.T) {
 		in := bytes.Clone(b)
 		l.mustAppend(in)
 		clear(in) // Append keeps no reference to its input
-		got, err := l.Read(off, len(b)) // the batch just appended
+		got, err := l.Read(off, len(b))
 		if err != nil {
 			t.Fatal(err)
 		}
