@@ -21,6 +21,11 @@
 // and producer-state files are removed at open, because kraftd would not keep
 // them in step with the .log files.
 //
+// Reads near the log end (each follower's fetch, the listener) are served from
+// an in-memory copy of the newest appended bytes (memtail.go: two append-only
+// 1 MiB chunks), others with one pread; either way the bytes returned never
+// change afterwards.
+//
 // # Durability
 //
 // Append writes without fsync; Flush fsyncs every segment written since the

@@ -24,7 +24,10 @@
 // never block it, so the response goes to a queue that a goroutine other than the
 // caller drains; the reader cannot be that goroutine because it may sit in a blocking
 // read. Why not a goroutine per request: the mute means there is never more than one
-// request of a connection to serve.
+// request of a connection to serve. One shortcut (inline.go): on a plaintext
+// connection whose write side is idle, a response of up to 64 KiB is written by the
+// responder itself with one non-blocking writev, saving the hand-offs to the writer
+// and back; what the socket does not take goes to the writer, which finishes it.
 //
 // # Bounds
 //
@@ -73,8 +76,11 @@
 // runs the ApiVersions exchange, picks each request's version and writes; per
 // connection one reader matches responses to requests by correlation id and runs the
 // callbacks. A timer per request fails it after RequestTimeout and closes its
-// connection. Send only queues, so the raft run loop never blocks on the network, and
-// callbacks never run on the caller's goroutine. Requests are encoded by
+// connection. Send never blocks, so the raft run loop never waits on the network, and
+// callbacks never run on the caller's goroutine: it queues the request, or, when the
+// peer is connected over plaintext and nothing else is being written, writes it itself
+// with one non-blocking write and leaves any rest to the run goroutine
+// (peers_inline.go). Requests are encoded by
 // protocol.EncodeRequest at the version picked: this package knows nothing of what a
 // version carries. Transport failures wrap kerr.BrokerNotAvailable (what the JVM raft
 // client synthesises for a disconnect), a version mismatch wraps
