@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,8 +38,9 @@ import (
 // docs/bench, beside the README), BENCH_REPORT_SYSTEMS ("kraftd,kafka,etcd"),
 // BENCH_REPORT_KAFKA_MAX (what TestRaftServer, which has no unthrottled mode, is offered
 // at rate 0; 240000), BENCH_REPORT_CONTENTION_RATES (rates run again with one spinning
-// thread per core beside the quorum, "20000"; "-" for none), BENCH_REPORT_CONTENTION_RUNS
-// (how many times each system runs at each of those, interleaved; 3), BENCH_REPORT_LINGER_MS
+// loop per core beside the quorum, as processes apart and as threads of the harness: see
+// contention; "20000"; "-" for none), BENCH_REPORT_CONTENTION_RUNS (how many times each
+// system runs at each of those in each arrangement, interleaved; 3), BENCH_REPORT_LINGER_MS
 // (controller.quorum.append.linger.ms of kraftd and Kafka, 0: etcd has no linger), and
 // BENCH_INTEROP_RECORD_SIZE, BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for
 // TestBenchInterop (etcd's window is at most 30 s).
@@ -82,20 +84,21 @@ func TestBenchReport(t *testing.T) {
 		contended = append(contended, r)
 	}
 	// One contended run is a poor sample: its p99 is the worst 5 s window's, and a single
-	// stall of the machine decides it. Each system runs busyRuns times, interleaved.
+	// stall of the machine decides it. Each system runs busyRuns times in each arrangement,
+	// interleaved.
 	busyRuns := envInt(t, "BENCH_REPORT_CONTENTION_RUNS", 3)
 	load := loadAverage()
 	type run struct {
 		rate int
-		busy bool
+		busy contention
 	}
 	var runs []run
 	for _, r := range rates {
-		runs = append(runs, run{r, false})
+		runs = append(runs, run{r, quiet})
 	}
 	for _, r := range contended {
 		for range max(busyRuns, 1) {
-			runs = append(runs, run{r, true})
+			runs = append(runs, run{r, busyApart}, run{r, busyInSession})
 		}
 	}
 	var rows []reportRow
@@ -105,10 +108,7 @@ func TestBenchReport(t *testing.T) {
 		rate := ru.rate
 		for k := range systems {
 			sys := systems[(i+k)%len(systems)]
-			var stopBusy func()
-			if ru.busy {
-				stopBusy = busyLoops(runtime.NumCPU())
-			}
+			stopBusy := ru.busy.start(t)
 			var r reportRow
 			switch sys {
 			case "kraftd":
@@ -137,16 +137,16 @@ func TestBenchReport(t *testing.T) {
 			if sys == "kafka" && rate == 0 {
 				r.OpenLoop = kafkaMax
 			}
+			stopBusy()
 			switch {
-			case ru.busy:
-				stopBusy()
-				r.System += " busy"
+			case ru.busy != quiet:
+				r.System += ru.busy.suffix()
 			case rate == 0:
 				r.System += " unthrottled"
 			}
 			t.Logf("%s at %s: %.0f records/s, p50 %.2f p99 %.2f ms, %.2f cores and %.0f MB per node (max) %s",
 				r.System, offeredText(rate), r.Committed, r.P50, r.P99, r.CoresPerNode, r.RSSPerNode, r.Note)
-			if ru.busy {
+			if ru.busy != quiet {
 				key := r.System + " " + offeredText(rate)
 				if busyRows[key] == nil {
 					busyKeys = append(busyKeys, key)
@@ -190,22 +190,90 @@ func TestBenchReport(t *testing.T) {
 	fmt.Print(md)
 }
 
-// busyLoops starts n goroutines that spin (one per core: the contention a shared machine
-// brings) until the returned func stops them.
-func busyLoops(n int) (stop func()) {
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			for x := uint64(0); !done.Load(); x++ {
-				x ^= x << 13
-			}
-		}()
+// contention is what runs beside the quorum in a run: nothing, or one spinning loop per
+// core, either as processes of their own or as threads of this harness. Which one matters
+// on Linux with sched_autogroup_enabled: the scheduler first shares the CPU fairly between
+// sessions, then between the threads of a session. Spinning processes started apart (as
+// another service or user's job on the host) are a session of their own, so the quorum's
+// session keeps half the machine; spinning threads in the harness share the session of the
+// quorum's processes, where every spinner weighs as much as each of the quorum's threads.
+// (In that arrangement on this project's test machine, the kernel worker that converts
+// ext4's unwritten extents, which an fsync of newly allocated blocks waits for, was seen
+// waiting 100 ms and more for a CPU held by a spinner.)
+type contention int
+
+const (
+	quiet contention = iota
+	busyApart
+	busyInSession
+)
+
+func (c contention) suffix() string {
+	switch c {
+	case busyApart:
+		return " busy"
+	case busyInSession:
+		return " busy in-session"
 	}
-	return func() { done.Store(true); wg.Wait() }
+	return ""
+}
+
+// isBusy reports whether a row's system names a contended run.
+func isBusy(system string) bool { return strings.Contains(system, " busy") }
+
+// spinEnv makes the test binary a spinning process (see init).
+const spinEnv = "KRAFTD_BENCH_SPIN"
+
+func init() {
+	if os.Getenv(spinEnv) == "1" {
+		for x := uint64(1); ; {
+			x ^= x << 13
+		}
+	}
+}
+
+// start starts the contention, one spinner per core, and returns what stops it.
+func (c contention) start(t *testing.T) (stop func()) {
+	n := runtime.NumCPU()
+	switch c {
+	case busyApart:
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cmds []*exec.Cmd
+		for range n {
+			cmd := exec.Command(exe, "-test.run=^$")
+			cmd.Env = append(os.Environ(), spinEnv+"=1", "GOMAXPROCS=1")
+			// A session of its own; killed with the harness if it dies first.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+			if err := cmd.Start(); err != nil {
+				t.Fatalf("start a spinning process: %v", err)
+			}
+			cmds = append(cmds, cmd)
+		}
+		return func() {
+			for _, cmd := range cmds {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+		}
+	case busyInSession:
+		var done atomic.Bool
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread()
+				for x := uint64(0); !done.Load(); x++ {
+					x ^= x << 13
+				}
+			}()
+		}
+		return func() { done.Store(true); wg.Wait() }
+	}
+	return func() {}
 }
 
 // medianRun is the run of the median p99 (the lower middle one of an even count; a run
@@ -296,6 +364,11 @@ func runPeers(t *testing.T, bin string, rate, size, seconds, warmup int) reportR
 	}
 	out, err := exec.CommandContext(ctx, bin, args...).Output()
 	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Logf("peers failed: %v\n%s", err, stderr)
 		return reportRow{P50: math.NaN(), P99: math.NaN(), Note: fmt.Sprintf("peers failed: %v", err)}
 	}
 	kv, err := parseResult(out)
@@ -386,7 +459,10 @@ func formatReport(rows []reportRow, size, seconds, warmup, linger int, load stri
 	b.WriteString("Committed records/s: kraftd and Kafka counted in a follower's log (the records of the batches the leader stamped in the window); etcd from its leader's applied count. ")
 	b.WriteString("Latency: to the record's commit on the leader, from its due time (kraftd), its intended send time (etcd) or its append (Kafka's TestRaftServer); ")
 	b.WriteString("all three report it per 5 s window: p50 is the median window's, p99 the worst window's (Kafka clamps at 250 ms and prints no p50). ")
-	b.WriteString("CPU cores/node and RSS: the busiest and the largest node; CPU µs/record: all nodes' CPU over the committed records. \"busy\": run again with one spinning thread per core beside the quorum (the contention of a shared machine), several times, interleaved: the row is the run of the median p99, its note lists every run's.\n\n")
+	b.WriteString("CPU cores/node and RSS: the busiest and the largest node; CPU µs/record: all nodes' CPU over the committed records.\n\n")
+	fmt.Fprintf(&b, "\"busy\" and \"busy in-session\": run again with one spinning loop per core beside the quorum (the contention of a shared machine), several times, interleaved; the row is the run of the median p99, its note lists every run's. "+
+		"\"busy\": the spinners are processes of their own session, as another service or user's job on the host is; \"busy in-session\": they are threads of the harness, in the session of the quorum's processes. "+
+		"The two differ because Linux with sched_autogroup_enabled (here: %s) shares the CPU between sessions first: apart, the quorum's session keeps half the machine; in one session every spinner weighs as much as each of the quorum's threads.\n\n", autogroup())
 	b.WriteString("| offered | system | committed records/s | p50 ms | p99 ms | CPU cores/node | CPU µs/record | peak RSS MB/node | note |\n|---|---|---|---|---|---|---|---|---|\n")
 	f := func(v float64) string {
 		if math.IsNaN(v) {
@@ -403,6 +479,15 @@ func formatReport(rows []reportRow, size, seconds, warmup, linger int, load stri
 		fmt.Fprintf(&b, "![%s](%s)\n\n", p.title, p.file)
 	}
 	return b.String()
+}
+
+// autogroup is the kernel's sched_autogroup_enabled setting.
+func autogroup() string {
+	b, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func loadAverage() string {
@@ -427,7 +512,7 @@ func formatRatios(rows []reportRow) string {
 	}
 	best := map[string]float64{}
 	for _, r := range rows {
-		if !strings.HasSuffix(r.System, " busy") && r.sustained() {
+		if !isBusy(r.System) && r.sustained() {
 			sys, _, _ := strings.Cut(r.System, " ")
 			best[sys] = math.Max(best[sys], r.Committed)
 		}
@@ -435,13 +520,12 @@ func formatRatios(rows []reportRow) string {
 	var b strings.Builder
 	b.WriteString("\nkraftd over each peer, same run (below 1 is kraftd lower):\n\n| offered | peer | p99 | CPU µs/record |\n|---|---|---|---|\n")
 	for _, r := range rows {
-		if r.System != "kraftd" && r.System != "kraftd busy" {
+		suffix, ok := strings.CutPrefix(r.System, "kraftd")
+		if !ok || suffix != "" && !isBusy(suffix) {
 			continue
 		}
 		for _, peer := range []string{"kafka", "etcd"} {
-			if suffix, ok := strings.CutPrefix(r.System, "kraftd"); ok {
-				peer += suffix
-			}
+			peer += suffix
 			p, ok := find(peer, r.Offered)
 			if !ok || math.Abs(p.Committed-r.Committed) > 0.01*float64(r.Offered) || math.IsNaN(p.P99) || math.IsNaN(r.P99) {
 				continue // a peer that fell behind, or reported no window, has no latency to compare
