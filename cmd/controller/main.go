@@ -65,6 +65,7 @@ const defaultGCPercent = 400
 const defaultMemoryLimit = 32 << 20
 
 func main() {
+	keepSysmonAwake(os.Args[1:], os.Stderr)
 	runtimeDefaults(os.LookupEnv)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package main
+
+import "io"
+
+func keepSysmonAwake([]string, io.Writer) {}
