@@ -17,8 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -34,11 +32,11 @@ import (
 // interopbench: a measurement of tens of minutes, not a test.
 //
 // Settings (environment): BENCH_REPORT_RATES (records/s, 0 = as fast as each commits;
-// default "5000,10000,20000,50000,100000,200000,300000,400000,0"), BENCH_REPORT_DIR (default
+// default "5000,10000,20000,50000,100000,200000,300000,400000,0"; "-" for none), BENCH_REPORT_DIR (default
 // docs/bench, beside the README), BENCH_REPORT_SYSTEMS ("kraftd,kafka,etcd"),
 // BENCH_REPORT_KAFKA_MAX (what TestRaftServer, which has no unthrottled mode, is offered
 // at rate 0; 240000), BENCH_REPORT_CONTENTION_RATES (rates run again with one spinning
-// loop per core beside the quorum, as processes apart and as threads of the harness: see
+// process per core beside the quorum, in a session of their own and in the quorum's: see
 // contention; "20000"; "-" for none), BENCH_REPORT_CONTENTION_RUNS (how many times each
 // system runs at each of those in each arrangement, interleaved; 3), BENCH_REPORT_LINGER_MS
 // (controller.quorum.append.linger.ms of kraftd and Kafka, 0: etcd has no linger), and
@@ -59,6 +57,9 @@ func TestBenchReport(t *testing.T) {
 	}
 	var rates []int
 	for _, f := range strings.Split(envString("BENCH_REPORT_RATES", "5000,10000,20000,50000,100000,200000,300000,400000,0"), ",") {
+		if f == "-" {
+			break
+		}
 		r, err := strconv.Atoi(f)
 		if err != nil || r < 0 {
 			t.Fatalf("BENCH_REPORT_RATES: %q is not a rate", f)
@@ -190,13 +191,13 @@ func TestBenchReport(t *testing.T) {
 	fmt.Print(md)
 }
 
-// contention is what runs beside the quorum in a run: nothing, or one spinning loop per
-// core, either as processes of their own or as threads of this harness. Which one matters
-// on Linux with sched_autogroup_enabled: the scheduler first shares the CPU fairly between
-// sessions, then between the threads of a session. Spinning processes started apart (as
-// another service or user's job on the host) are a session of their own, so the quorum's
-// session keeps half the machine; spinning threads in the harness share the session of the
-// quorum's processes, where every spinner weighs as much as each of the quorum's threads.
+// contention is what runs beside the quorum in a run: nothing, or one spinning process per
+// core, either in a session of its own or in the session of the quorum's processes. Which
+// one matters on Linux with sched_autogroup_enabled: the scheduler first shares the CPU
+// fairly between sessions, then between the threads of a session. Spinning processes
+// started apart (as another service or user's job on the host) are a session of their own,
+// so the quorum's session keeps half the machine; in the quorum's session (as a job started
+// from the same shell) every spinner weighs as much as each of the quorum's threads.
 // (In that arrangement on this project's test machine, the kernel worker that converts
 // ext4's unwritten extents, which an fsync of newly allocated blocks waits for, was seen
 // waiting 100 ms and more for a CPU held by a spinner.)
@@ -232,48 +233,33 @@ func init() {
 	}
 }
 
-// start starts the contention, one spinner per core, and returns what stops it.
+// start starts the contention, one spinning process per core (this test binary again,
+// see init), and returns what stops it.
 func (c contention) start(t *testing.T) (stop func()) {
-	n := runtime.NumCPU()
-	switch c {
-	case busyApart:
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cmds []*exec.Cmd
-		for range n {
-			cmd := exec.Command(exe, "-test.run=^$")
-			cmd.Env = append(os.Environ(), spinEnv+"=1", "GOMAXPROCS=1")
-			// A session of its own; killed with the harness if it dies first.
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-			if err := cmd.Start(); err != nil {
-				t.Fatalf("start a spinning process: %v", err)
-			}
-			cmds = append(cmds, cmd)
-		}
-		return func() {
-			for _, cmd := range cmds {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			}
-		}
-	case busyInSession:
-		var done atomic.Bool
-		var wg sync.WaitGroup
-		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				runtime.LockOSThread()
-				for x := uint64(0); !done.Load(); x++ {
-					x ^= x << 13
-				}
-			}()
-		}
-		return func() { done.Store(true); wg.Wait() }
+	if c == quiet {
+		return func() {}
 	}
-	return func() {}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	for range runtime.NumCPU() {
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), spinEnv+"=1", "GOMAXPROCS=1")
+		// Killed with the harness if it dies first; apart, a session of its own.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: c == busyApart, Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start a spinning process: %v", err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	return func() {
+		for _, cmd := range cmds {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
 }
 
 // medianRun is the run of the median p99 (the lower middle one of an even count; a run
@@ -335,6 +321,20 @@ func fromBenchRow(b benchRow, seconds int) reportRow {
 	return r
 }
 
+// peersGODEBUG is the GODEBUG etcd's quorum runs with: the runtime setting kraftd's node
+// commands apply to themselves (schedtrace keeps Go's sysmon out of the deep sleep that
+// every wake-up from idle turns into 20 us polling; docs/operating.md), so both Go
+// systems run on the same runtime settings.
+func peersGODEBUG(cur string) string {
+	if strings.Contains(cur, "schedtrace") {
+		return "GODEBUG=" + cur
+	}
+	if cur == "" {
+		return "GODEBUG=schedtrace=2147483647"
+	}
+	return "GODEBUG=" + cur + ",schedtrace=2147483647"
+}
+
 // buildPeers builds bench/peers (its own module: etcd's dependencies stay out of
 // kraftd's) and returns the binary.
 func buildPeers(t *testing.T) string {
@@ -362,7 +362,9 @@ func runPeers(t *testing.T, bin string, rate, size, seconds, warmup int) reportR
 	if rate == 0 {
 		args = append(args, "-inflight", "1000")
 	}
-	out, err := exec.CommandContext(ctx, bin, args...).Output()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), peersGODEBUG(os.Getenv("GODEBUG")))
+	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -455,13 +457,13 @@ func formatReport(rows []reportRow, size, seconds, warmup, linger int, load stri
 	fmt.Fprintf(&b, "kraftd and Kafka run with controller.quorum.append.linger.ms=%d (etcd has no linger; Kafka's default is 25).\n\n", linger)
 	b.WriteString("- **kraftd**: three `test-kraft-server-start` processes (an open loop at the offered rate; at `max`, unthrottled with at most 1,000 records in flight, as etcd).\n")
 	b.WriteString("- **Kafka**: three Kafka 4.4.0 `kafka.tools.TestRaftServer` JVMs (-Xmx1G); an open loop; it has no unthrottled mode, so at `max` it is offered a fixed rate.\n")
-	b.WriteString("- **etcd**: bench/peers, go.etcd.io/raft/v3 with etcd's WAL, three nodes in one process (its CPU and RSS are divided by three); at `max`, 1,000 records in flight.\n\n")
+	b.WriteString("- **etcd**: bench/peers, go.etcd.io/raft/v3 with etcd's WAL, three nodes in one process (its CPU and RSS are divided by three); at `max`, 1,000 records in flight; with the Go runtime setting kraftd's nodes apply to themselves (GODEBUG schedtrace, see docs/operating.md).\n\n")
 	b.WriteString("Committed records/s: kraftd and Kafka counted in a follower's log (the records of the batches the leader stamped in the window); etcd from its leader's applied count. ")
 	b.WriteString("Latency: to the record's commit on the leader, from its due time (kraftd), its intended send time (etcd) or its append (Kafka's TestRaftServer); ")
 	b.WriteString("all three report it per 5 s window: p50 is the median window's, p99 the worst window's (Kafka clamps at 250 ms and prints no p50). ")
 	b.WriteString("CPU cores/node and RSS: the busiest and the largest node; CPU µs/record: all nodes' CPU over the committed records.\n\n")
-	fmt.Fprintf(&b, "\"busy\" and \"busy in-session\": run again with one spinning loop per core beside the quorum (the contention of a shared machine), several times, interleaved; the row is the run of the median p99, its note lists every run's. "+
-		"\"busy\": the spinners are processes of their own session, as another service or user's job on the host is; \"busy in-session\": they are threads of the harness, in the session of the quorum's processes. "+
+	fmt.Fprintf(&b, "\"busy\" and \"busy in-session\": run again with one spinning process per core beside the quorum (the contention of a shared machine), several times, interleaved; the row is the run of the median p99, its note lists every run's. "+
+		"\"busy\": the spinners are processes of their own session, as another service or user's job on the host is; \"busy in-session\": they are processes in the session of the quorum's processes, as a job started from the same shell is. "+
 		"The two differ because Linux with sched_autogroup_enabled (here: %s) shares the CPU between sessions first: apart, the quorum's session keeps half the machine; in one session every spinner weighs as much as each of the quorum's threads.\n\n", autogroup())
 	b.WriteString("| offered | system | committed records/s | p50 ms | p99 ms | CPU cores/node | CPU µs/record | peak RSS MB/node | note |\n|---|---|---|---|---|---|---|---|---|\n")
 	f := func(v float64) string {
