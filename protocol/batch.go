@@ -271,10 +271,7 @@ func AppendBatch(dst []byte, b Batch) []byte {
 // DecodeBatch checks and fully decodes one batch (decompressing if needed) and returns the
 // bytes after it. Keys and values alias b for uncompressed batches.
 func DecodeBatch(b []byte) (Batch, []byte, error) {
-	h, err := CheckBatch(b)
-	if err != nil {
-		return Batch{}, nil, err
-	}
+	h, data, rest, err := openBatch(b)
 	out := Batch{
 		BaseOffset:           h.BaseOffset,
 		PartitionLeaderEpoch: h.PartitionLeaderEpoch,
@@ -282,13 +279,8 @@ func DecodeBatch(b []byte) (Batch, []byte, error) {
 		BaseTimestamp:        h.BaseTimestamp,
 		MaxTimestamp:         h.MaxTimestamp,
 	}
-	rest := b[h.Size():]
-	if err := checkCounts(h); err != nil {
-		return out, nil, err
-	}
-	data, err := decompress(h.Compression(), b[BatchHeaderSize:h.Size()])
 	if err != nil {
-		return out, nil, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
+		return out, nil, err
 	}
 	recs := make([]Record, h.RecordCount)
 	if err := walkRecords(data, h.RecordCount, func(i int) *Record { return &recs[i] }, nil); err != nil {
@@ -296,6 +288,48 @@ func DecodeBatch(b []byte) (Batch, []byte, error) {
 	}
 	out.Records = recs
 	return out, rest, nil
+}
+
+// DecodeValues checks and decodes one batch as DecodeBatch does but keeps only its record
+// values, appended to dst (aliasing b for uncompressed batches), and returns the bytes
+// after it: a reader that needs nothing else of a record (raft's listeners) is spared one
+// Record per record.
+func DecodeValues(b []byte, dst [][]byte) (BatchHeader, [][]byte, []byte, error) {
+	h, data, rest, err := openBatch(b)
+	if err != nil {
+		return h, dst, nil, err
+	}
+	dst = slices.Grow(dst, int(h.RecordCount))
+	var rec Record
+	slot := func(int) *Record {
+		rec = Record{Headers: rec.Headers[:0]}
+		return &rec
+	}
+	keep := func(r *Record) error {
+		dst = append(dst, r.Value)
+		return nil
+	}
+	if err := walkRecords(data, h.RecordCount, slot, keep); err != nil {
+		return h, dst, nil, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
+	}
+	return h, dst, rest, nil
+}
+
+// openBatch checks one batch's header, CRC and counts and returns its records region
+// (decompressed into a fresh buffer when compressed) and the bytes after it.
+func openBatch(b []byte) (h BatchHeader, records, rest []byte, err error) {
+	h, err = CheckBatch(b)
+	if err != nil {
+		return h, nil, nil, err
+	}
+	if err := checkCounts(h); err != nil {
+		return h, nil, nil, err
+	}
+	records, err = decompress(h.Compression(), b[BatchHeaderSize:h.Size()])
+	if err != nil {
+		return h, nil, nil, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
+	}
+	return h, records, b[h.Size():], nil
 }
 
 // checkCounts: every offset of a batch holds a record (KRaft never compacts), so

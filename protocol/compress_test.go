@@ -94,6 +94,9 @@ func TestDecodeCompressedBatches(t *testing.T) {
 			b.Records[7].Headers[0].Key != "h" || b.Records[7].Headers[0].Value[0] != 7 || b.Records[49].OffsetDelta != 49 {
 			t.Fatalf("%s: decoded %d records", c.name, len(b.Records))
 		}
+		if _, values, _, err := DecodeValues(cb, nil); err != nil || len(values) != 50 || !bytes.Equal(values[49], recs[49].Value) {
+			t.Fatalf("%s: DecodeValues: %d values, %v", c.name, len(values), err)
+		}
 		// Corrupt compressed data (CRC fixed up) fails with ErrCorruptBatch, no panic.
 		bad := bytes.Clone(cb)
 		for i := BatchHeaderSize; i < len(bad); i += 3 {

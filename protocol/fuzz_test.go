@@ -98,12 +98,29 @@ func FuzzParseRequest(f *testing.F) {
 }
 
 // FuzzDecodeBatch: record batch decoding (all codecs). A decoded batch re-encodes
-// (uncompressed) to a batch that decodes to the same records.
+// (uncompressed) to a batch that decodes to the same records; DecodeValues accepts and
+// refuses exactly what DecodeBatch does and appends the same values.
 func FuzzDecodeBatch(f *testing.F) {
 	f.Add(unhex(f, goldenDataBatch))
 	f.Add(unhex(f, goldenLeaderChangeBatch))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, rest, err := DecodeBatch(data)
+		prefix := [][]byte{[]byte("kept")}
+		h, values, vrest, verr := DecodeValues(data, prefix)
+		if (err == nil) != (verr == nil) {
+			t.Fatalf("DecodeBatch: %v, DecodeValues: %v", err, verr)
+		}
+		if err == nil {
+			if len(values) != 1+len(b.Records) || string(values[0]) != "kept" || len(vrest) != len(rest) ||
+				h.BaseOffset != b.BaseOffset || h.IsControl() != b.Control || h.LastOffset() != b.LastOffset() {
+				t.Fatalf("DecodeValues: %d values, rest %d, header %+v; DecodeBatch: %d records, rest %d", len(values), len(vrest), h, len(b.Records), len(rest))
+			}
+			for i, r := range b.Records {
+				if !sameBytes(values[1+i], r.Value) {
+					t.Fatalf("value %d: %x, DecodeBatch %x", i, values[1+i], r.Value)
+				}
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, ErrShortBatch) && !errors.Is(err, ErrCorruptBatch) {
 				t.Fatalf("error outside ErrShortBatch/ErrCorruptBatch: %v", err)

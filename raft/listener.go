@@ -123,7 +123,11 @@ func (d *Driver) deliver(lc *listenerCtx) {
 		}
 		var out []CommittedBatch
 		for len(data) > 0 {
-			b, rest, err := protocol.DecodeBatch(data)
+			if h, err := protocol.ParseBatchHeader(data); err == nil && h.LastOffset() >= d.hw {
+				break // not committed yet (HW lands on batch ends)
+			}
+			// The values alias the log's bytes, which never change (Log.Read).
+			h, values, rest, err := protocol.DecodeValues(data, nil)
 			if err != nil {
 				if len(out) > 0 {
 					break // a trailing partial batch
@@ -136,25 +140,17 @@ func (d *Driver) deliver(lc *listenerCtx) {
 				return
 			}
 			data = rest
-			last := b.LastOffset()
-			if last >= d.hw {
-				break // not committed yet (HW lands on batch ends)
-			}
+			last := h.LastOffset()
 			if last < lc.next {
 				continue
 			}
-			cb := CommittedBatch{BaseOffset: b.BaseOffset, LastOffset: last, Epoch: b.PartitionLeaderEpoch, Control: b.Control}
-			if b.BaseOffset < lc.next { // resume inside a batch
-				b.Records = b.Records[lc.next-b.BaseOffset:]
+			cb := CommittedBatch{BaseOffset: h.BaseOffset, LastOffset: last, Epoch: h.PartitionLeaderEpoch, Control: h.IsControl(), Records: values}
+			if h.BaseOffset < lc.next { // resume inside a batch
+				cb.Records = values[lc.next-h.BaseOffset:]
 				cb.BaseOffset = lc.next
 			}
-			// The values alias the log's bytes, which never change (Log.Read).
-			cb.Records = make([][]byte, len(b.Records))
-			for i := range b.Records {
-				cb.Records[i] = b.Records[i].Value // capacity-capped by the decoder
-			}
 			if d.leader != nil {
-				if t, ok := d.leader.appendTimes[b.BaseOffset]; ok {
+				if t, ok := d.leader.appendTimes[h.BaseOffset]; ok {
 					cb.AppendTimeNanos = t
 				}
 			}
