@@ -32,16 +32,17 @@ import (
 // interopbench: a measurement of tens of minutes, not a test.
 //
 // Settings (environment): BENCH_REPORT_RATES (records/s, 0 = as fast as each commits;
-// default "5000,10000,20000,50000,100000,200000,300000,400000,0"; "-" for none), BENCH_REPORT_DIR (default
-// docs/bench, beside the README), BENCH_REPORT_SYSTEMS ("kraftd,kafka,etcd"),
-// BENCH_REPORT_KAFKA_MAX (what TestRaftServer, which has no unthrottled mode, is offered
-// at rate 0; 240000), BENCH_REPORT_CONTENTION_RATES (rates run again with one spinning
-// process per core beside the quorum, in a session of their own and in the quorum's: see
-// contention; "20000"; "-" for none), BENCH_REPORT_CONTENTION_RUNS (how many times each
-// system runs at each of those in each arrangement, interleaved; 3), BENCH_REPORT_LINGER_MS
-// (controller.quorum.append.linger.ms of kraftd and Kafka, 0: etcd has no linger), and
-// BENCH_INTEROP_RECORD_SIZE, BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for
-// TestBenchInterop (etcd's window is at most 30 s).
+// default "5000,10000,20000,50000,100000,200000,300000,400000,0"; "-" for none),
+// BENCH_REPORT_DIR (default docs/bench, beside the README), BENCH_REPORT_SYSTEMS
+// ("kraftd,kafka,etcd"), BENCH_REPORT_KAFKA_MAX (what TestRaftServer, which has no
+// unthrottled mode, is offered at rate 0; 240000), BENCH_REPORT_CONTENTION_RATES (rates
+// run again with one spinning process per core beside the quorum, in a session of their
+// own and in the quorum's: see contention; "20000"; "-" for none),
+// BENCH_REPORT_CONTENTION_RUNS (how many times each system runs at each of those in each
+// arrangement, interleaved; 3), BENCH_REPORT_LINGER_MS (controller.quorum.append.linger.ms
+// of kraftd and Kafka, 0: etcd has no linger), and BENCH_INTEROP_RECORD_SIZE,
+// BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for TestBenchInterop (etcd's window is
+// at most 30 s).
 func TestBenchReport(t *testing.T) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
@@ -198,9 +199,11 @@ func TestBenchReport(t *testing.T) {
 // started apart (as another service or user's job on the host) are a session of their own,
 // so the quorum's session keeps half the machine; in the quorum's session (as a job started
 // from the same shell) every spinner weighs as much as each of the quorum's threads.
-// (In that arrangement on this project's test machine, the kernel worker that converts
-// ext4's unwritten extents, which an fsync of newly allocated blocks waits for, was seen
-// waiting 100 ms and more for a CPU held by a spinner.)
+// (In that arrangement on this project's test machine, kernel workers of the root group,
+// among them the one converting ext4's unwritten extents that an fsync of newly allocated
+// blocks waits for, were seen waiting 100-200 ms for a CPU held by a spinner whenever a
+// process of the session woke very often; a plain fsync loop beside the spinners shows it
+// as soon as another process in the session sleeps and wakes every 90 us.)
 type contention int
 
 const (
