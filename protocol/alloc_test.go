@@ -50,3 +50,30 @@ func TestHugeArrayCountsDoNotAllocate(t *testing.T) {
 		t.Fatalf("oversized body: %v, %d bytes allocated", err, n)
 	}
 }
+
+// TestHugeRecordCountDoesNotAllocate: a batch whose CRC and counts agree but whose record
+// count could never fit in its bytes is refused by DecodeBatch and DecodeValues before
+// either sizes a slice by the count.
+func TestHugeRecordCountDoesNotAllocate(t *testing.T) {
+	b := AppendBatch(nil, Batch{BaseOffset: 0, PartitionLeaderEpoch: 1, Records: []Record{{Value: []byte("v")}}})
+	const count = 1 << 30
+	binary.BigEndian.PutUint32(b[23:], count-1) // LastOffsetDelta
+	binary.BigEndian.PutUint32(b[57:], count)   // RecordCount
+	binary.BigEndian.PutUint32(b[17:], CRC32C(b[21:]))
+	if _, err := CheckBatch(b); err != nil {
+		t.Fatalf("the crafted batch should pass the header and CRC checks: %v", err)
+	}
+	for name, decode := range map[string]func() error{
+		"DecodeBatch":  func() error { _, _, err := DecodeBatch(b); return err },
+		"DecodeValues": func() error { _, _, _, err := DecodeValues(b, nil); return err },
+	} {
+		var err error
+		n := allocBytes(func() { err = decode() })
+		if !errors.Is(err, ErrCorruptBatch) {
+			t.Fatalf("%s: err = %v, want ErrCorruptBatch", name, err)
+		}
+		if n > 4096 {
+			t.Fatalf("%s: %d bytes allocated for a %d-byte batch", name, n, len(b))
+		}
+	}
+}

@@ -316,7 +316,9 @@ func DecodeValues(b []byte, dst [][]byte) (BatchHeader, [][]byte, []byte, error)
 }
 
 // openBatch checks one batch's header, CRC and counts and returns its records region
-// (decompressed into a fresh buffer when compressed) and the bytes after it.
+// (decompressed into a fresh buffer when compressed) and the bytes after it. The record
+// count is checked against the region's size before anyone sizes a slice by it, so what
+// a caller allocates per record is bounded by the bytes it was given.
 func openBatch(b []byte) (h BatchHeader, records, rest []byte, err error) {
 	h, err = CheckBatch(b)
 	if err != nil {
@@ -328,6 +330,9 @@ func openBatch(b []byte) (h BatchHeader, records, rest []byte, err error) {
 	records, err = decompress(h.Compression(), b[BatchHeaderSize:h.Size()])
 	if err != nil {
 		return h, nil, nil, fmt.Errorf("%w: batch at offset %d: %v", ErrCorruptBatch, h.BaseOffset, err)
+	}
+	if int64(h.RecordCount)*minRecordSize > int64(len(records)) {
+		return h, nil, nil, fmt.Errorf("%w: batch at offset %d: %d records cannot fit in %d bytes", ErrCorruptBatch, h.BaseOffset, h.RecordCount, len(records))
 	}
 	return h, records, b[h.Size():], nil
 }
