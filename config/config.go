@@ -38,6 +38,8 @@ type Config struct {
 	AutoJoin           bool          // controller.quorum.auto.join.enable (KIP-1186)
 	DeferLeadership    bool          // kraftd.controller.leadership.deferral.enable (__cluster_metadata only)
 	DeferLeaderFsync   bool          // kraftd.controller.quorum.leader.fsync.deferral.enable
+	FetchPace          time.Duration // kraftd.controller.quorum.fetch.pace.us; 0: no pacing
+	FetchPaceRate      int64         // kraftd.controller.quorum.fetch.pace.bytes.per.second
 
 	LogDirs        []string
 	MetadataLogDir string

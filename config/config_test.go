@@ -125,6 +125,27 @@ func TestConfigValidation(t *testing.T) {
 		}},
 		{name: "leader fsync deferral not a boolean", overrides: map[string]string{LeaderFsyncDeferralKey: "on"},
 			wantErr: []string{LeaderFsyncDeferralKey + `: "on" is not true or false`}},
+		{name: "fetch pacing 1.5 ms from 16 MiB/s by default", check: func(t *testing.T, c *Config) {
+			if c.FetchPace != 1500*time.Microsecond || c.FetchPaceRate != 16<<20 {
+				t.Errorf("default fetch pace %v from %d bytes/s", c.FetchPace, c.FetchPaceRate)
+			}
+		}},
+		{name: "fetch pacing off", overrides: map[string]string{FetchPaceKey: "0"}, check: func(t *testing.T, c *Config) {
+			if c.FetchPace != 0 {
+				t.Errorf("%s=0: pace %v", FetchPaceKey, c.FetchPace)
+			}
+		}},
+		{name: "fetch pacing set", overrides: map[string]string{FetchPaceKey: "2500", FetchPaceRateKey: "65536"}, check: func(t *testing.T, c *Config) {
+			if c.FetchPace != 2500*time.Microsecond || c.FetchPaceRate != 65536 {
+				t.Errorf("fetch pace %v from %d bytes/s, want 2.5ms from 65536", c.FetchPace, c.FetchPaceRate)
+			}
+		}},
+		{name: "fetch pace above its range", overrides: map[string]string{FetchPaceKey: "100001"},
+			wantErr: []string{FetchPaceKey + "=100001: want 0 (no pacing) to 100000"}},
+		{name: "fetch pace negative", overrides: map[string]string{FetchPaceKey: "-1"},
+			wantErr: []string{FetchPaceKey + ": -1 is below the minimum 0"}},
+		{name: "fetch pace rate zero", overrides: map[string]string{FetchPaceRateKey: "0"},
+			wantErr: []string{FetchPaceRateKey + ": 0 is below the minimum 1"}},
 		{name: "scheduler slice 100 us by default", check: func(t *testing.T, c *Config) {
 			if c.SchedulerSlice != 100*time.Microsecond {
 				t.Errorf("default slice %v", c.SchedulerSlice)

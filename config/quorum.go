@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // quorumKeys are the keys of the voter set and the raft timers.
@@ -13,7 +14,7 @@ var quorumKeys = []string{
 	"controller.quorum.election.backoff.max.ms", "controller.quorum.append.linger.ms",
 	"controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
 	"controller.quorum.auto.join.enable",
-	LeadershipDeferralKey, LeaderFsyncDeferralKey,
+	LeadershipDeferralKey, LeaderFsyncDeferralKey, FetchPaceKey, FetchPaceRateKey,
 }
 
 // LeadershipDeferralKey turns leadership deferral on or off (kraftd's own
@@ -28,6 +29,22 @@ const LeadershipDeferralKey = "kraftd.controller.leadership.deferral.enable"
 // followers that flushed commit without waiting for its disk. Off, the
 // leader fsyncs in its round, as Kafka 4.4's KafkaRaftClient does.
 const LeaderFsyncDeferralKey = "kraftd.controller.quorum.leader.fsync.deferral.enable"
+
+// FetchPaceKey and FetchPaceRateKey pace a follower's fetches (kraftd's
+// own keys): while records arrive at FetchPaceRateKey bytes/s or more, the
+// next Fetch waits FetchPaceKey microseconds after each answer (0: never).
+// Every fetch round costs each node a write, an fsync and frames both ways
+// however much it carries; at high rates pacing makes the rounds fewer and
+// larger for that much commit latency, while below the rate fetches go at
+// once.
+const (
+	FetchPaceKey     = "kraftd.controller.quorum.fetch.pace.us"
+	FetchPaceRateKey = "kraftd.controller.quorum.fetch.pace.bytes.per.second"
+
+	defaultFetchPaceUs   = 1500
+	maxFetchPaceUs       = 100000
+	defaultFetchPaceRate = 16 << 20
+)
 
 // Kafka's defaults (QuorumConfig).
 const (
@@ -89,6 +106,12 @@ func (c *Config) readQuorum(r *reader) {
 	c.AutoJoin = r.bool("controller.quorum.auto.join.enable", false)
 	c.DeferLeadership = r.bool(LeadershipDeferralKey, true)
 	c.DeferLeaderFsync = r.bool(LeaderFsyncDeferralKey, true)
+	if us := r.int(FetchPaceKey, defaultFetchPaceUs, 0); us > maxFetchPaceUs {
+		r.bad("%s=%d: want 0 (no pacing) to %d", FetchPaceKey, us, maxFetchPaceUs)
+	} else {
+		c.FetchPace = time.Duration(us) * time.Microsecond
+	}
+	c.FetchPaceRate = r.int(FetchPaceRateKey, defaultFetchPaceRate, 1)
 }
 
 // readVoters reads controller.quorum.voters and returns the set of ids.

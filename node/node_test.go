@@ -176,6 +176,13 @@ func TestRaftConfigMapping(t *testing.T) {
 	if joining, err := config.New(p, false); err != nil || !raftConfig(joining).AutoJoin {
 		t.Fatalf("controller.quorum.auto.join.enable=true does not reach the raft config (%v)", err)
 	}
+	p.Set(config.FetchPaceKey, "2000")
+	p.Set(config.FetchPaceRateKey, "4096")
+	if paced, err := config.New(p, false); err != nil {
+		t.Fatal(err)
+	} else if prc := raftConfig(paced); prc.FetchPace != 2*time.Millisecond || prc.FetchPaceRate != 4096 {
+		t.Fatalf("fetch pace %v from %d bytes/s, want 2ms from 4096", prc.FetchPace, prc.FetchPaceRate)
+	}
 	bound := map[string]net.Addr{"CONTROLLER": &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9093}}
 	eps := advertisedEndpoints(cfg, bound)
 	if len(eps) != 1 || eps[0] != (raft.Endpoint{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9093}) {

@@ -66,6 +66,18 @@ type Config struct {
 	// appends.
 	MaxReadBytes int
 
+	// FetchPace: a follower receiving records at FetchPaceRate bytes/s or
+	// more waits FetchPace after each answer before its next Fetch. Each
+	// fetch round costs every node a write, an fsync and frames both ways
+	// whatever it carries; at high rates pacing makes the rounds fewer and
+	// larger for FetchPace of commit latency, while below the rate fetches
+	// go at once. The rate is an answer's bytes over the time since the
+	// previous answer with records (at least FetchPace), pauses included,
+	// so pacing neither starts nor stops by itself at a steady rate.
+	// FetchPace 0 turns pacing off.
+	FetchPace     time.Duration
+	FetchPaceRate int64
+
 	// PreVote enables KIP-996 pre-vote (Prospective state, Vote v2). When a
 	// peer answers a pre-vote with UNSUPPORTED_VERSION the node becomes
 	// Candidate at once, as Kafka 4.x does.
@@ -114,6 +126,8 @@ func DefaultConfig() Config {
 		MaxReadBytes:        1 << 20,
 		MaxSnapshotChunk:    8 << 20,
 		MaxUndrainedBatches: 10,
+		FetchPace:           1500 * time.Microsecond,
+		FetchPaceRate:       16 << 20,
 		PreVote:             true,
 		FsyncAsObserver:     true,
 	}
@@ -145,7 +159,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("neither voters nor bootstrap servers are configured"))
 	}
 	if c.ElectionTimeout < 0 || c.ElectionBackoffMax < 0 || c.FetchTimeout <= 0 ||
-		c.AppendLinger < 0 || c.RetryBackoff < 0 || c.MaxFetchWait < 0 || c.ShutdownTimeout < 0 {
+		c.AppendLinger < 0 || c.RetryBackoff < 0 || c.MaxFetchWait < 0 || c.ShutdownTimeout < 0 || c.FetchPace < 0 {
 		errs = append(errs, errors.New("timeouts must be >= 0 (fetch timeout > 0)"))
 	}
 	if c.MaxBatchBytes < 1024 {
@@ -153,6 +167,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxFetchBytes <= 0 || c.MaxReadBytes <= 0 || c.MaxSnapshotChunk <= 0 {
 		errs = append(errs, errors.New("fetch, read and snapshot chunk sizes must be positive"))
+	}
+	if c.FetchPace > 0 && c.FetchPaceRate <= 0 {
+		errs = append(errs, fmt.Errorf("fetch pace rate %d: must be positive when pacing is on", c.FetchPaceRate))
 	}
 	if c.MaxUndrainedBatches <= 0 {
 		errs = append(errs, errors.New("max undrained batches must be positive"))

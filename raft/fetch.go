@@ -272,6 +272,11 @@ type followerState struct {
 	// or kraft.version range are stale sends UpdateRaftVoter instead of a
 	// Fetch (Kafka 4.4: every fetch.timeout).
 	updateVoter timer
+	// pace holds the next Fetch while records arrive fast
+	// (Config.FetchPace); lastRecords is when the last answer with records
+	// came (zero before the first).
+	pace        timer
+	lastRecords time.Time
 	hasFetched  bool      // a successful Fetch/FetchSnapshot response arrived in this epoch
 	lastFetched time.Time // when the last one did
 	leaderHW    int64     // the HW in the leader's last Fetch answer, -1 before it
@@ -332,13 +337,33 @@ func (f *followerState) deadline(d *Driver, now time.Time) time.Time {
 		update = f.updateVoter.deadline
 	}
 	if !d.isVoter {
-		return update
+		return earliest(update, f.paceDeadline(now))
 	}
-	return earliest(f.fetch.deadline, update)
+	return earliest(f.fetch.deadline, update, f.paceDeadline(now))
+}
+
+// maybePace holds the next Fetch for Config.FetchPace when an answer of n
+// bytes of records shows them arriving at FetchPaceRate or faster.
+func (f *followerState) maybePace(d *Driver, now time.Time, n int) {
+	if d.cfg.FetchPace > 0 && !f.lastRecords.IsZero() {
+		span := max(now.Sub(f.lastRecords), d.cfg.FetchPace)
+		if float64(n) >= float64(d.cfg.FetchPaceRate)*span.Seconds() {
+			f.pace.reset(now, d.cfg.FetchPace)
+		}
+	}
+	f.lastRecords = now
+}
+
+// paceDeadline is when a paced fetch may go, zero when none is held.
+func (f *followerState) paceDeadline(now time.Time) time.Time {
+	if f.pace.armed() && !f.pace.expired(now) {
+		return f.pace.deadline
+	}
+	return time.Time{}
 }
 
 func (d *Driver) maybeSendFetch(now time.Time, f *followerState) {
-	if d.reqs.fetchInFlight() || !d.reqs.ready(d.leaderID, now) {
+	if d.reqs.fetchInFlight() || !d.reqs.ready(d.leaderID, now) || !f.paceDeadline(now).IsZero() {
 		return
 	}
 	if f.snapshot != nil {
@@ -385,6 +410,7 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 				}
 				return false
 			}
+			f.maybePace(d, now, len(rp.RecordBatches))
 		}
 		d.updateFollowerHW(rp.HighWatermark)
 	}

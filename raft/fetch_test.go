@@ -606,3 +606,65 @@ func TestLeaderFetchAnswerBoundedByMaxReadBytes(t *testing.T) {
 		t.Fatalf("%d answers for ~%d bytes with MaxReadBytes %d", answers, 10*570+3*maxRead, maxRead)
 	}
 }
+
+// A follower receiving records at FetchPaceRate or faster holds its next
+// Fetch for FetchPace (and tells the caller when to poll); slower records,
+// the first answer of an epoch and answers without records fetch at once.
+func TestFollowerPacesFetchesWhileRecordsArriveFast(t *testing.T) {
+	const pace = 3 * time.Millisecond
+	const rate = 1 << 20 // bytes/s: 3,146 bytes within one pace
+	c := newCtx(t, 1, withState(raft.ElectionState{Epoch: 2, LeaderID: 2, VotedID: -1}), func(c *tctx) {
+		c.cfg.FetchPace, c.cfg.FetchPaceRate = pace, rate
+	})
+	fetchAt := func(off int64) raft.Outbound {
+		t.Helper()
+		f := sentOf(c.takeSent(), 1)
+		if len(f) != 1 || f[0].Request.(*kmsg.FetchRequest).Topics[0].Partitions[0].FetchOffset != off {
+			t.Fatalf("sent %+v, want one fetch at offset %d", f, off)
+		}
+		return f[0]
+	}
+	c.poll()
+	first := dataBatch(0, 2, 1000)
+	if len(first) < rate*3/1000 {
+		t.Fatalf("test batch of %d bytes is below the rate over one pace", len(first))
+	}
+	c.respond(fetchAt(0), fetchResp(2, 2, 0, first)) // no earlier answer: no rate yet
+	f := fetchAt(1000)
+	c.advance(time.Millisecond)
+	c.respond(f, fetchResp(2, 2, 0, dataBatch(1000, 2, 1000))) // >= rate over max(1 ms, pace)
+	if got := sentOf(c.takeSent(), 1); len(got) != 0 {
+		t.Fatalf("fetched at once while records arrive fast: %+v", got)
+	}
+	if next := c.poll(); !next.Equal(c.now.Add(pace)) {
+		t.Fatalf("next poll at %v, want the pace's end %v", next, c.now.Add(pace))
+	}
+	c.advance(pace - time.Microsecond)
+	if got := sentOf(c.takeSent(), 1); len(got) != 0 {
+		t.Fatalf("fetched before the pace ended: %+v", got)
+	}
+	c.advance(time.Microsecond)
+	f = fetchAt(2000)
+	// The same bytes over 50 ms is below the rate: the next fetch goes at once.
+	c.advance(50 * time.Millisecond)
+	c.respond(f, fetchResp(2, 2, 0, dataBatch(2000, 2, 1000)))
+	f = fetchAt(3000)
+	// An answer without records is never paced.
+	c.respond(f, fetchResp(2, 2, 3000, nil))
+	fetchAt(3000)
+}
+
+// FetchPace 0 turns pacing off, whatever the rate.
+func TestFollowerFetchPaceOff(t *testing.T) {
+	c := newCtx(t, 1, withState(raft.ElectionState{Epoch: 2, LeaderID: 2, VotedID: -1}), func(c *tctx) {
+		c.cfg.FetchPace, c.cfg.FetchPaceRate = 0, 1
+	})
+	c.poll()
+	for i := int64(0); i < 3; i++ {
+		f := sentOf(c.takeSent(), 1)
+		if len(f) != 1 {
+			t.Fatalf("pacing off: %d fetches after answer %d, want 1 at once", len(f), i)
+		}
+		c.respond(f[0], fetchResp(2, 2, 0, dataBatch(i*100, 2, 100)))
+	}
+}

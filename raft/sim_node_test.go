@@ -394,6 +394,7 @@ func (s *sim) config(n *simNode) raft.Config {
 		cfg.MaxSnapshotChunk = s.opts.snapChunk
 	}
 	cfg.FsyncAsObserver = !s.opts.observerNoFsync
+	cfg.FetchPace, cfg.FetchPaceRate = s.opts.fetchPace, s.opts.fetchPaceRate
 	cfg.PreVote = s.opts.preVote
 	cfg.AutoJoin = s.m.membership
 	cfg.DeferLeadership = s.m.deferral

@@ -210,12 +210,16 @@ type simOpts struct {
 	// flushDelayMax > 0: leaders fsync off the driver (Config.Flusher),
 	// each fsync taking flushDelayMin to flushDelayMax; 0: in their rounds.
 	flushDelayMin, flushDelayMax time.Duration
+	// fetchPace > 0: followers receiving records at fetchPaceRate bytes/s
+	// or more hold each next Fetch this long (Config.FetchPace); 0: none.
+	fetchPace     time.Duration
+	fetchPaceRate int64
 }
 
 func (o simOpts) String() string {
-	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v dynamic=%v preferred=%v flushDelayMax=%v",
+	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v dynamic=%v preferred=%v flushDelayMax=%v fetchPace=%v@%dB/s",
 		o.voters, o.observers, o.idless, o.preVote, o.dropP, o.dupP, o.delayMin, o.delayMax, o.longDelayP,
-		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync, o.dynamic, o.preferred, o.flushDelayMax)
+		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync, o.dynamic, o.preferred, o.flushDelayMax, o.fetchPace, o.fetchPaceRate)
 }
 
 func drawOpts(m mix, rng *rand.Rand) simOpts {
@@ -246,6 +250,12 @@ func drawOpts(m mix, rng *rand.Rand) simOpts {
 	}
 	o.pad = rng.IntN(200)
 	o.observerNoFsync = rng.IntN(2) == 0
+	if rng.IntN(2) == 0 {
+		// Rates the workload's answers often reach, pauses up to beyond a
+		// delivery delay.
+		o.fetchPace = time.Duration(1+rng.IntN(30)) * time.Millisecond
+		o.fetchPaceRate = int64(100 + rng.IntN(20000))
+	}
 	return o
 }
 
