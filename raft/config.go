@@ -73,8 +73,9 @@ type Config struct {
 	// larger for FetchPace of commit latency, while below the rate fetches
 	// go at once. The rate is an answer's bytes over the time since the
 	// previous answer with records (at least FetchPace), pauses included,
-	// so pacing neither starts nor stops by itself at a steady rate.
-	// FetchPace 0 turns pacing off.
+	// so pacing neither starts nor stops by itself at a steady rate. A
+	// follower below the leader's high watermark (catching up) fetches at
+	// once. FetchPace 0 turns pacing off.
 	FetchPace     time.Duration
 	FetchPaceRate int64
 

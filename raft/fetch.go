@@ -343,9 +343,11 @@ func (f *followerState) deadline(d *Driver, now time.Time) time.Time {
 }
 
 // maybePace holds the next Fetch for Config.FetchPace when an answer of n
-// bytes of records shows them arriving at FetchPaceRate or faster.
-func (f *followerState) maybePace(d *Driver, now time.Time, n int) {
-	if d.cfg.FetchPace > 0 && !f.lastRecords.IsZero() {
+// bytes of records shows them arriving at FetchPaceRate or faster. A
+// follower still below the leader's high watermark (catching up, its
+// answers cut at the leader's read limit) fetches at once.
+func (f *followerState) maybePace(d *Driver, now time.Time, n int, leaderHW int64) {
+	if d.cfg.FetchPace > 0 && !f.lastRecords.IsZero() && d.log.EndOffset().Offset >= leaderHW {
 		span := max(now.Sub(f.lastRecords), d.cfg.FetchPace)
 		if float64(n) >= float64(d.cfg.FetchPaceRate)*span.Seconds() {
 			f.pace.reset(now, d.cfg.FetchPace)
@@ -410,7 +412,7 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 				}
 				return false
 			}
-			f.maybePace(d, now, len(rp.RecordBatches))
+			f.maybePace(d, now, len(rp.RecordBatches), rp.HighWatermark)
 		}
 		d.updateFollowerHW(rp.HighWatermark)
 	}

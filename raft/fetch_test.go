@@ -651,7 +651,18 @@ func TestFollowerPacesFetchesWhileRecordsArriveFast(t *testing.T) {
 	f = fetchAt(3000)
 	// An answer without records is never paced.
 	c.respond(f, fetchResp(2, 2, 3000, nil))
-	fetchAt(3000)
+	f = fetchAt(3000)
+	// Nor is one that leaves the follower below the leader's high watermark
+	// (catching up), however fast its records came.
+	c.advance(time.Millisecond)
+	c.respond(f, fetchResp(2, 2, 5000, dataBatch(3000, 2, 1000)))
+	f = fetchAt(4000)
+	// Caught up again at the same rate: paced.
+	c.advance(time.Millisecond)
+	c.respond(f, fetchResp(2, 2, 5000, dataBatch(4000, 2, 1000)))
+	if got := sentOf(c.takeSent(), 1); len(got) != 0 {
+		t.Fatalf("fetched at once when caught up at a fast rate: %+v", got)
+	}
 }
 
 // FetchPace 0 turns pacing off, whatever the rate.
