@@ -142,6 +142,8 @@ func TestConfigValidation(t *testing.T) {
 		}},
 		{name: "fetch pace above its range", overrides: map[string]string{FetchPaceKey: "100001"},
 			wantErr: []string{FetchPaceKey + "=100001: want 0 (no pacing) to 100000"}},
+		{name: "fetch pace not below the fetch timeout", overrides: map[string]string{FetchPaceKey: "2000", "controller.quorum.fetch.timeout.ms": "2"},
+			wantErr: []string{FetchPaceKey + "=2000: must be below controller.quorum.fetch.timeout.ms (2)"}},
 		{name: "fetch pace negative", overrides: map[string]string{FetchPaceKey: "-1"},
 			wantErr: []string{FetchPaceKey + ": -1 is below the minimum 0"}},
 		{name: "fetch pace rate zero", overrides: map[string]string{FetchPaceRateKey: "0"},

@@ -108,8 +108,11 @@ func (c *Config) readQuorum(r *reader) {
 	c.DeferLeaderFsync = r.bool(LeaderFsyncDeferralKey, true)
 	if us := r.int(FetchPaceKey, defaultFetchPaceUs, 0); us > maxFetchPaceUs {
 		r.bad("%s=%d: want 0 (no pacing) to %d", FetchPaceKey, us, maxFetchPaceUs)
+	} else if d := time.Duration(us) * time.Microsecond; us > 0 && d >= c.FetchTimeout {
+		// A follower paused that long would miss its own fetch timeout.
+		r.bad("%s=%d: must be below controller.quorum.fetch.timeout.ms (%d)", FetchPaceKey, us, c.FetchTimeout.Milliseconds())
 	} else {
-		c.FetchPace = time.Duration(us) * time.Microsecond
+		c.FetchPace = d
 	}
 	c.FetchPaceRate = r.int(FetchPaceRateKey, defaultFetchPaceRate, 1)
 }

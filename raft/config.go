@@ -169,6 +169,9 @@ func (c *Config) Validate() error {
 	if c.MaxFetchBytes <= 0 || c.MaxReadBytes <= 0 || c.MaxSnapshotChunk <= 0 {
 		errs = append(errs, errors.New("fetch, read and snapshot chunk sizes must be positive"))
 	}
+	if c.FetchPace > 0 && c.FetchPace >= c.FetchTimeout {
+		errs = append(errs, fmt.Errorf("fetch pace %v: must be below the fetch timeout %v", c.FetchPace, c.FetchTimeout))
+	}
 	if c.FetchPace > 0 && c.FetchPaceRate <= 0 {
 		errs = append(errs, fmt.Errorf("fetch pace rate %d: must be positive when pacing is on", c.FetchPaceRate))
 	}

@@ -3,6 +3,7 @@ package raft_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -677,5 +678,21 @@ func TestFollowerFetchPaceOff(t *testing.T) {
 			t.Fatalf("pacing off: %d fetches after answer %d, want 1 at once", len(f), i)
 		}
 		c.respond(f[0], fetchResp(2, 2, 0, dataBatch(i*100, 2, 100)))
+	}
+}
+
+// A pace that is not below the fetch timeout is refused: a follower paused
+// that long would miss its own fetch timeout.
+func TestFetchPaceBelowFetchTimeout(t *testing.T) {
+	cfg := raft.DefaultConfig()
+	cfg.NodeID, cfg.ClusterID = 1, testCluster
+	cfg.Voters = []raft.Voter{{ID: 1}}
+	cfg.FetchTimeout, cfg.FetchPace = 10*time.Millisecond, 10*time.Millisecond
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "fetch pace 10ms: must be below the fetch timeout 10ms") {
+		t.Fatalf("Validate = %v, want the pace refused", err)
+	}
+	cfg.FetchPace = 9 * time.Millisecond
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate with a pace below the timeout: %v", err)
 	}
 }
