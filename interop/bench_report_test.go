@@ -201,11 +201,11 @@ func TestBenchReport(t *testing.T) {
 // started apart (as another service or user's job on the host) are a session of their own,
 // so the quorum's session keeps half the machine; in the quorum's session (as a job started
 // from the same shell) every spinner weighs as much as each of the quorum's threads.
-// (In that arrangement on this project's test machine, kernel workers of the root group,
-// among them the one converting ext4's unwritten extents that an fsync of newly allocated
-// blocks waits for, were seen waiting 100-200 ms for a CPU held by a spinner whenever a
-// process of the session woke very often; a plain fsync loop beside the spinners shows it
-// as soon as another process in the session sleeps and wakes every 90 us.)
+// (In that arrangement on this project's test machine, kernel workers of the root group
+// that an fdatasync completes through, ext4's unwritten-extent conversion and the block
+// layer's per-CPU high-priority flush worker among them, were seen waiting 100 ms to 2 s
+// for a CPU held by a spinner whenever other threads of the session woke often; a plain
+// append-and-fdatasync loop shows it with no quorum at all: cmd/fsyncstall.)
 type contention int
 
 const (
