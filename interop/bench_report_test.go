@@ -39,10 +39,10 @@ import (
 // run again with one spinning process per core beside the quorum, in a session of their
 // own and in the quorum's: see contention; "20000"; "-" for none),
 // BENCH_REPORT_CONTENTION_RUNS (how many times each system runs at each of those in each
-// arrangement, quiet included, interleaved; 3), BENCH_REPORT_LINGER_MS (controller.quorum.append.linger.ms
-// of kraftd and Kafka, 0: etcd has no linger), and BENCH_INTEROP_RECORD_SIZE,
-// BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for TestBenchInterop (etcd's window is
-// at most 30 s).
+// arrangement, quiet included, interleaved; 3), BENCH_REPORT_LINGER_MS
+// (controller.quorum.append.linger.ms of kraftd and Kafka, 0: etcd has no linger), and
+// BENCH_INTEROP_RECORD_SIZE, BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for
+// TestBenchInterop (etcd's window is at most 30 s).
 func TestBenchReport(t *testing.T) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
