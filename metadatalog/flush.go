@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/raft"
@@ -149,6 +152,12 @@ func (j *flushJob) claim() bool {
 
 // sync is the flush itself: the segments, then the epoch checkpoint.
 func (j *flushJob) sync() error {
+	start := time.Now()
+	defer func() {
+		if took := time.Since(start); j.l.opts.SlowFlush > 0 && took > j.l.opts.SlowFlush {
+			j.l.logger.Warn("slow flush", zap.Duration("took", took), zap.Int64("end_offset", j.end), zap.Int("files", len(j.files)))
+		}
+	}()
 	for i, f := range j.files {
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("metadatalog: flush to offset %d: fsync %s: %w", j.end, j.paths[i], err)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kraftd/kraftd/metadatalog/vfs"
 )
@@ -179,5 +180,45 @@ func TestFlushJobError(t *testing.T) {
 	}
 	if _, err := l.Append(mkBatch(2, 1, 1, 10)); err == nil {
 		t.Fatal("append accepted after a failed fsync")
+	}
+}
+
+func TestSlowFlushIsLogged(t *testing.T) {
+	ffs := vfs.NewFaultFS(vfs.OS)
+	o := smallOpts(t.TempDir())
+	o.FS = ffs
+	o.SlowFlush = 20 * time.Millisecond
+	l := openTest(t, o)
+	defer l.Close()
+
+	l.mustAppend(mkBatch(0, 1, 2, 100))
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.logs.FilterMessage("slow flush").Len(); n != 0 {
+		t.Fatalf("%d slow-flush warnings for a fast flush", n)
+	}
+
+	ffs.Inject(vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind == vfs.OpSync {
+			time.Sleep(50 * time.Millisecond)
+		}
+		return nil
+	}))
+	l.mustAppend(mkBatch(2, 1, 1, 10))
+	job, err := l.BeginFlush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := job.Run(); err != nil {
+		t.Fatal(err)
+	}
+	warns := l.logs.FilterMessage("slow flush").All()
+	if len(warns) != 1 {
+		t.Fatalf("%d slow-flush warnings, want 1", len(warns))
+	}
+	f := warns[0].ContextMap()
+	if took, _ := f["took"].(time.Duration); took < 50*time.Millisecond || f["end_offset"] != int64(3) {
+		t.Fatalf("warning fields %v, want took >= 50ms and end_offset 3", f)
 	}
 }

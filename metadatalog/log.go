@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -80,7 +81,14 @@ type Options struct {
 	// BackgroundDelete unlinks deleted segments on a goroutine of the log's
 	// own (discard.go) rather than in the caller; Close waits for it.
 	BackgroundDelete bool
+	// SlowFlush: a flush that takes longer is logged as a warning naming its
+	// duration (DefaultSlowFlush; < 0 never). A commit waits for it, and a
+	// stalled disk or a starved kernel worker is otherwise invisible.
+	SlowFlush time.Duration
 }
+
+// DefaultSlowFlush is Options.SlowFlush's default, as etcd's slow fdatasync warning.
+const DefaultSlowFlush = time.Second
 
 // Log is raft.Log on disk in Kafka's layout. Not safe for concurrent use: the
 // raft driver goroutine owns it (as raft.Log requires).
@@ -131,6 +139,9 @@ func (o *Options) fill() error {
 	o.FS = vfs.Or(o.FS)
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
+	}
+	if o.SlowFlush == 0 {
+		o.SlowFlush = DefaultSlowFlush
 	}
 	if o.SegmentMinBytes == 0 {
 		o.SegmentMinBytes = MinSegmentBytes
