@@ -9,15 +9,21 @@ SEED_BASE ?= 1
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
 
+# The product module (the binary and its packages) and the harness module in test/ (fault
+# suite, interop tests against Kafka, benchmarks and their tools: their own go.mod, so the
+# product's lists only what the product needs).
+HARNESS := test
+
 vet:
 	$(GO) vet ./...
-	$(GO) vet -tags interopbench,interophostile,interoplong ./interop/
+	cd $(HARNESS) && $(GO) vet ./... && $(GO) vet -tags interopbench,interophostile,interoplong,faults ./...
 
-# The interop tests (./interop, against Kafka 4.4.0) run when java is present: interop-deps
+# The interop tests (test/interop, against Kafka 4.4.0) run when java is present: interop-deps
 # fetches the jars on a fresh clone (with mvn), as CI does; without them they skip, and a
 # SKIPPED banner after the run says so (scripts/interop-status.sh). vet runs beside the
-# tests (it prints only findings). ./interop/ is listed first so its tests, the longest,
-# start while the other packages still compile; -p 3 on two cores because most of the
+# tests (it prints only findings). The harness module's tests run beside the product's,
+# its output printed after theirs; ./interop/ is listed first so its tests, the longest,
+# start while the other packages still compile; -p 2 each on two cores because most of the
 # real-process tests' time is waiting. The raft simulator runs a few seeds under -race,
 # then its full count without it (raft/sim_test.go: defaultSeeds).
 test:
@@ -26,14 +32,18 @@ test:
 	$(GO) test -count=1 -timeout 3m -run '^TestSim' ./raft
 
 test-race:
-	@echo "$(GO) test -race -count=1 -p 3 -timeout 8m ./interop/ ./..."
-	@$(GO) test -race -count=1 -p 3 -timeout 8m ./interop/ ./...; status=$$?; ./scripts/interop-status.sh; exit $$status
+	@echo "$(GO) test -race -count=1 -p 2 -timeout 8m ./... & (cd $(HARNESS) && $(GO) test -race -count=1 -p 2 -timeout 8m ./interop/ ./...)"
+	@out=$$(mktemp); \
+	(cd $(HARNESS) && $(GO) test -race -count=1 -p 2 -timeout 8m ./interop/ ./... >$$out.log 2>&1; echo $$? >$$out.rc) & harness=$$!; \
+	$(GO) test -race -count=1 -p 2 -timeout 8m ./...; product=$$?; \
+	wait $$harness; echo "--- $(HARNESS)/ (harness module)"; cat $$out.log; status=$$(cat $$out.rc); rm -f $$out $$out.log $$out.rc; \
+	./scripts/interop-status.sh; [ $$product -eq 0 ] && [ $$status -eq 0 ]
 
 # Interop scenarios too long for make test (tests named ...Long, build tag interoplong):
 # more mixed dynamic quorums and voter changes, JVM brokers beside kraftd and the
 # controller-less windows under kills, against Kafka 4.4.0.
 interop-long: interop-deps
-	$(GO) test -tags interoplong -count=1 -timeout 30m -run 'Long$$' ./interop/
+	cd $(HARNESS) && $(GO) test -tags interoplong -count=1 -timeout 30m -run 'Long$$' ./interop/
 
 run: build
 	./scripts/run-local.sh
@@ -47,12 +57,12 @@ bench:
 # "-runs 1 -seconds 10 -scenarios a0 -cpuprofile-dir /tmp/prof".
 BENCH_QUORUM_FLAGS ?=
 bench-quorum: build
-	$(GO) run ./cmd/benchquorum -bin $(BIN) $(BENCH_QUORUM_FLAGS)
+	cd $(HARNESS) && $(GO) run ./cmd/benchquorum -bin $(CURDIR)/$(BIN) $(BENCH_QUORUM_FLAGS)
 
 # The cost of listener security: the unthrottled scenario over PLAINTEXT, SSL (mutual TLS)
 # and SASL_SSL (PLAIN), runs interleaved, certificates made for the run.
 bench-quorum-tls: build
-	$(GO) run ./cmd/benchquorum -bin $(BIN) -scenarios b -security PLAINTEXT,SSL,SASL_SSL $(BENCH_QUORUM_FLAGS)
+	cd $(HARNESS) && $(GO) run ./cmd/benchquorum -bin $(CURDIR)/$(BIN) -scenarios b -security PLAINTEXT,SSL,SASL_SSL $(BENCH_QUORUM_FLAGS)
 
 # Short fuzzing of every fuzz target (the seed corpora also run under make test).
 FUZZTIME ?= 20s
@@ -62,23 +72,28 @@ fuzz:
 	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+	@cd $(HARNESS) && for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
-# Apache Kafka 4.4.0 jars for interop tests, fetched into interop/lib (git-ignored) when it is
-# missing, incomplete (no marker: an interrupted copy) or older than interop/pom.xml (the
-# marker holds the pom's hash).
+# Apache Kafka 4.4.0 jars for interop tests, fetched into test/interop/lib (git-ignored) when
+# it is missing, incomplete (no marker: an interrupted copy) or older than test/interop/pom.xml
+# (the marker holds the pom's hash).
 interop-deps:
-	@cd interop && sum=$$(sha256sum pom.xml | cut -d' ' -f1); \
-	if [ -f lib/.complete ] && [ "$$(cat lib/.complete)" = "$$sum" ]; then echo "interop/lib up to date"; \
+	@cd $(HARNESS)/interop && sum=$$(sha256sum pom.xml | cut -d' ' -f1); \
+	if [ -f lib/.complete ] && [ "$$(cat lib/.complete)" = "$$sum" ]; then echo "test/interop/lib up to date"; \
 	elif ! command -v mvn >/dev/null 2>&1; then echo "mvn not found: interop tests will skip (and fail under KRAFTD_INTEROP=required)"; \
-	else rm -rf lib && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib && echo "$$sum" > lib/.complete && echo "interop/lib: $$(ls lib | wc -l) jars"; fi
+	else rm -rf lib && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib && echo "$$sum" > lib/.complete && echo "test/interop/lib: $$(ls lib | wc -l) jars"; fi
 
 # One report with plots: kraftd, Kafka 4.4.0 TestRaftServer and etcd raft (bench/peers, its
 # own module) at offered rates 5k, 10k, 20k, 50k, 100k, 200k and unthrottled, one after
 # another at each rate; writes docs/bench/README.md, results.csv and SVG plots (about 20
 # minutes; linger 0 for kraftd and Kafka, as etcd has none). Settings: BENCH_REPORT_RATES,
-# BENCH_REPORT_LINGER_MS, BENCH_REPORT_DIR ... (interop/bench_report_test.go).
+# BENCH_REPORT_LINGER_MS, BENCH_REPORT_DIR ... (test/interop/bench_report_test.go).
 bench-report: interop-deps
-	$(GO) test -tags interopbench -count=1 -timeout 120m -run '^TestBenchReport$$' -v ./interop/
+	cd $(HARNESS) && $(GO) test -tags interopbench -count=1 -timeout 120m -run '^TestBenchReport$$' -v ./interop/
 
 # Seeds SEED_BASE..SEED_BASE+SEEDS-1 of every simulator mix; prints a summary per mix and
 # the replay command of any failing seed; exits non-zero on any violation. The test binary
@@ -90,9 +105,9 @@ sim:
 # Side by side: three Kafka 4.4.0 TestRaftServer nodes, then three kraftd nodes, same record
 # size and offered rate, then each at its highest rate (needs make interop-deps; minutes).
 # Settings: BENCH_INTEROP_RATE, BENCH_INTEROP_SECONDS, BENCH_INTEROP_WARMUP,
-# BENCH_INTEROP_SCENARIOS=rate,max ... (see interop/bench_interop_test.go).
+# BENCH_INTEROP_SCENARIOS=rate,max ... (see test/interop/bench_interop_test.go).
 bench-interop: interop-deps
-	$(GO) test -tags interopbench -count=1 -timeout 60m -run '^TestBenchInterop$$' -v ./interop/
+	cd $(HARNESS) && $(GO) test -tags interopbench -count=1 -timeout 60m -run '^TestBenchInterop$$' -v ./interop/
 
 # The hostile-client suite (cmd/controller/hostile_test.go), each attack for
 # HOSTILE_DURATION against a running 3-node quorum; prints a table of each
@@ -104,7 +119,7 @@ soak-hostile:
 # The same attacks against Apache Kafka 4.4.0's TestRaftServer quorum (needs make
 # interop-deps): the reference table to read beside soak-hostile's.
 soak-hostile-kafka: interop-deps
-	KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -tags interophostile -count=1 -timeout 0 -run '^TestHostileAgainstKafka$$' -v ./interop/
+	cd $(HARNESS) && KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -tags interophostile -count=1 -timeout 0 -run '^TestHostileAgainstKafka$$' -v ./interop/
 
 # Release binaries: static (no cgo), trimmed paths, version and commit stamped (controller
 # version), for each of DIST_PLATFORMS, with their SHA-256 sums in dist/SHA256SUMS.
@@ -133,7 +148,7 @@ image: dist
 test-image:
 	IMAGE=$(IMAGE) VERSION=$(VERSION) ./scripts/test-image.sh
 
-# The real-process fault suite (faults/, see its doc.go for the fault-matrix rows): every
+# The real-process fault suite (test/faults/, see its doc.go for the fault-matrix rows): every
 # scenario once, then the seeded nemesis run on three kraftd processes for FAULT_MINUTES and
 # on the two mixed quorums with Kafka 4.4.0 (2+1, 1+2) for FAULT_MIXED_MINUTES each, checked
 # after every round. The seed is printed with a replay command; FAULT_SEED=N replays a
@@ -143,5 +158,5 @@ FAULT_MIXED_MINUTES ?= 2
 FAULT_SEED ?=
 .PHONY: faults
 faults:
-	$(GO) vet -tags faults ./faults/
-	FAULT_MINUTES=$(FAULT_MINUTES) FAULT_MIXED_MINUTES=$(FAULT_MIXED_MINUTES) FAULT_SEED=$(FAULT_SEED) $(GO) test -tags faults -count=1 -timeout 0 -v ./faults/
+	cd $(HARNESS) && $(GO) vet -tags faults ./faults/
+	cd $(HARNESS) && FAULT_MINUTES=$(FAULT_MINUTES) FAULT_MIXED_MINUTES=$(FAULT_MIXED_MINUTES) FAULT_SEED=$(FAULT_SEED) $(GO) test -tags faults -count=1 -timeout 0 -v ./faults/

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The messages are Kafka 4.4's (interop/format_dynamic_test.go compares
+// The messages are Kafka 4.4's (test/interop/format_dynamic_test.go compares
 // them with its storage tool's).
 func TestResolveFeatures(t *testing.T) {
 	v39 := MetadataVersion{"3.9-IV0", 21}

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Says, after make test, whether the interop tests could run: they skip
-# (interop/kafkatest.Require) without java or a complete interop/lib, and a
+# (test/interop/kafkatest.Require) without java or a complete test/interop/lib, and a
 # skip is easy to miss among passing packages. Same detection as Require:
 # java from KRAFTD_JAVA, $JAVA_HOME/bin/java or PATH; the jars in
-# KRAFTD_INTEROP_LIB or interop/lib with the .complete marker make
+# KRAFTD_INTEROP_LIB or test/interop/lib with the .complete marker make
 # interop-deps writes. Prints one line; exits 0 either way.
 set -u
 cd "$(dirname "$0")/.."
 
-version=$(sed -n 's/^const KafkaVersion = "\(.*\)"$/\1/p' interop/kafkatest/env.go)
+version=$(sed -n 's/^const KafkaVersion = "\(.*\)"$/\1/p' test/interop/kafkatest/env.go)
 # Tests of the interop package in a default build (files without build tags).
 count=0
-for f in interop/*_test.go; do
+for f in test/interop/*_test.go; do
 	grep -q '^//go:build' "$f" && continue
 	count=$((count + $(grep -c '^func Test' "$f")))
 done
@@ -21,7 +21,7 @@ if [ -z "$java" ] && [ -n "${JAVA_HOME:-}" ] && [ -f "$JAVA_HOME/bin/java" ]; th
 	java=$JAVA_HOME/bin/java
 fi
 [ -z "$java" ] && java=$(command -v java || true)
-lib=${KRAFTD_INTEROP_LIB:-interop/lib}
+lib=${KRAFTD_INTEROP_LIB:-test/interop/lib}
 
 reason=""
 if [ -z "$java" ]; then

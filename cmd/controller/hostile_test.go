@@ -27,7 +27,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/hostile"
+	"github.com/kraftd/kraftd/internal/hostile"
 	"github.com/kraftd/kraftd/raft"
 )
 

@@ -1,5 +1,0 @@
-// Package dashboards holds kraftd's Grafana dashboard (kraftd.json) and
-// checks it: every PromQL query in it must read only metrics and labels a
-// live kraftd node exposes, so a renamed metric breaks a test rather than a
-// panel nobody looks at until an outage.
-package dashboards
