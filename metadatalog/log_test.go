@@ -15,7 +15,7 @@ import (
 	"github.com/kraftd/kraftd/raft"
 )
 
-// Golden batches from the storage spec (section 4.6): a LeaderChange control
+// Golden batches of docs/design/storage.md 6.1 and 6.2: a LeaderChange control
 // batch at offset 0 and a data batch at offset 1, epoch 1.
 const goldenHex = `
 00 00 00 00 00 00 00 00 00 00 00 5e 00 00 00 01

@@ -134,7 +134,7 @@ func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.
 }
 
 // describeCluster answers as a Kafka controller does for
-// kafka-metadata-quorum --bootstrap-controller (kraft-protocol.md 11).
+// kafka-metadata-quorum --bootstrap-controller (docs/design/README.md 4).
 func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = 2

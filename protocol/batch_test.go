@@ -20,7 +20,7 @@ func unhex(tb testing.TB, s string) []byte {
 	return b
 }
 
-// Golden batches from kraft-storage-and-config.md section 4.6.
+// Golden batches of docs/design/storage.md 6.1 and 6.2.
 const goldenLeaderChangeBatch = `
 00 00 00 00 00 00 00 00 00 00 00 5e 00 00 00 01
 02 17 35 ab 2b 00 20 00 00 00 00 00 00 01 8b cf

@@ -11,7 +11,7 @@ import (
 )
 
 func TestControlValueGolden(t *testing.T) {
-	// Values from kraft-storage-and-config.md section 4.6.
+	// Values of docs/design/storage.md 6.3.
 	if got := (SnapshotHeaderRecord{LastContainedLogTimestamp: goldenTS}).AppendTo(nil); !bytes.Equal(got, unhex(t, "00 00 00 00 01 8b cf e5 68 00 00")) {
 		t.Fatalf("snapshot header %x", got)
 	}

@@ -13,8 +13,8 @@ import (
 // kmsg leaves out a regular field at a version that does not define it, but writes a
 // tagged field whenever it holds a non-default value, whatever the version; Kafka's
 // generated readers reject a known tag at a version that does not define it ("Tag N is
-// not valid for version V") and close the connection (spec interop pitfall 16). Tags
-// that start with the api's first flexible version are safe, as kmsg writes no tag
+// not valid for version V") and close the connection (docs/design/kafka-4.4-findings.md 1.7).
+// Tags that start with the api's first flexible version are safe, as kmsg writes no tag
 // block below it; the tables below list every other tag of the served apis (Kafka
 // 4.4.0's message schemas).
 //

@@ -12,10 +12,11 @@ package raft
 //   - learn the leader: a higher epoch, or the same epoch with no leader
 //     known, makes this node a Follower (observers too);
 //   - refused, with INVALID_REQUEST and an error log, and never applied
-//     (Kafka pitfall 18): a second leader for an epoch that has one, this
-//     node named leader when it is not, and a higher epoch naming the leader
-//     this node already follows (a leader only reaches a new epoch through
-//     an election; the follower learns it from its Fetch answers);
+//     (docs/design/state-machine.md 11.3): a second leader for an epoch
+//     that has one, this node named leader when it is not, and a higher
+//     epoch naming the leader this node already follows (a leader only
+//     reaches a new epoch through an election; the follower learns it from
+//     its Fetch answers);
 //   - voter key not this node -> INVALID_VOTER_KEY (after the transition);
 //   - else NONE.
 //

@@ -92,7 +92,7 @@ func (d *Driver) leaderEndpoint() (NodeID, Endpoint, bool) {
 }
 
 // handleCommonResponse applies the partition-level rules every raft
-// response shares (kraft-protocol.md section 13). It returns handled=true
+// response shares (docs/design/state-machine.md 2.4). It returns handled=true
 // when the response is fully dealt with, and then success tells whether
 // the destination should back off (false) or is ready again (true).
 func (d *Driver) handleCommonResponse(now time.Time, code int16, leader NodeID, epoch Epoch, from NodeID, api apiKey) (handled, success bool) {

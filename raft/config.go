@@ -20,7 +20,7 @@ type Voter struct {
 	Endpoints   []Endpoint
 }
 
-// Well-known partition identities (kraft-protocol.md 4.1).
+// Well-known partition identities (docs/design/state-machine.md 1.5).
 var (
 	MetadataTopicName        = "__cluster_metadata"
 	MetadataTopicID          = [16]byte{15: 1} // Uuid(0,1)

@@ -81,7 +81,7 @@
 // data_version 1, dynamic voter changes); truncation before the commit
 // rewinds it to the static set.
 //
-// Start-up follows kraft-state-machine.md section 3: a node whose file says
+// Start-up follows docs/design/state-machine.md 3: a node whose file says
 // it led the epoch restarts Resigned; a vote for itself restarts Candidate;
 // the chosen state is written back; a single voter elects itself at once.
 //

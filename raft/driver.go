@@ -104,7 +104,7 @@ type Driver struct {
 }
 
 // NewDriver builds a driver from the persisted quorum state and the log, and
-// writes the chosen initial state back (kraft-state-machine.md section 3).
+// writes the chosen initial state back (docs/design/state-machine.md 3).
 // A single voter becomes leader at once.
 func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 	rng *rand.Rand, logger *zap.Logger, now time.Time) (*Driver, error) {

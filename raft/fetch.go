@@ -162,7 +162,7 @@ const (
 )
 
 // validateFetchPosition checks (offset, last fetched epoch) of a follower
-// against the leader's log (kraft-state-machine.md 8.3).
+// against the leader's log (docs/design/state-machine.md 6.2).
 func (d *Driver) validateFetchPosition(off int64, epoch Epoch) (fetchKind, OffsetAndEpoch) {
 	if off == 0 {
 		if snap, ok := d.log.LatestSnapshot(); ok && snap != (OffsetAndEpoch{}) {
@@ -530,7 +530,7 @@ func (d *Driver) updateFollowerHW(leaderHW int64) {
 }
 
 // truncateToDivergence truncates where the leader's log and ours part
-// (kraft-state-machine.md 8.2), refusing to go below the HW.
+// (docs/design/state-machine.md 6.4), refusing to go below the HW.
 func (d *Driver) truncateToDivergence(now time.Time, div OffsetAndEpoch) bool {
 	end := d.log.EndOffset()
 	var target int64

@@ -1,6 +1,6 @@
 package raft_test
 
-// Invariants of reliability.md section 1, checked after every simulator
+// Invariants of docs/design/faults.md 1, checked after every simulator
 // event for the node the event touched (and for every node after global
 // events). The checker keeps C, every batch ever committed, contiguous from
 // offset 0, filled from the log of whichever node first reports a high

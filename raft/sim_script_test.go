@@ -369,7 +369,7 @@ func (sc *script) targets(t *testing.T, d *datadriven.TestData) []*simNode {
 
 // BenchmarkSimFailover measures, in virtual time, how long a 3-voter quorum
 // under load takes from kill -9 of the leader to a new leader committing an
-// entry of its epoch (reliability.md section 5: p50 <= FT + 1 ET, p99 <=
+// entry of its epoch (docs/design/faults.md 4: p50 <= FT + 1 ET, p99 <=
 // FT + 3 ET at Kafka's defaults). Each iteration is one seed.
 func BenchmarkSimFailover(b *testing.B) {
 	var lat []time.Duration

@@ -1,7 +1,8 @@
 package raft_test
 
-// The seeded deterministic simulator (reliability.md section 3, STYLE.md
-// section 8): 3 or 5 voters and 0-2 observers (one maybe without an id),
+// The seeded deterministic simulator (docs/design/faults.md 3.1; the
+// design of Kafka's RaftEventSimulationTest, made replayable by a seed):
+// 3 or 5 voters and 0-2 observers (one maybe without an id),
 // each a real raft.Driver over rafttest.MemLog and MemStateStore (or, in
 // mix "disk", metadatalog on a crashable MemFS), an in-memory network in
 // virtual time, a leader-side workload, and a nemesis that drops,

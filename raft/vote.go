@@ -14,7 +14,7 @@ package raft
 //   - a higher epoch moves this node to Unattached at that epoch (durable),
 //     even for a pre-vote and even when the vote is then refused;
 //   - voter key (VoterId, VoterDirectoryId) not this node -> INVALID_VOTER_KEY;
-//   - grant per role (kraft-state-machine.md 6.2/6.3) when the candidate's
+//   - grant per role (docs/design/state-machine.md 4.3) when the candidate's
 //     (last epoch, end offset) >= ours; a standard grant is persisted before
 //     the answer leaves. Pre-votes change no state.
 //

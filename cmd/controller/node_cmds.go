@@ -24,8 +24,9 @@ import (
 	"github.com/kraftd/kraftd/workload"
 )
 
-// TestRaftServer's fixed identity (spec section 11): a kraftd node must use
-// exactly these to share a quorum with Kafka's TestRaftServer.
+// TestRaftServer's fixed identity (docs/design/state-machine.md 1.5): a
+// kraftd node must use exactly these to share a quorum with Kafka's
+// TestRaftServer.
 const testRaftClusterID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 // nodeFlags are the flags shared by start and test-kraft-server-start.

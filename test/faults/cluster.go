@@ -42,8 +42,9 @@ const (
 	slack           = 5
 )
 
-// LivenessBound is reliability.md L1's FT + 10·ET at the suite's timeouts,
-// times slack: a heal must be followed by a commit within it.
+// LivenessBound is L1's FT + 10·ET (docs/design/faults.md 1.2) at the
+// suite's timeouts, times slack: a heal must be followed by a commit within
+// it.
 const LivenessBound = slack * (fetchTimeout + 10*electionTimeout)
 
 var nodeProps = []string{

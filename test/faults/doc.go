@@ -1,6 +1,6 @@
 // Package faults runs real kraftd processes under real faults and checks
-// that nothing acknowledged was lost (reliability.md's PROC layer and the
-// process side of its DISK rows).
+// that nothing acknowledged was lost (docs/design/faults.md 3.5: the
+// real-process layer, and the process side of the disk rows).
 //
 // A Cluster runs N test-kraft-server-start processes on 127.0.0.1, built
 // once with -tags faultfs. Every directed peer link i->j goes through its

@@ -32,7 +32,7 @@ func TestMixedRaftSnapshot(t *testing.T) {
 		KraftdProps: kafkatest.Props{
 			"metadata.log.max.record.bytes.between.snapshots": "65536",
 			// Segments roll by time, not size: kraftd accepts segments smaller than a batch
-			// can grow (see interop-findings.md), Kafka's floor is 8 MiB.
+			// can grow (docs/design/kafka-4.4-findings.md 3.5), Kafka's floor is 8 MiB.
 			"metadata.log.segment.ms":      "500",
 			"metadata.max.retention.bytes": "131072",
 		},
