@@ -13,6 +13,7 @@ import (
 
 	"github.com/kraftd/kraftd/interop/kafkatest"
 	"github.com/kraftd/kraftd/network"
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -78,6 +79,7 @@ func newFakeVoter(t *testing.T, id int32, clusterID string, useServer bool) *fak
 			respond(f.answer(hdr, req))
 		})
 		srv, err := network.NewServer(network.ServerConfig{
+			Apis:      node.Apis(),
 			Listeners: []network.ListenerConfig{{Name: kafkatest.ControllerListener, Addr: "127.0.0.1:0"}},
 		}, h)
 		if err != nil {

@@ -186,14 +186,21 @@ func (t *Table) Keys() []int16 {
 
 // ClusterID reads req's cluster id; ok is false when its api carries none.
 func (t *Table) ClusterID(req kmsg.Request) (id *string, ok bool) {
+	if req == nil {
+		return nil, false
+	}
 	if a := t.Lookup(req.Key()); a != nil && a.ClusterID != nil {
 		return a.ClusterID(req), true
 	}
 	return nil, false
 }
 
-// TopError is resp's top-level error code, 0 when its api has none the table reads.
+// TopError is resp's top-level error code, 0 when its api has none the table reads (or
+// resp is nil).
 func (t *Table) TopError(resp kmsg.Response) int16 {
+	if resp == nil {
+		return 0
+	}
 	if a := t.Lookup(resp.Key()); a != nil && a.TopError != nil {
 		if p := a.TopError(resp); p != nil {
 			return *p
@@ -203,8 +210,11 @@ func (t *Table) TopError(resp kmsg.Response) int16 {
 }
 
 // ErrorCode is resp's error code as kraftd counts it (Api.ErrorCode), 0 for an api the
-// table does not list.
+// table does not list (or a nil resp).
 func (t *Table) ErrorCode(resp kmsg.Response) int16 {
+	if resp == nil {
+		return 0
+	}
 	if a := t.Lookup(resp.Key()); a != nil {
 		return a.ErrorCode(resp)
 	}
