@@ -8,61 +8,6 @@ import (
 // VersionRange is an inclusive range of api versions.
 type VersionRange struct{ Min, Max int16 }
 
-// Api keys kraftd serves.
-const (
-	KeyFetch       int16 = 1
-	KeyApiVersions int16 = 18
-	// SaslHandshake and SaslAuthenticate: a Kafka controller lists them on every
-	// controller listener (their schemas name the controller); off SASL listeners
-	// they are answered with ILLEGAL_SASL_STATE, as Kafka's ControllerApis.
-	KeySaslHandshake    int16 = 17
-	KeySaslAuthenticate int16 = 36
-	KeyVote             int16 = 52
-	KeyBeginQuorumEpoch int16 = 53
-	KeyEndQuorumEpoch   int16 = 54
-	KeyDescribeQuorum   int16 = 55
-	KeyUpdateFeatures   int16 = 57
-	KeyFetchSnapshot    int16 = 59
-	KeyDescribeCluster  int16 = 60
-	// KeyControllerRegistration is served only to turn a Kafka controller's registration
-	// away (node.Handle): kraftd keeps no metadata.
-	KeyControllerRegistration int16 = 70
-	KeyAddRaftVoter           int16 = 80
-	KeyRemoveRaftVoter        int16 = 81
-	KeyUpdateRaftVoter        int16 = 82
-)
-
-// servedApis is the advertisement: one line per api, in ApiVersions order (ascending key).
-// The ranges are those a Kafka 4.4.0 controller advertises for these apis (its message
-// schemas, testdata/kafka-jvm-raft/json/kafka-4.4.0-raft-api-schemas.json, confirmed by the
-// interop test against a live 4.4.0 controller). Adjust a line here when the target Kafka
-// release changes; every version listed must be one kmsg can encode (checked by the tests).
-var servedApis = [...]struct {
-	key int16
-	VersionRange
-}{
-	// v0-3 were removed in Kafka 4.0. Raft needs >= 13 (topic ids): 4-12 get a top-level
-	// INVALID_REQUEST from the raft layer, as from Kafka. v18 adds the fetcher's high
-	// watermark (KIP-1166).
-	{KeyFetch, VersionRange{4, 18}},
-	{KeySaslHandshake, VersionRange{0, 1}},
-	{KeyApiVersions, VersionRange{0, 5}}, // v5: ClusterId/NodeId checking (KIP-1242)
-	{KeySaslAuthenticate, VersionRange{0, 2}},
-	{KeyVote, VersionRange{0, 2}}, // v2: pre-vote (KIP-996)
-	{KeyBeginQuorumEpoch, VersionRange{0, 1}},
-	{KeyEndQuorumEpoch, VersionRange{0, 1}},
-	{KeyDescribeQuorum, VersionRange{0, 2}},
-	// kraft.version only (the kraft.version upgrade); v2 drops the
-	// per-feature results.
-	{KeyUpdateFeatures, VersionRange{0, 2}},
-	{KeyFetchSnapshot, VersionRange{0, 1}},
-	{KeyDescribeCluster, VersionRange{0, 2}},
-	{KeyControllerRegistration, VersionRange{0, 0}},
-	{KeyAddRaftVoter, VersionRange{0, 1}}, // v1: AckWhenCommitted (KIP-1186)
-	{KeyRemoveRaftVoter, VersionRange{0, 0}},
-	{KeyUpdateRaftVoter, VersionRange{0, 0}},
-}
-
 // firstFlexible is, per api key, the first version using the flexible encoding (KIP-482),
 // -1 for an api that never does or kmsg does not know: read from kmsg once, so that header
 // parsing needs no allocation and no map lookup.
