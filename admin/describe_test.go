@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/network"
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -58,6 +59,7 @@ func startServer(t *testing.T, h func(port int32) network.Handler) string {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	srv, err := network.NewServer(network.ServerConfig{
+		Apis:      node.Apis(),
 		Listeners: []network.ListenerConfig{{Name: "CONTROLLER", Addr: l.Addr().String()}},
 		Logger:    zap.NewNop(),
 	}, h(int32(port)))

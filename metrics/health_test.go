@@ -120,19 +120,10 @@ func TestHandlers(t *testing.T) {
 func TestRequestMetrics(t *testing.T) {
 	c := newClock()
 	m := newMetrics(fixedView(leaderView(t)), c.fn(), c.now)
-	fetch := kmsg.NewPtrFetchResponse()
-	tp := kmsg.NewFetchResponseTopic()
-	pp := kmsg.NewFetchResponseTopicPartition()
-	pp.ErrorCode = kerr.FencedLeaderEpoch.Code
-	tp.Partitions = append(tp.Partitions, pp)
-	fetch.Topics = append(fetch.Topics, tp)
-	vote := kmsg.NewPtrVoteResponse()
-	bad := kmsg.NewPtrAddRaftVoterResponse()
-	bad.ErrorCode = 9999
 	for _, d := range []network.RequestDone{
-		{Listener: "CONTROLLER", APIKey: 1, Response: fetch, Took: time.Millisecond},
-		{Listener: "CONTROLLER", APIKey: 52, Response: vote},
-		{Listener: "CONTROLLER", APIKey: 80, Response: bad},
+		{Listener: "CONTROLLER", APIKey: 1, Response: kmsg.NewPtrFetchResponse(), ErrorCode: kerr.FencedLeaderEpoch.Code, Took: time.Millisecond},
+		{Listener: "CONTROLLER", APIKey: 52, Response: kmsg.NewPtrVoteResponse()},
+		{Listener: "CONTROLLER", APIKey: 80, Response: kmsg.NewPtrAddRaftVoterResponse(), ErrorCode: 9999},
 		{Listener: "CONTROLLER", APIKey: 1, Response: nil},
 	} {
 		m.OnRequest(d)

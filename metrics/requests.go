@@ -60,8 +60,8 @@ func (r *requests) observe(d network.RequestDone) {
 		r.errors.WithLabelValues(s.name, "CONNECTION_CLOSED").Inc()
 		return
 	}
-	if code := ResponseError(d.Response); code != 0 {
-		r.errors.WithLabelValues(s.name, errorName(code)).Inc()
+	if d.ErrorCode != 0 {
+		r.errors.WithLabelValues(s.name, errorName(d.ErrorCode)).Inc()
 	}
 }
 
@@ -85,73 +85,4 @@ func errorName(code int16) string {
 		return ke.Message
 	}
 	return "UNKNOWN_" + strconv.Itoa(int(code))
-}
-
-// ResponseError is a response's error code: the top-level one, else the
-// first non-zero one of its partitions (raft's apis answer per partition).
-func ResponseError(resp kmsg.Response) int16 {
-	switch r := resp.(type) {
-	case *kmsg.FetchResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.FetchResponseTopic) []kmsg.FetchResponseTopicPartition { return t.Partitions },
-			func(p kmsg.FetchResponseTopicPartition) int16 { return p.ErrorCode })
-	case *kmsg.VoteResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.VoteResponseTopic) []kmsg.VoteResponseTopicPartition { return t.Partitions },
-			func(p kmsg.VoteResponseTopicPartition) int16 { return p.ErrorCode })
-	case *kmsg.BeginQuorumEpochResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.BeginQuorumEpochResponseTopic) []kmsg.BeginQuorumEpochResponseTopicPartition {
-			return t.Partitions
-		},
-			func(p kmsg.BeginQuorumEpochResponseTopicPartition) int16 { return p.ErrorCode })
-	case *kmsg.EndQuorumEpochResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.EndQuorumEpochResponseTopic) []kmsg.EndQuorumEpochResponseTopicPartition {
-			return t.Partitions
-		},
-			func(p kmsg.EndQuorumEpochResponseTopicPartition) int16 { return p.ErrorCode })
-	case *kmsg.DescribeQuorumResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.DescribeQuorumResponseTopic) []kmsg.DescribeQuorumResponseTopicPartition {
-			return t.Partitions
-		},
-			func(p kmsg.DescribeQuorumResponseTopicPartition) int16 { return p.ErrorCode })
-	case *kmsg.FetchSnapshotResponse:
-		return firstCode(r.ErrorCode, r.Topics, func(t kmsg.FetchSnapshotResponseTopic) []kmsg.FetchSnapshotResponseTopicPartition {
-			return t.Partitions
-		},
-			func(p kmsg.FetchSnapshotResponseTopicPartition) int16 { return p.ErrorCode })
-	}
-	return topLevelCode(resp)
-}
-
-func firstCode[T, P any](top int16, topics []T, partitions func(T) []P, code func(P) int16) int16 {
-	if top != 0 {
-		return top
-	}
-	for _, t := range topics {
-		for _, p := range partitions(t) {
-			if c := code(p); c != 0 {
-				return c
-			}
-		}
-	}
-	return 0
-}
-
-// topLevelCode reads the ErrorCode of the other responses kraftd answers.
-func topLevelCode(resp kmsg.Response) int16 {
-	switch r := resp.(type) {
-	case *kmsg.ApiVersionsResponse:
-		return r.ErrorCode
-	case *kmsg.AddRaftVoterResponse:
-		return r.ErrorCode
-	case *kmsg.RemoveRaftVoterResponse:
-		return r.ErrorCode
-	case *kmsg.UpdateRaftVoterResponse:
-		return r.ErrorCode
-	case *kmsg.UpdateFeaturesResponse:
-		return r.ErrorCode
-	case *kmsg.SASLHandshakeResponse:
-		return r.ErrorCode
-	case *kmsg.SASLAuthenticateResponse:
-		return r.ErrorCode
-	}
-	return 0
 }

@@ -30,7 +30,7 @@ const (
 )
 
 func benchApiVersions(b *testing.B, conns int) {
-	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, echoHandler)
+	s, err := NewServer(ServerConfig{Apis: testApis, Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, echoHandler)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func benchApiVersions(b *testing.B, conns int) {
 // BenchmarkPeersVote measures the outbound client: Vote round trips through Peers to a
 // Server, up to benchWindow in flight.
 func BenchmarkPeersVote(b *testing.B) {
-	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, echoHandler)
+	s, err := NewServer(ServerConfig{Apis: testApis, Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, echoHandler)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func BenchmarkPeersVote(b *testing.B) {
 		defer cancel()
 		s.Shutdown(ctx)
 	}()
-	p := NewPeers(PeerConfig{ClientID: "bench"})
+	p := NewPeers(PeerConfig{Apis: testApis, ClientID: "bench"})
 	defer p.Close()
 	p.SetAddress(1, s.Addrs()["C"].String())
 	req := voteRequest(1)
@@ -190,7 +190,7 @@ func benchFetch(b *testing.B) {
 	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 		respond(fetchResponse(hdr.APIVersion, records))
 	})
-	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, h)
+	s, err := NewServer(ServerConfig{Apis: testApis, Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, h)
 	if err != nil {
 		b.Fatal(err)
 	}

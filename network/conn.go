@@ -351,7 +351,7 @@ func (c *conn) readFrame() ([]byte, error) {
 		if err != nil {
 			return nil, wrap(err)
 		}
-		if int16(binary.BigEndian.Uint16(p[4:])) == protocol.KeyApiVersions {
+		if int16(binary.BigEndian.Uint16(p[4:])) == int16(kmsg.ApiVersions) {
 			buf = c.scratch
 		}
 	}
@@ -418,12 +418,12 @@ func (c *conn) readLoop() {
 				continue
 			}
 		}
-		hdr, req, err := protocol.ParseRequest(frame)
-		switch {
-		case err != nil && hdr.APIKey == protocol.KeyApiVersions && errors.Is(err, protocol.ErrUnsupportedVersion):
+		hdr, req, err := c.s.cfg.Apis.ParseRequest(frame)
+		switch own := ownAnswer(hdr.APIKey); {
+		case err != nil && hdr.APIKey == int16(kmsg.ApiVersions) && errors.Is(err, protocol.ErrUnsupportedVersion):
 			// Kafka answers a too-new ApiVersions with its own range so the client
 			// can retry with a version both know (KIP-511).
-			c.answerSelf(hdr, protocol.NewApiVersionsResponse(hdr.APIVersion))
+			c.answerSelf(hdr, c.s.cfg.Apis.ApiVersionsResponse(hdr.APIVersion))
 		case err != nil:
 			// A JVM server closes the connection for an api or version it does not
 			// serve and for a body it cannot decode; clients never send those after
@@ -431,10 +431,8 @@ func (c *conn) readLoop() {
 			c.stopReading(remoteReason("bad request", fmt.Sprintf("api key %d, version %d, correlation id %d: %v",
 				hdr.APIKey, hdr.APIVersion, hdr.CorrelationID, err)))
 			return
-		case hdr.APIKey == protocol.KeyApiVersions:
-			c.answerSelf(hdr, apiVersionsResponse(req.(*kmsg.ApiVersionsRequest), c.s.cfg.FinalizedKRaftVersion))
-		case hdr.APIKey == protocol.KeySaslHandshake || hdr.APIKey == protocol.KeySaslAuthenticate:
-			c.answerSelf(hdr, illegalSASLState(hdr))
+		case own != nil:
+			c.answerSelf(hdr, own.answer(c, hdr, req))
 		default:
 			c.beginRequest()
 			if !c.dispatch(hdr, req) {
@@ -476,19 +474,19 @@ func (c *conn) answerSelf(hdr protocol.RequestHeader, resp kmsg.Response) {
 	}
 }
 
-// apiVersionsResponse answers a supported ApiVersions request, refusing invalid client
-// software names and versions at v3+ with INVALID_REQUEST as Kafka does. kraftVersion,
-// when set, gives the finalized kraft.version.
-func apiVersionsResponse(req *kmsg.ApiVersionsRequest, kraftVersion func() int16) kmsg.Response {
-	resp := protocol.NewApiVersionsResponse(req.Version)
+// apiVersionsResponse answers a supported ApiVersions request with the server's apis,
+// refusing invalid client software names and versions at v3+ with INVALID_REQUEST as
+// Kafka does, and listing the finalized kraft.version when FinalizedKRaftVersion is set.
+func (s *Server) apiVersionsResponse(req *kmsg.ApiVersionsRequest) kmsg.Response {
+	resp := s.cfg.Apis.ApiVersionsResponse(req.Version)
 	if req.Version >= 3 && (!validSoftwareString(req.ClientSoftwareName) || !validSoftwareString(req.ClientSoftwareVersion)) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		resp.ApiKeys = nil
 		resp.SupportedFeatures = nil
 		return resp
 	}
-	if kraftVersion != nil && req.Version >= 3 {
-		protocol.SetFinalizedKRaftVersion(resp, kraftVersion())
+	if f := s.cfg.FinalizedKRaftVersion; f != nil && req.Version >= 3 {
+		protocol.SetFinalizedKRaftVersion(resp, f())
 	}
 	return resp
 }

@@ -7,14 +7,16 @@
 // One accept loop per listener, and per connection exactly two goroutines:
 //
 //   - the reader reads a frame (protocol.ReadFrame, size checked before allocating),
-//     decodes it (protocol.ParseRequest) and hands it to the Handler. It then mutes:
+//     decodes it with the node's api table (ServerConfig.Apis) and hands it to the
+//     Handler. It then mutes:
 //     it reads nothing more until the response has been WRITTEN (Kafka keeps a
 //     connection muted until its response is sent). This is Kafka's
 //     one-request-at-a-time processing per connection, so responses go out in request
 //     order without a reorder buffer, also while a long-poll Fetch is parked for up to
 //     its MaxWaitMs, and a client that does not read its responses stops being read.
-//     ApiVersions is answered by the reader itself (protocol.NewApiVersionsResponse),
-//     muted the same way.
+//     The apis every listener has (ApiVersions, and the SASL apis off SASL listeners)
+//     are answered by the reader itself from their registrations (apis.go; Apis puts
+//     them in the node's table), muted the same way.
 //   - the writer writes each queued response, then unmutes the reader. The records of a
 //     large Fetch response (and the chunk of a FetchSnapshot one) are not copied into
 //     the write buffer: they go out as their own segment of a vectored write
@@ -88,7 +90,9 @@
 //
 // Usage:
 //
+//	apis := protocol.MustTable(network.Apis(), raft.Apis())
 //	srv, err := network.NewServer(network.ServerConfig{
+//		Apis:      apis,
 //		Listeners: []network.ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:9093"}},
 //		Logger:    logger,
 //	}, handler)
@@ -96,7 +100,7 @@
 //	if err := srv.Start(); err != nil { ... }
 //	defer srv.Shutdown(ctx)
 //
-//	peers := network.NewPeers(network.PeerConfig{ClientID: "raft-client-1", Logger: logger})
+//	peers := network.NewPeers(network.PeerConfig{ClientID: "raft-client-1", Apis: apis, Logger: logger})
 //	peers.SetAddress(2, "127.0.0.1:9094")
 //	peers.Send(2, voteRequest, func(resp kmsg.Response, err error) { inbox <- ... })
 package network

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft"
 )
 
 // testTimeout bounds every wait in these tests.
@@ -80,8 +81,15 @@ func fmtAny(v any) string {
 
 // startServer starts a server with one listener "CONTROLLER" on a random loopback port
 // and shuts it down at the end of the test.
+// testApis are the apis of the test servers and clients: the server's own and the raft
+// driver's.
+var testApis = protocol.MustTable(Apis(), raft.Apis())
+
 func startServer(t *testing.T, cfg ServerConfig, h Handler) (*Server, string) {
 	t.Helper()
+	if cfg.Apis == nil {
+		cfg.Apis = testApis
+	}
 	if cfg.Listeners == nil {
 		cfg.Listeners = []ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0"}}
 	}
@@ -184,7 +192,7 @@ func (c *rawClient) apiVersionsRoundTrip(corr int32) {
 	req.Version = 3
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1.0"
 	c.send(corr, req)
-	resp := c.recv(corr, protocol.KeyApiVersions, 3).(*kmsg.ApiVersionsResponse)
+	resp := c.recv(corr, int16(kmsg.ApiVersions), 3).(*kmsg.ApiVersionsResponse)
 	if resp.ErrorCode != 0 || len(resp.ApiKeys) == 0 {
 		c.t.Fatalf("ApiVersions: error %d, %d keys", resp.ErrorCode, len(resp.ApiKeys))
 	}

@@ -24,7 +24,7 @@ func TestAnswerWrittenInlineByTheResponder(t *testing.T) {
 	c := dialRaw(t, addr)
 	for i := range int32(3) {
 		c.send(i, voteRequest(i))
-		if got := votePartition(c.recv(i, protocol.KeyVote, 1)); got != i {
+		if got := votePartition(c.recv(i, int16(kmsg.Vote), 1)); got != i {
 			t.Fatalf("vote %d: %d", i, got)
 		}
 		if n := <-out; n == 0 {
@@ -54,7 +54,7 @@ func TestInlineAfterWriterFinishedALargeAnswer(t *testing.T) {
 	f := kmsg.NewPtrFetchRequest()
 	f.Version = 13
 	c.send(0, f)
-	resp := c.recv(0, protocol.KeyFetch, 13).(*kmsg.FetchResponse)
+	resp := c.recv(0, int16(kmsg.Fetch), 13).(*kmsg.FetchResponse)
 	if !bytes.Equal(resp.Topics[0].Partitions[0].RecordBatches, records) {
 		t.Fatal("large fetch answer differs")
 	}
@@ -63,7 +63,7 @@ func TestInlineAfterWriterFinishedALargeAnswer(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // past the writer's WriteTimeout
 	c.send(1, voteRequest(1))
-	if got := votePartition(c.recv(1, protocol.KeyVote, 1)); got != 1 {
+	if got := votePartition(c.recv(1, int16(kmsg.Vote), 1)); got != 1 {
 		t.Fatalf("vote: %d", got)
 	}
 	if n := <-out; n == 0 {

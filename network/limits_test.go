@@ -55,7 +55,7 @@ func TestQueuedMaxRequests(t *testing.T) {
 		t.Fatalf("arrived %d, want 2", got)
 	}
 	for i, c := range conns {
-		if got := votePartition(c.recv(int32(i), protocol.KeyVote, 1)); got != int32(i) {
+		if got := votePartition(c.recv(int32(i), int16(kmsg.Vote), 1)); got != int32(i) {
 			t.Fatalf("response %d carries %d", i, got)
 		}
 	}
@@ -78,8 +78,8 @@ func TestQueuedMaxRequestBytes(t *testing.T) {
 	}
 	close(release)
 	<-arrived
-	b.recv(2, protocol.KeyVote, 1)
-	a.recv(1, protocol.KeyVote, 1)
+	b.recv(2, int16(kmsg.Vote), 1)
+	a.recv(1, int16(kmsg.Vote), 1)
 }
 
 // A connection over max.connections.per.ip (or its override) is closed at once.
@@ -162,7 +162,7 @@ func TestNegativeIdleTimeoutNeverCloses(t *testing.T) {
 // Shutdown unblocks an accept loop waiting at max.connections.
 func TestShutdownWhileAcceptWaits(t *testing.T) {
 	log, logs := observedLogger()
-	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}, MaxConnections: 1, Logger: log}, echoHandler)
+	s, err := NewServer(ServerConfig{Apis: testApis, Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}, MaxConnections: 1, Logger: log}, echoHandler)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,10 @@ const (
 // takes protocol.DefaultMaxFrameSize (the JVM reads responses without a limit; raft
 // responses are at most a few MiB).
 type PeerConfig struct {
-	ClientID            string // request header client id, e.g. "raft-client-1"
+	ClientID string // request header client id, e.g. "raft-client-1"
+	// Apis are the apis the node serves: a request is sent at the highest version
+	// both it and the peer list (nil: the server's own apis only, Apis).
+	Apis                *protocol.Table
 	RequestTimeout      time.Duration
 	ReconnectBackoff    time.Duration
 	ReconnectBackoffMax time.Duration
@@ -112,6 +115,9 @@ func NewPeers(cfg PeerConfig) *Peers {
 	if cfg.MaxFrameSize <= 0 {
 		cfg.MaxFrameSize = protocol.DefaultMaxFrameSize
 	}
+	if cfg.Apis == nil {
+		cfg.Apis = protocol.MustTable(Apis())
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -153,7 +159,7 @@ func (p *Peers) SetAddress(id int32, hostport string) {
 // never blocks: connecting happens on a client goroutine, and while the node is in
 // reconnect backoff after a failed dial, Send fails at once with the dial's error.
 //
-// The version sent is the highest both kraftd (protocol.Supported) and the peer (its
+// The version sent is the highest both kraftd (PeerConfig.Apis) and the peer (its
 // ApiVersions answer) support; req's own version is ignored and req is not modified, so
 // one request may be sent to several nodes. req must not be modified until cb runs. When
 // that version cannot carry a field whose value changes the request's meaning (a Vote
@@ -512,7 +518,7 @@ func (pc *peerConn) negotiate() error {
 	cfg := &pc.pr.p.cfg
 	pc.nc.SetDeadline(time.Now().Add(cfg.RequestTimeout))
 	defer pc.nc.SetDeadline(time.Time{})
-	own, _ := protocol.Supported(protocol.KeyApiVersions)
+	own, _ := cfg.Apis.Versions(int16(kmsg.ApiVersions))
 	v := min(protocol.ClientApiVersionsVersion, own.Max)
 	for attempt := 0; attempt < 3; attempt++ {
 		req := kmsg.NewPtrApiVersionsRequest()
@@ -536,7 +542,7 @@ func (pc *peerConn) negotiate() error {
 		}
 		// A server that does not know version v answers with UNSUPPORTED_VERSION and
 		// its own ApiVersions range (ParseResponse reads that answer's v0 layout).
-		kresp, err := protocol.ParseResponse(frame, protocol.KeyApiVersions, v)
+		kresp, err := protocol.ParseResponse(frame, int16(kmsg.ApiVersions), v)
 		if err != nil {
 			return fmt.Errorf("decode v%d: %w (%w)", v, err, kerr.BrokerNotAvailable)
 		}
@@ -544,7 +550,7 @@ func (pc *peerConn) negotiate() error {
 		if resp.ErrorCode == kerr.UnsupportedVersion.Code {
 			next := int16(-1)
 			for _, k := range resp.ApiKeys {
-				if k.ApiKey == protocol.KeyApiVersions {
+				if k.ApiKey == int16(kmsg.ApiVersions) {
 					next = min(k.MaxVersion, own.Max)
 				}
 			}
@@ -572,7 +578,7 @@ func (pc *peerConn) negotiate() error {
 // versionFor picks the version of req: the highest kraftd, kmsg and the peer support.
 func (pc *peerConn) versionFor(req kmsg.Request) (int16, error) {
 	key := req.Key()
-	ours, ok := protocol.Supported(key)
+	ours, ok := pc.pr.p.cfg.Apis.Versions(key)
 	if !ok {
 		return 0, fmt.Errorf("network: %s: kraftd does not support api key %d: %w", kmsg.NameForKey(key), key, kerr.UnsupportedVersion)
 	}

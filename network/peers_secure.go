@@ -64,9 +64,9 @@ func (pc *peerConn) authenticate(host string) (time.Duration, error) {
 	fail := func(err error) (time.Duration, error) {
 		return 0, fmt.Errorf("network: SASL authentication with node %d: %w (%w, %w)", pc.pr.id, err, errSecurity, kerr.BrokerNotAvailable)
 	}
-	ours, _ := protocol.Supported(protocol.KeySaslAuthenticate)
-	theirs, ok := pc.versions[protocol.KeySaslAuthenticate]
-	if _, hs := pc.versions[protocol.KeySaslHandshake]; !ok || !hs {
+	ours, _ := pc.pr.p.cfg.Apis.Versions(int16(kmsg.SASLAuthenticate))
+	theirs, ok := pc.versions[int16(kmsg.SASLAuthenticate)]
+	if _, hs := pc.versions[int16(kmsg.SASLHandshake)]; !ok || !hs {
 		return fail(errors.New("the node does not serve SaslHandshake and SaslAuthenticate"))
 	}
 	v := min(ours.Max, theirs.Max)

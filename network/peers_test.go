@@ -114,14 +114,14 @@ func (f *fakePeer) serve(fc *fakeConn) {
 			f.t.Errorf("fake peer: %v", err)
 			return
 		}
-		if hdr.APIKey == protocol.KeyApiVersions {
+		if hdr.APIKey == int16(kmsg.ApiVersions) {
 			f.mu.Lock()
 			f.apiVersions = append(f.apiVersions, hdr.APIVersion)
 			f.mu.Unlock()
 			resp := kmsg.NewPtrApiVersionsResponse()
 			var own kmsg.ApiVersionsResponseApiKey
 			for _, k := range f.apis {
-				if k.ApiKey == protocol.KeyApiVersions {
+				if k.ApiKey == int16(kmsg.ApiVersions) {
 					own = k
 				}
 			}
@@ -167,6 +167,9 @@ func sendSync(t *testing.T, p *Peers, id int32, req kmsg.Request) (kmsg.Response
 }
 
 func newTestPeers(t *testing.T, cfg PeerConfig) *Peers {
+	if cfg.Apis == nil {
+		cfg.Apis = testApis
+	}
 	p := NewPeers(cfg)
 	t.Cleanup(func() {
 		p.Close()
@@ -187,10 +190,10 @@ func newTestPeers(t *testing.T, cfg PeerConfig) *Peers {
 func TestPeersVersionNegotiation(t *testing.T) {
 	got := make(chan kmsg.Request, 10)
 	f := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{
-		apiKey(protocol.KeyApiVersions, 0, 2),
-		apiKey(protocol.KeyFetch, 4, 12),
-		apiKey(protocol.KeyVote, 0, 0),
-		apiKey(protocol.KeyBeginQuorumEpoch, 5, 6), // no overlap with kraftd's 0-1
+		apiKey(int16(kmsg.ApiVersions), 0, 2),
+		apiKey(int16(kmsg.Fetch), 4, 12),
+		apiKey(int16(kmsg.Vote), 0, 0),
+		apiKey(int16(kmsg.BeginQuorumEpoch), 5, 6), // no overlap with kraftd's 0-1
 	}, func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {
 		got <- req
 		resp := req.ResponseKind()
@@ -265,9 +268,9 @@ func TestPeersRefusesMeaningChangingDowngrade(t *testing.T) {
 	newPeer := func(vote, fetch int16) (*Peers, chan kmsg.Request) {
 		got := make(chan kmsg.Request, 10)
 		f := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{
-			apiKey(protocol.KeyApiVersions, 0, 3),
-			apiKey(protocol.KeyVote, 0, vote),
-			apiKey(protocol.KeyFetch, 4, fetch),
+			apiKey(int16(kmsg.ApiVersions), 0, 3),
+			apiKey(int16(kmsg.Vote), 0, vote),
+			apiKey(int16(kmsg.Fetch), 4, fetch),
 		}, func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {
 			got <- req
 			resp := req.ResponseKind()
@@ -414,7 +417,7 @@ func waitGroup(t *testing.T, wg *sync.WaitGroup) {
 func TestPeersRequestTimeout(t *testing.T) {
 	const timeout = 150 * time.Millisecond
 	var first sync.Once
-	f := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(protocol.KeyVote, 0, 2)},
+	f := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(int16(kmsg.Vote), 0, 2)},
 		func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {
 			resp := voteResponseFor(req.(*kmsg.VoteRequest))
 			resp.Version = hdr.APIVersion
@@ -463,7 +466,7 @@ func TestPeersRequestTimeout(t *testing.T) {
 
 // After the server restarts on the same address, sends succeed again.
 func TestPeersReconnectAfterServerRestart(t *testing.T) {
-	s1, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, echoHandler)
+	s1, err := NewServer(ServerConfig{Apis: testApis, Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, echoHandler)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +554,7 @@ func TestPeersBadAddresses(t *testing.T) {
 // is pending.
 func TestPeersCallbackExactlyOnce(t *testing.T) {
 	const timeout = 100 * time.Millisecond
-	f := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(protocol.KeyVote, 0, 2)},
+	f := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(int16(kmsg.Vote), 0, 2)},
 		func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {
 			resp := voteResponseFor(req.(*kmsg.VoteRequest))
 			resp.Version = hdr.APIVersion
@@ -564,7 +567,7 @@ func TestPeersCallbackExactlyOnce(t *testing.T) {
 			time.Sleep(d)
 			fc.reply(hdr.CorrelationID, resp)
 		})
-	p := NewPeers(PeerConfig{RequestTimeout: timeout, ReconnectBackoff: time.Millisecond, ReconnectBackoffMax: 2 * time.Millisecond})
+	p := NewPeers(PeerConfig{Apis: testApis, RequestTimeout: timeout, ReconnectBackoff: time.Millisecond, ReconnectBackoffMax: 2 * time.Millisecond})
 	p.SetAddress(1, f.addr())
 	const n = 300
 	var calls [n]atomic.Int32
@@ -605,9 +608,9 @@ func TestPeersCallbackExactlyOnce(t *testing.T) {
 }
 
 func TestPeersClose(t *testing.T) {
-	f := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(protocol.KeyVote, 0, 2)},
+	f := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(int16(kmsg.Vote), 0, 2)},
 		func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {}) // never answers
-	p := NewPeers(PeerConfig{RequestTimeout: testTimeout})
+	p := NewPeers(PeerConfig{Apis: testApis, RequestTimeout: testTimeout})
 	p.SetAddress(1, f.addr())
 	errs := make(chan error, 2)
 	p.Send(1, voteRequest(1), func(_ kmsg.Response, err error) { errs <- err })
@@ -630,9 +633,9 @@ func TestPeersClose(t *testing.T) {
 // Forget fails the node's pending request, closes its connection, and later sends to it
 // fail as to a node never set; the other nodes are untouched.
 func TestPeersForget(t *testing.T) {
-	silent := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(protocol.KeyVote, 0, 2)},
+	silent := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(int16(kmsg.Vote), 0, 2)},
 		func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {}) // never answers
-	answering := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(protocol.KeyVote, 0, 2)},
+	answering := startFakePeer(t, []kmsg.ApiVersionsResponseApiKey{apiKey(18, 0, 4), apiKey(int16(kmsg.Vote), 0, 2)},
 		func(fc *fakeConn, hdr protocol.RawRequestHeader, req kmsg.Request) {
 			resp := voteResponseFor(req.(*kmsg.VoteRequest))
 			resp.Version = hdr.APIVersion
@@ -674,7 +677,7 @@ func TestPeersForget(t *testing.T) {
 }
 
 func TestPeersBackoff(t *testing.T) {
-	p := NewPeers(PeerConfig{})
+	p := NewPeers(PeerConfig{Apis: testApis})
 	pr := &peer{p: p}
 	for n := 0; n < 10; n++ {
 		base := min(float64(DefaultReconnectBackoff)*math.Pow(2, float64(n)), float64(DefaultReconnectBackoffMax))

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
@@ -124,7 +123,7 @@ func (c *conn) serveSASL(frame []byte) (handled, queued, ok bool) {
 			return false, false, true // the usual path refuses it
 		}
 		key := raw.Header().APIKey
-		if key != protocol.KeySaslHandshake && key != protocol.KeySaslAuthenticate {
+		if key != int16(kmsg.SASLHandshake) && key != int16(kmsg.SASLAuthenticate) {
 			if a.SessionExpired(now) {
 				c.refused(errors.New("SASL session expired (connections.max.reauth.ms) without re-authentication"))
 				c.close(reasonRefused)
@@ -133,10 +132,10 @@ func (c *conn) serveSASL(frame []byte) (handled, queued, ok bool) {
 			return false, false, true
 		}
 	}
-	hdr, req, err := protocol.ParseRequest(frame)
+	hdr, req, err := c.s.cfg.Apis.ParseRequest(frame)
 	var out security.Outcome
 	switch {
-	case err != nil && hdr.APIKey == protocol.KeyApiVersions && errors.Is(err, protocol.ErrUnsupportedVersion):
+	case err != nil && hdr.APIKey == int16(kmsg.ApiVersions) && errors.Is(err, protocol.ErrUnsupportedVersion):
 		out = a.Request(hdr.APIKey, hdr.APIVersion, nil, now)
 	case err != nil:
 		out = a.Unparsable(err)
@@ -174,9 +173,9 @@ func (c *conn) act(out security.Outcome, hdr protocol.RequestHeader, req kmsg.Re
 		return false, true
 	case security.ServeApiVersions:
 		if av, isAV := req.(*kmsg.ApiVersionsRequest); isAV {
-			c.answerSelf(hdr, apiVersionsResponse(av, c.s.cfg.FinalizedKRaftVersion))
+			c.answerSelf(hdr, c.s.apiVersionsResponse(av))
 		} else {
-			c.answerSelf(hdr, protocol.NewApiVersionsResponse(hdr.APIVersion))
+			c.answerSelf(hdr, c.s.cfg.Apis.ApiVersionsResponse(hdr.APIVersion))
 		}
 		return true, true
 	case security.RespondAndClose:
@@ -189,14 +188,4 @@ func (c *conn) act(out security.Outcome, hdr protocol.RequestHeader, req kmsg.Re
 		c.close(reasonRefused)
 		return false, false
 	}
-}
-
-// illegalSASLState answers SaslHandshake and SaslAuthenticate on a connection of a
-// listener without SASL, as Kafka's ControllerApis.
-func illegalSASLState(hdr protocol.RequestHeader) kmsg.Response {
-	if hdr.APIKey == protocol.KeySaslHandshake {
-		return &kmsg.SASLHandshakeResponse{Version: hdr.APIVersion, ErrorCode: kerr.IllegalSaslState.Code}
-	}
-	msg := "SaslAuthenticate request received after successful authentication"
-	return &kmsg.SASLAuthenticateResponse{Version: hdr.APIVersion, ErrorCode: kerr.IllegalSaslState.Code, ErrorMessage: &msg}
 }

@@ -200,7 +200,7 @@ func TestSaslHandshakeOnPlaintextListener(t *testing.T) {
 	_, addr := startServer(t, ServerConfig{}, echoHandler)
 	c := dialRaw(t, addr)
 	c.send(1, &kmsg.SASLHandshakeRequest{Version: 1, Mechanism: "PLAIN"})
-	resp := c.recv(1, protocol.KeySaslHandshake, 1).(*kmsg.SASLHandshakeResponse)
+	resp := c.recv(1, int16(kmsg.SASLHandshake), 1).(*kmsg.SASLHandshakeResponse)
 	if resp.ErrorCode != kerr.IllegalSaslState.Code {
 		t.Fatalf("error code %d", resp.ErrorCode)
 	}
@@ -247,14 +247,14 @@ func TestSecureSessionLifetime(t *testing.T) {
 	c := &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
 	c.apiVersionsRoundTrip(1)
 	c.send(2, &kmsg.SASLHandshakeRequest{Version: 1, Mechanism: "PLAIN"})
-	c.recv(2, protocol.KeySaslHandshake, 1)
+	c.recv(2, int16(kmsg.SASLHandshake), 1)
 	c.send(3, &kmsg.SASLAuthenticateRequest{Version: 2, SASLAuthBytes: []byte("\x00controller\x00pw")})
-	ar := c.recv(3, protocol.KeySaslAuthenticate, 2).(*kmsg.SASLAuthenticateResponse)
+	ar := c.recv(3, int16(kmsg.SASLAuthenticate), 2).(*kmsg.SASLAuthenticateResponse)
 	if ar.ErrorCode != 0 || ar.SessionLifetimeMillis <= 0 || ar.SessionLifetimeMillis > 600 {
 		t.Fatalf("SaslAuthenticate: error %d, session lifetime %d ms", ar.ErrorCode, ar.SessionLifetimeMillis)
 	}
 	c.send(4, voteRequest(9))
-	c.recv(4, protocol.KeyVote, 1)
+	c.recv(4, int16(kmsg.Vote), 1)
 	time.Sleep(time.Duration(ar.SessionLifetimeMillis)*time.Millisecond + 100*time.Millisecond)
 	c.send(5, voteRequest(10))
 	c.expectClosed(testTimeout)
@@ -270,7 +270,7 @@ func TestSecureHandshakeV0RawTokens(t *testing.T) {
 	_, addr := startServer(t, ServerConfig{Listeners: []ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0", Security: ss}}}, h)
 	c := dialRaw(t, addr)
 	c.send(1, &kmsg.SASLHandshakeRequest{Version: 0, Mechanism: "PLAIN"})
-	if hs := c.recv(1, protocol.KeySaslHandshake, 0).(*kmsg.SASLHandshakeResponse); hs.ErrorCode != 0 {
+	if hs := c.recv(1, int16(kmsg.SASLHandshake), 0).(*kmsg.SASLHandshakeResponse); hs.ErrorCode != 0 {
 		t.Fatalf("SaslHandshake v0: error %d", hs.ErrorCode)
 	}
 	token := []byte("\x00controller\x00pw")
@@ -280,7 +280,7 @@ func TestSecureHandshakeV0RawTokens(t *testing.T) {
 		t.Fatalf("raw token answer %x, %v; want an empty frame", frame, err)
 	}
 	c.send(2, voteRequest(5))
-	if got := votePartition(c.recv(2, protocol.KeyVote, 1)); got != 5 || h.n.Load() != 1 {
+	if got := votePartition(c.recv(2, int16(kmsg.Vote), 1)); got != 5 || h.n.Load() != 1 {
 		t.Fatalf("vote after v0 authentication: partition %d, handler saw %d", got, h.n.Load())
 	}
 }

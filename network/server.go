@@ -18,8 +18,8 @@ import (
 	"github.com/kraftd/kraftd/security"
 )
 
-// Handler serves the requests of every connection except ApiVersions, which the server
-// answers itself.
+// Handler serves the requests of every connection except those of the apis the server
+// answers itself (Apis).
 type Handler interface {
 	// Handle is called on the connection's reader goroutine for each decoded request, in
 	// order. It must call respond exactly once, possibly later from another goroutine. The
@@ -74,7 +74,11 @@ const NoConnections = -1
 // ServerConfig configures a Server. Zero values take the defaults above; the zero value
 // of every connection limit means unlimited (Kafka's defaults).
 type ServerConfig struct {
-	Listeners    []ListenerConfig
+	Listeners []ListenerConfig
+	// Apis are the apis the server decodes and lists in ApiVersions (required): its
+	// own (Apis: ApiVersions, the SASL apis), answered by the server, and the
+	// Handler's.
+	Apis         *protocol.Table
 	MaxFrameSize int32 // bytes; socket.request.max.bytes, default protocol.DefaultMaxFrameSize
 	// MaxConnections bounds open inbound connections over all listeners
 	// (max.connections). At the limit the server accepts nothing until one closes.
@@ -158,6 +162,9 @@ func NewServer(cfg ServerConfig, h Handler) (*Server, error) {
 	}
 	if len(cfg.Listeners) == 0 {
 		return nil, errors.New("network: new server: no listeners")
+	}
+	if cfg.Apis == nil {
+		return nil, errors.New("network: new server: no api table")
 	}
 	seen := make(map[string]bool)
 	for _, l := range cfg.Listeners {

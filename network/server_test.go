@@ -64,13 +64,13 @@ func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
 	c.write(out) // all requests in one write: the server sees them pipelined
 	for i := range int32(n) {
 		if i%3 == 0 {
-			resp := c.recv(i, protocol.KeyApiVersions, 4).(*kmsg.ApiVersionsResponse)
+			resp := c.recv(i, int16(kmsg.ApiVersions), 4).(*kmsg.ApiVersionsResponse)
 			if resp.ErrorCode != 0 {
 				t.Fatalf("ApiVersions %d: error %d", i, resp.ErrorCode)
 			}
 			continue
 		}
-		if got := votePartition(c.recv(i, protocol.KeyVote, 1)); got != i {
+		if got := votePartition(c.recv(i, int16(kmsg.Vote), 1)); got != i {
 			t.Fatalf("response %d carries partition %d", i, got)
 		}
 	}
@@ -98,10 +98,10 @@ func TestKgoApiVersions(t *testing.T) {
 	if resp.ErrorCode != 0 {
 		t.Fatalf("error code %d", resp.ErrorCode)
 	}
-	if r, _ := protocol.Supported(protocol.KeyApiVersions); resp.Version != r.Max {
+	if r, _ := testApis.Versions(int16(kmsg.ApiVersions)); resp.Version != r.Max {
 		t.Errorf("kgo settled on ApiVersions v%d, want v%d (kraftd's max)", resp.Version, r.Max)
 	}
-	want := protocol.NewApiVersionsResponse(resp.Version)
+	want := testApis.ApiVersionsResponse(resp.Version)
 	if !slices.EqualFunc(resp.ApiKeys, want.ApiKeys, func(a, b kmsg.ApiVersionsResponseApiKey) bool {
 		return a.ApiKey == b.ApiKey && a.MinVersion == b.MinVersion && a.MaxVersion == b.MaxVersion
 	}) {
@@ -109,7 +109,7 @@ func TestKgoApiVersions(t *testing.T) {
 	}
 	fetch := false
 	for _, k := range resp.ApiKeys {
-		if r, _ := protocol.Supported(protocol.KeyFetch); k.ApiKey == protocol.KeyFetch && k.MaxVersion == r.Max && r.Max >= 17 {
+		if r, _ := testApis.Versions(int16(kmsg.Fetch)); k.ApiKey == int16(kmsg.Fetch) && k.MaxVersion == r.Max && r.Max >= 17 {
 			fetch = true
 		}
 	}
@@ -167,7 +167,7 @@ func TestApiVersionsInvalidSoftwareName(t *testing.T) {
 	req.Version = 3
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "-bad name", "1"
 	c.send(1, req)
-	resp := c.recv(1, protocol.KeyApiVersions, 3).(*kmsg.ApiVersionsResponse)
+	resp := c.recv(1, int16(kmsg.ApiVersions), 3).(*kmsg.ApiVersionsResponse)
 	if resp.ErrorCode != kerr.InvalidRequest.Code || len(resp.ApiKeys) != 0 {
 		t.Fatalf("error %d with %d keys, want INVALID_REQUEST and none", resp.ErrorCode, len(resp.ApiKeys))
 	}
@@ -214,7 +214,7 @@ func TestBadClientsAreCutOff(t *testing.T) {
 				goodDone <- err
 				return
 			}
-			resp, err := protocol.ParseResponse(frame, protocol.KeyVote, 1)
+			resp, err := protocol.ParseResponse(frame, int16(kmsg.Vote), 1)
 			if err != nil {
 				goodDone <- err
 				return
@@ -406,7 +406,7 @@ func TestMaxConnections(t *testing.T) {
 	// Once a slot frees up, the waiting connection is served.
 	b.nc.Close()
 	extra.nc.SetReadDeadline(time.Now().Add(testTimeout))
-	extra.recv(7, protocol.KeyApiVersions, 0)
+	extra.recv(7, int16(kmsg.ApiVersions), 0)
 }
 
 // An idle connection is closed after IdleTimeout; a connection whose request is being
@@ -436,7 +436,7 @@ func TestIdleTimeout(t *testing.T) {
 	waitLog(t, logs, "idle for")
 	time.Sleep(2 * idle) // the busy connection's request is parked well past the idle timeout
 	close(release)
-	if got := votePartition(busy.recv(5, protocol.KeyVote, 1)); got != 5 {
+	if got := votePartition(busy.recv(5, int16(kmsg.Vote), 1)); got != 5 {
 		t.Fatalf("parked response carries %d", got)
 	}
 }
@@ -454,7 +454,7 @@ func TestGracefulShutdown(t *testing.T) {
 			respond(resp)
 		}()
 	})
-	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, h)
+	s, err := NewServer(ServerConfig{Apis: testApis, Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +494,7 @@ func TestGracefulShutdown(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
-	if got := votePartition(busy.recv(3, protocol.KeyVote, 1)); got != 3 {
+	if got := votePartition(busy.recv(3, int16(kmsg.Vote), 1)); got != 3 {
 		t.Fatalf("in-flight response carries %d", got)
 	}
 	busy.expectClosed(testTimeout)
@@ -511,7 +511,7 @@ func TestShutdownDeadline(t *testing.T) {
 	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 		close(handed) // and never responds
 	})
-	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, h)
+	s, err := NewServer(ServerConfig{Apis: testApis, Listeners: []ListenerConfig{{Name: "C", Addr: "127.0.0.1:0"}}}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +547,7 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	bad.expectClosed(testTimeout)
 	waitLog(t, logs, "handler panic")
 	other.send(2, voteRequest(2))
-	if got := votePartition(other.recv(2, protocol.KeyVote, 1)); got != 2 {
+	if got := votePartition(other.recv(2, int16(kmsg.Vote), 1)); got != 2 {
 		t.Fatalf("got %d", got)
 	}
 }
@@ -572,7 +572,7 @@ func TestRespondEdgeCases(t *testing.T) {
 	c := dialRaw(t, addr)
 	c.send(1, voteRequest(1))
 	c.send(2, voteRequest(2))
-	if got := votePartition(c.recv(1, protocol.KeyVote, 1)); got != 1 {
+	if got := votePartition(c.recv(1, int16(kmsg.Vote), 1)); got != 1 {
 		t.Fatalf("got %d", got)
 	}
 	c.expectClosed(testTimeout) // no second response to 1, and 2 closes
@@ -600,7 +600,7 @@ func TestResponseTaggedFieldsClearedForVersion(t *testing.T) {
 		req := voteRequest(int32(v))
 		req.Version = v
 		c.send(int32(v), req)
-		resp := c.recv(int32(v), protocol.KeyVote, v).(*kmsg.VoteResponse)
+		resp := c.recv(int32(v), int16(kmsg.Vote), v).(*kmsg.VoteResponse)
 		if v == 0 && (len(resp.NodeEndpoints) != 0 || resp.UnknownTags.Len() != 0) {
 			t.Fatalf("v0 response carries NodeEndpoints (tag of v1+)")
 		}
@@ -612,17 +612,18 @@ func TestResponseTaggedFieldsClearedForVersion(t *testing.T) {
 
 func TestServerConfigValidation(t *testing.T) {
 	for name, cfg := range map[string]ServerConfig{
-		"no listeners":   {},
-		"unnamed":        {Listeners: []ListenerConfig{{Addr: "127.0.0.1:0"}}},
-		"duplicate name": {Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}, {Name: "A", Addr: "127.0.0.1:0"}}},
-		"negative frame": {Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}}, MaxFrameSize: -1},
+		"no listeners":   {Apis: testApis},
+		"unnamed":        {Apis: testApis, Listeners: []ListenerConfig{{Addr: "127.0.0.1:0"}}},
+		"duplicate name": {Apis: testApis, Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}, {Name: "A", Addr: "127.0.0.1:0"}}},
+		"negative frame": {Apis: testApis, Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}}, MaxFrameSize: -1},
+		"no api table":   {Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}}},
 	} {
 		if _, err := NewServer(cfg, echoHandler); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 	// Two listeners, one of them unbindable: none stays bound.
-	s, err := NewServer(ServerConfig{Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}, {Name: "B", Addr: "256.0.0.1:0"}}}, echoHandler)
+	s, err := NewServer(ServerConfig{Apis: testApis, Listeners: []ListenerConfig{{Name: "A", Addr: "127.0.0.1:0"}, {Name: "B", Addr: "256.0.0.1:0"}}}, echoHandler)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,7 +646,7 @@ func TestMultipleListeners(t *testing.T) {
 	for _, name := range []string{"CONTROLLER", "OTHER"} {
 		c := dialRaw(t, addrs[name].String())
 		c.send(1, voteRequest(1))
-		c.recv(1, protocol.KeyVote, 1)
+		c.recv(1, int16(kmsg.Vote), 1)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -667,8 +668,8 @@ func TestRandomFramesNeverPanic(t *testing.T) {
 	// Valid frames of every served api and version, to mutate.
 	var valid [][]byte
 	id := "fuzz"
-	for _, key := range protocol.ServedKeys() {
-		rng, _ := protocol.Supported(key)
+	for _, key := range testApis.Keys() {
+		rng, _ := testApis.Versions(key)
 		for v := rng.Min; v <= rng.Max; v++ {
 			req := kmsg.RequestForKey(key)
 			req.SetVersion(v)
@@ -731,4 +732,43 @@ func TestRandomFramesNeverPanic(t *testing.T) {
 	}
 	c := dialRaw(t, addr)
 	c.apiVersionsRoundTrip(1)
+}
+
+// A server advertises and decodes exactly the apis of its table: with only its own
+// (ApiVersions and the SASL apis), ApiVersions lists those three, a SASL api off a SASL
+// listener is answered ILLEGAL_SASL_STATE by the server, and a Vote request, which the
+// table lacks, closes the connection without reaching the handler.
+func TestServerServesItsTable(t *testing.T) {
+	reached := make(chan struct{}, 1)
+	_, addr := startServer(t, ServerConfig{Apis: protocol.MustTable(Apis())}, HandlerFunc(
+		func(_ *ConnInfo, _ protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+			reached <- struct{}{}
+			respond(req.ResponseKind())
+		}))
+	c := dialRaw(t, addr)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version = 3
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1.0"
+	c.send(1, av)
+	keys := c.recv(1, int16(kmsg.ApiVersions), 3).(*kmsg.ApiVersionsResponse).ApiKeys
+	var got []int16
+	for _, k := range keys {
+		got = append(got, k.ApiKey)
+	}
+	if want := []int16{int16(kmsg.SASLHandshake), int16(kmsg.ApiVersions), int16(kmsg.SASLAuthenticate)}; !slices.Equal(got, want) {
+		t.Fatalf("ApiVersions lists %v, want %v", got, want)
+	}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version = 1
+	c.send(2, hs)
+	if r := c.recv(2, int16(kmsg.SASLHandshake), 1).(*kmsg.SASLHandshakeResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Fatalf("SaslHandshake answered %d", r.ErrorCode)
+	}
+	c.send(3, voteRequest(1))
+	c.expectClosed(testTimeout)
+	select {
+	case <-reached:
+		t.Fatal("the handler got a request of an api outside the table")
+	default:
+	}
 }

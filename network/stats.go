@@ -16,6 +16,9 @@ type RequestDone struct {
 	Listener string
 	APIKey   int16
 	Response kmsg.Response
+	// ErrorCode is the answer's error code as its api's registration reads it
+	// (protocol.Api.ErrorCode: the top-level one, else the first of a partition).
+	ErrorCode int16
 	// Took runs from the request's decoding to its answer (queueing for the
 	// write not included).
 	Took time.Duration
@@ -58,7 +61,11 @@ func (s *Server) Stats() []ListenerStats {
 // reportRequest tells OnRequest of an answered request.
 func (c *conn) reportRequest(key int16, resp kmsg.Response, start time.Time) {
 	if f := c.s.cfg.OnRequest; f != nil {
-		f(RequestDone{Listener: c.info.Listener, APIKey: key, Response: resp, Took: time.Since(start)})
+		d := RequestDone{Listener: c.info.Listener, APIKey: key, Response: resp, Took: time.Since(start)}
+		if resp != nil {
+			d.ErrorCode = c.s.cfg.Apis.ErrorCode(resp)
+		}
+		f(d)
 	}
 }
 

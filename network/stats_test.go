@@ -5,13 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/protocol"
 )
 
 // The server counts each listener's connections and bytes, and tells
-// OnRequest of every answer, the ones it gives itself included.
+// OnRequest of every answer, the ones it gives itself included, with its
+// error code as the api's registration reads it.
 func TestListenerStatsAndRequestHook(t *testing.T) {
 	var (
 		mu   sync.Mutex
@@ -23,20 +25,23 @@ func TestListenerStatsAndRequestHook(t *testing.T) {
 		mu.Unlock()
 	}}
 	s, addr := startServer(t, cfg, HandlerFunc(func(_ *ConnInfo, _ protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
-		respond(voteResponseFor(req.(*kmsg.VoteRequest)))
+		resp := voteResponseFor(req.(*kmsg.VoteRequest))
+		resp.Topics[0].Partitions[0].ErrorCode = kerr.FencedLeaderEpoch.Code
+		respond(resp)
 	}))
 	c := dialRaw(t, addr)
 	c.apiVersionsRoundTrip(1)
 	c.send(2, voteRequest(1))
-	c.recv(2, protocol.KeyVote, voteRequest(1).Version)
+	c.recv(2, int16(kmsg.Vote), voteRequest(1).Version)
 
 	st := s.Stats()
 	if len(st) != 1 || st[0].Listener != "CONTROLLER" || st[0].Open != 1 || st[0].Accepted != 1 || st[0].BytesIn <= 0 || st[0].BytesOut <= 0 {
 		t.Fatalf("stats %+v", st)
 	}
 	mu.Lock()
-	if len(done) != 2 || done[0].APIKey != protocol.KeyApiVersions || done[1].APIKey != protocol.KeyVote ||
-		done[1].Listener != "CONTROLLER" || done[1].Response == nil || done[1].Took < 0 {
+	if len(done) != 2 || done[0].APIKey != int16(kmsg.ApiVersions) || done[1].APIKey != int16(kmsg.Vote) ||
+		done[1].Listener != "CONTROLLER" || done[1].Response == nil || done[1].Took < 0 ||
+		done[0].ErrorCode != 0 || done[1].ErrorCode != kerr.FencedLeaderEpoch.Code {
 		t.Errorf("requests seen %+v", done)
 	}
 	mu.Unlock()
@@ -55,7 +60,7 @@ func TestPeerStates(t *testing.T) {
 	_, addr := startServer(t, ServerConfig{}, HandlerFunc(func(_ *ConnInfo, _ protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 		respond(voteResponseFor(req.(*kmsg.VoteRequest)))
 	}))
-	p := NewPeers(PeerConfig{ClientID: "test"})
+	p := NewPeers(PeerConfig{Apis: testApis, ClientID: "test"})
 	defer p.Close()
 	p.SetAddress(2, addr)
 	p.SetAddress(-2, "127.0.0.1:1") // never dialed

@@ -68,12 +68,12 @@ func TestServerWritesLargeFetchResponse(t *testing.T) {
 		}
 		for i := range int32(6) {
 			if i%2 == 0 {
-				if got := votePartition(c.recv(i, protocol.KeyVote, 1)); got != i {
+				if got := votePartition(c.recv(i, int16(kmsg.Vote), 1)); got != i {
 					t.Fatalf("%d bytes: vote %d: %d", n, i, got)
 				}
 				continue
 			}
-			resp := c.recv(i, protocol.KeyFetch, int16(10+i)).(*kmsg.FetchResponse)
+			resp := c.recv(i, int16(kmsg.Fetch), int16(10+i)).(*kmsg.FetchResponse)
 			p := resp.Topics[0].Partitions[0]
 			if !bytes.Equal(p.RecordBatches, records) || p.HighWatermark != 42 {
 				t.Fatalf("%d bytes: fetch %d: records or high watermark differ", n, i)

@@ -97,7 +97,7 @@ func TestLeaderProbesUnknownVoters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := network.NewServer(network.ServerConfig{Listeners: []network.ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0"}}},
+	srv, err := network.NewServer(network.ServerConfig{Apis: Apis(), Listeners: []network.ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0"}}},
 		network.HandlerFunc(func(*network.ConnInfo, protocol.RequestHeader, kmsg.Request, func(kmsg.Response)) {
 			t.Error("the probe sent a request")
 		}))

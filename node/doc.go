@@ -35,12 +35,20 @@
 // of its own, reading the status the loop publishes; the loop only wakes it
 // when the leader or the epoch changes.
 //
-// The other apis of a Kafka controller's listener (CreateTopics,
-// BrokerHeartbeat, Envelope, ...) are answered on the connection's goroutine
-// as a controller that is not active answers them (notcontroller.go):
-// NOT_CONTROLLER naming the raft leader, so brokers, controllers and admin
-// clients look for the active controller again. kraftd keeps no metadata,
-// so it answers so even as raft leader.
+// Every api a node serves has one registration, written by the layer that
+// serves it beside its handler: the network server's (ApiVersions, the
+// SASL apis), the raft driver's, and the node's own (DescribeCluster,
+// ControllerRegistration). New assembles them into the node's table
+// (apis.go, Apis), which the server decodes and advertises with, the peer
+// client sends at most at and the metrics count by; Handle routes each
+// request by its key to the route built from the same registrations. The
+// other apis of a Kafka controller's listener (CreateTopics,
+// BrokerHeartbeat, Envelope, ...) are answered on the connection's
+// goroutine as a controller that is not active answers them
+// (notcontroller.go): NOT_CONTROLLER naming the raft leader, so brokers,
+// controllers and admin clients look for the active controller again.
+// kraftd keeps no metadata, so it answers so even as raft leader; an api
+// that gets a registration of its own is no longer answered so.
 //
 // Leadership deferral (kraftd.controller.leadership.deferral.enable, on by
 // default; __cluster_metadata only): kraftd is not a QuorumController, so

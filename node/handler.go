@@ -24,32 +24,13 @@ type reqRef struct {
 	clusterID   string // the request's cluster id, for logs ("<null>" when absent)
 }
 
-// responseErrorCode is the top-level error code of a raft response (where
-// INCONSISTENT_CLUSTER_ID is reported), 0 for other kinds.
-func responseErrorCode(resp kmsg.Response) int16 {
-	code, _ := protocol.TopLevelErrorCode(resp)
-	return code
-}
-
-// requestClusterID is a raft request's cluster id for logs.
-func requestClusterID(req kmsg.Request) string {
-	var p *string
-	switch r := req.(type) {
-	case *kmsg.VoteRequest:
-		p = r.ClusterID
-	case *kmsg.BeginQuorumEpochRequest:
-		p = r.ClusterID
-	case *kmsg.EndQuorumEpochRequest:
-		p = r.ClusterID
-	case *kmsg.FetchRequest:
-		p = r.ClusterID
-	case *kmsg.FetchSnapshotRequest:
-		p = r.ClusterID
+// requestClusterID is a request's cluster id for logs ("<null>" when
+// absent), as its api's registration reads it.
+func (n *Node) requestClusterID(req kmsg.Request) string {
+	if p, _ := n.apis.ClusterID(req); p != nil {
+		return *p
 	}
-	if p == nil {
-		return "<null>"
-	}
-	return *p
+	return "<null>"
 }
 
 // postRequest hands a request to the loop without waiting: when the inbox
@@ -78,59 +59,66 @@ func (n *Node) postResponse(m raft.Message) {
 	}
 }
 
-// Handle routes raft requests into the run loop, answers DescribeCluster
-// from the published status and the other controller apis as a controller
-// that is not active. It runs on the connection's reader goroutine.
+// Handle serves a request by its api's route (apis.go): the raft apis go
+// into the run loop, DescribeCluster and ControllerRegistration are
+// answered from the published status, the other controller apis as a
+// controller that is not active. It runs on the connection's reader
+// goroutine.
 func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
-	switch r := req.(type) {
-	case *kmsg.DescribeClusterRequest:
-		// A request can arrive the moment the listeners are bound, a
-		// moment before the answer's endpoints are known.
-		select {
-		case <-n.ready:
-			respond(n.describeCluster(c, r))
-		case <-n.stopped:
-			respond(nil)
-		}
-		return
-	case *kmsg.ControllerRegistrationRequest:
-		respond(n.controllerRegistration(r))
-		return
-	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
-		*kmsg.FetchRequest, *kmsg.FetchSnapshotRequest,
-		*kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest,
-		*kmsg.UpdateFeaturesRequest:
-		ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: requestClusterID(req)}
-		if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
-			respond(nil) // close the connection
-		}
-		return
-	case *kmsg.DescribeQuorumRequest:
-		ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID}
-		// kafka-metadata-quorum always asks for __cluster_metadata; a
-		// node running the performance-test partition describes that one.
-		if n.rcfg.TopicName != raft.MetadataTopicName && len(r.Topics) == 1 && r.Topics[0].Topic == raft.MetadataTopicName {
-			r.Topics[0].Topic = n.rcfg.TopicName
-			ref.topicRename = raft.MetadataTopicName
-		}
-		if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
-			respond(nil)
-		}
+	if r := n.routes.of(hdr.APIKey); r != nil {
+		r(n, c, hdr, req, respond)
 		return
 	}
-	if protocol.AnswersNotController(hdr.APIKey) {
-		if resp, ok := n.notController(req); ok {
-			respond(resp)
-			return
-		}
-	}
-	// protocol.ParseRequest only yields the apis kraftd advertises, all
-	// handled above; anything else means the tables disagree: close the
-	// connection.
+	n.unrouted(c, hdr, respond)
+}
+
+// unrouted closes the connection of a request the node has no route for:
+// the server decodes only the apis of the node's table, every one of which
+// the server or a route serves, so the tables disagree.
+func (n *Node) unrouted(c *network.ConnInfo, hdr protocol.RequestHeader, respond func(kmsg.Response)) {
 	n.remote.Warn("request for an api the node does not route; closing the connection",
 		zap.Int16("api_key", hdr.APIKey), zap.Int16("api_version", hdr.APIVersion),
 		zap.Stringer("remote", c.Remote))
 	respond(nil)
+}
+
+// toRaft hands a raft request to the run loop.
+func (n *Node) toRaft(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: n.requestClusterID(req)}
+	if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
+		respond(nil) // close the connection
+	}
+}
+
+// describeQuorumToRaft hands DescribeQuorum to the run loop: kafka-metadata-quorum
+// always asks for __cluster_metadata; a node running the performance-test
+// partition describes that one, under the name asked for.
+func (n *Node) describeQuorumToRaft(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	r := req.(*kmsg.DescribeQuorumRequest)
+	ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: n.requestClusterID(req)}
+	if n.rcfg.TopicName != raft.MetadataTopicName && len(r.Topics) == 1 && r.Topics[0].Topic == raft.MetadataTopicName {
+		r.Topics[0].Topic = n.rcfg.TopicName
+		ref.topicRename = raft.MetadataTopicName
+	}
+	if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
+		respond(nil)
+	}
+}
+
+var describeClusterAPI = nodeApi{
+	Api: protocol.Typed[*kmsg.DescribeClusterRequest, *kmsg.DescribeClusterResponse]{
+		Versions: protocol.VersionRange{Min: 0, Max: 2},
+	}.Api(),
+	serve: func(n *Node, c *network.ConnInfo, _ protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		// A request can arrive the moment the listeners are bound, a
+		// moment before the answer's endpoints are known.
+		select {
+		case <-n.ready:
+			respond(n.describeCluster(c, req.(*kmsg.DescribeClusterRequest)))
+		case <-n.stopped:
+			respond(nil)
+		}
+	},
 }
 
 // describeCluster answers as a Kafka controller does for
@@ -195,6 +183,17 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 		}
 	}
 	return resp
+}
+
+// controllerRegistrationAPI is served only to turn a Kafka controller's
+// registration away: kraftd keeps no metadata.
+var controllerRegistrationAPI = nodeApi{
+	Api: protocol.Typed[*kmsg.ControllerRegistrationRequest, *kmsg.ControllerRegistrationResponse]{
+		Versions: protocol.VersionRange{Min: 0, Max: 0},
+	}.Api(),
+	serve: func(n *Node, _ *network.ConnInfo, _ protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		respond(n.controllerRegistration(req.(*kmsg.ControllerRegistrationRequest)))
+	},
 }
 
 // controllerRegistration answers a Kafka controller registering itself with

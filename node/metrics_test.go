@@ -155,8 +155,10 @@ func TestMetricsAndReadiness(t *testing.T) {
 				return false
 			}
 		}
-		return true
-	}, "the nodes' metrics to agree on leader, epoch and high watermark")
+		// Right after an election every node still reports -1: they agree
+		// before the leader's first entry commits.
+		return ms[0]["kafka_server_raft_metrics_high_watermark"] >= 1
+	}, "the nodes' metrics to agree on leader, epoch and a high watermark")
 	lm := scrape(t, q.nodes[leader-1])
 	if lm[`kafka_server_raft_metrics_current_state{state="leader"}`] != 1 || lm["kafka_server_raft_metrics_number_of_voters"] != 3 ||
 		lm["kafka_server_raft_metrics_high_watermark"] < 1 || lm["kafka_server_raft_metrics_election_latency_max"] < 0 {

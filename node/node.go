@@ -20,6 +20,7 @@ import (
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/osched"
+	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/security"
 )
@@ -94,6 +95,10 @@ type Node struct {
 	ctrls *controllers
 	// obs holds the metrics and health endpoints (metrics.go).
 	obs observed
+	// apis is every api the node serves (apis.go), routes how the node
+	// serves each one the server hands it; both fixed by New.
+	apis   *protocol.Table
+	routes *routes
 }
 
 // New checks the options and prepares a node; it touches no file or socket.
@@ -123,6 +128,8 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 		flushed: make(chan flushDone, 1),
 		stopped: make(chan struct{}),
 		ready:   make(chan struct{}),
+		apis:    Apis(),
+		routes:  newRoutes(),
 	}
 	if rc.DeferLeadership {
 		n.ctrls = newControllers()
@@ -238,6 +245,7 @@ func (n *Node) startNetwork() (err error) {
 		listeners = append(listeners, network.ListenerConfig{Name: l.Name, Addr: l.HostPort(), Security: sides[l.Name]})
 	}
 	sc := serverConfig(n.cfg, listeners)
+	sc.Apis = n.apis
 	sc.FinalizedKRaftVersion = func() int16 {
 		st, _ := n.Status()
 		return st.KRaftVersion
@@ -262,6 +270,7 @@ func (n *Node) startNetwork() (err error) {
 	close(n.ready)
 	pc := network.PeerConfig{
 		ClientID:            "raft-client-" + strconv.Itoa(int(n.cfg.NodeID)),
+		Apis:                n.apis,
 		RequestTimeout:      n.cfg.RequestTimeout,
 		ReconnectBackoff:    50 * time.Millisecond,
 		ReconnectBackoffMax: 500 * time.Millisecond,

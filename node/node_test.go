@@ -106,13 +106,13 @@ func TestControllerRegistrationTurnedAway(t *testing.T) {
 			n.status.Store(c.status)
 		}
 		var got kmsg.Response
-		n.Handle(ci, protocolHeader(protocol.KeyControllerRegistration), req, func(r kmsg.Response) { got = r })
+		n.Handle(ci, protocolHeader(int16(kmsg.ControllerRegistration)), req, func(r kmsg.Response) { got = r })
 		resp, ok := got.(*kmsg.ControllerRegistrationResponse)
 		if !ok || resp.ErrorCode != c.code || resp.ErrorMessage == nil || *resp.ErrorMessage != c.msg {
 			t.Errorf("status %+v: answer %+v, want error %d %q", c.status, got, c.code, c.msg)
 		}
 	}
-	if _, ok := protocol.Supported(protocol.KeyControllerRegistration); !ok {
+	if _, ok := Apis().Versions(int16(kmsg.ControllerRegistration)); !ok {
 		t.Error("ControllerRegistration not advertised: a JVM would fail it locally and stay on this node")
 	}
 }
@@ -207,6 +207,7 @@ func (describeClusterHandler) Handle(_ *network.ConnInfo, _ protocol.RequestHead
 // a configured voter keeps its controller.quorum.voters address.
 func TestTransportLearnEndpoint(t *testing.T) {
 	srv, err := network.NewServer(network.ServerConfig{
+		Apis:      Apis(),
 		Listeners: []network.ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0"}},
 		Logger:    zap.NewNop(),
 	}, describeClusterHandler{})
@@ -220,7 +221,7 @@ func TestTransportLearnEndpoint(t *testing.T) {
 	port := srv.Addrs()["CONTROLLER"].(*net.TCPAddr).Port
 
 	n := testNode(t)
-	n.peers = network.NewPeers(network.PeerConfig{ClientID: "t", RequestTimeout: 5 * time.Second,
+	n.peers = network.NewPeers(network.PeerConfig{ClientID: "t", Apis: n.apis, RequestTimeout: 5 * time.Second,
 		ReconnectBackoff: 10 * time.Millisecond, ReconnectBackoffMax: 50 * time.Millisecond, Logger: zap.NewNop()})
 	defer n.peers.Close()
 	send := func(id int32) (kmsg.Response, error) {

@@ -2,23 +2,45 @@ package node
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 )
 
+// notControllerApis are the apis of a Kafka controller's listener
+// (protocol.ControllerApis) that none of served registers.
+func notControllerApis(served [][]protocol.Api) []protocol.Api {
+	var out []protocol.Api
+	for _, a := range protocol.ControllerApis() {
+		if !slices.ContainsFunc(served, func(l []protocol.Api) bool {
+			return slices.ContainsFunc(l, func(s protocol.Api) bool { return s.Key == a.Key })
+		}) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // notController answers a controller api kraftd lists but does not serve
-// (protocol.AnswersNotController) as a Kafka controller that is not active
-// does: NOT_CONTROLLER, naming the raft leader when it is another node. A
-// broker's forwarding channel, a JVM controller or an admin client then
-// looks for the active controller again at once, where an api missing from
-// ApiVersions would fail on the client. kraftd keeps no metadata, so even
-// as raft leader it is no active controller; nothing here reaches the raft
-// core.
-func (n *Node) notController(req kmsg.Request) (kmsg.Response, bool) {
-	return protocol.ErrorResponse(req, kerr.NotController.Code, n.notControllerMessage())
+// as a Kafka controller that is not active does (its registration's
+// ErrorResponse): NOT_CONTROLLER, naming the raft leader when it is another
+// node. A broker's forwarding channel, a JVM controller or an admin client
+// then looks for the active controller again at once, where an api missing
+// from ApiVersions would fail on the client. kraftd keeps no metadata, so
+// even as raft leader it is no active controller; nothing here reaches the
+// raft core.
+func (n *Node) notController(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	if a := n.apis.Lookup(hdr.APIKey); a != nil && a.ErrorResponse != nil {
+		if resp := a.ErrorResponse(req, kerr.NotController.Code, n.notControllerMessage()); resp != nil {
+			respond(resp)
+			return
+		}
+	}
+	n.unrouted(c, hdr, respond)
 }
 
 // notControllerMessage is the text of Kafka's NotControllerException

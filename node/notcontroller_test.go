@@ -30,13 +30,13 @@ func TestControllerApisAnsweredNotController(t *testing.T) {
 		if c.status != nil {
 			n.status.Store(c.status)
 		}
-		for _, key := range protocol.ControllerKeys() {
+		for _, a := range protocol.ControllerApis() {
+			key := int16(a.Key)
 			req := kmsg.RequestForKey(key)
-			rng, _ := protocol.Advertised(key)
-			req.SetVersion(rng.Max)
+			req.SetVersion(a.Versions.Max)
 			var got kmsg.Response
 			n.Handle(ci, protocolHeader(key), req, func(r kmsg.Response) { got = r })
-			want, _ := protocol.ErrorResponse(req, kerr.NotController.Code, c.msg)
+			want := a.ErrorResponse(req, kerr.NotController.Code, c.msg)
 			if got == nil || string(protocol.AppendResponse(nil, 1, got)) != string(protocol.AppendResponse(nil, 1, want)) {
 				t.Errorf("status %+v, %s: answer %+v, want %+v", c.status, kmsg.NameForKey(key), got, want)
 			}

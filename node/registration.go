@@ -93,6 +93,7 @@ func (n *Node) newRegistrar() *registrar {
 		wake:        make(chan struct{}, 1),
 		peers: network.NewPeers(network.PeerConfig{
 			ClientID:            "controller-" + strconv.Itoa(int(n.cfg.NodeID)) + "-to-controller-registration-channel-manager",
+			Apis:                n.apis,
 			RequestTimeout:      registrationTimeout,
 			ReconnectBackoff:    50 * time.Millisecond,
 			ReconnectBackoffMax: 500 * time.Millisecond,

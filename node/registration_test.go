@@ -77,6 +77,7 @@ func (f *fakeLeader) waitRequests(t *testing.T, n int) []*kmsg.ControllerRegistr
 func registrationNode(t *testing.T, f *fakeLeader, lg *zap.Logger, topic string) *Node {
 	t.Helper()
 	srv, err := network.NewServer(network.ServerConfig{
+		Apis:      Apis(),
 		Listeners: []network.ListenerConfig{{Name: "CONTROLLER", Addr: "127.0.0.1:0"}},
 		Logger:    zap.NewNop(),
 	}, f)

@@ -18,7 +18,7 @@ type transport struct{ n *Node }
 
 func (t transport) Send(o raft.Outbound) {
 	t.n.peers.Send(o.To, o.Request, func(resp kmsg.Response, err error) {
-		if err == nil && responseErrorCode(resp) == kerr.InconsistentClusterID.Code {
+		if err == nil && t.n.apis.TopError(resp) == kerr.InconsistentClusterID.Code {
 			t.n.remote.Warn("peer refused our request: INCONSISTENT_CLUSTER_ID (our cluster id differs from the quorum's; was this dir formatted for another cluster?)",
 				zap.Int32("peer", o.To), zap.String("api", kmsg.NameForKey(o.Request.Key())), zap.String("our_cluster_id", t.n.rcfg.ClusterID))
 		}
@@ -55,7 +55,7 @@ func (t transport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 		t.n.lg.Error("reply with a foreign request ref; dropped", zap.Any("ref", ref))
 		return
 	}
-	if responseErrorCode(resp) == kerr.InconsistentClusterID.Code {
+	if t.n.apis.TopError(resp) == kerr.InconsistentClusterID.Code {
 		t.n.remote.Warn("refused a request: INCONSISTENT_CLUSTER_ID (the sender's cluster id differs from ours)",
 			zap.String("remote", r.remote), zap.String("api", kmsg.NameForKey(resp.Key())),
 			zap.String("their_cluster_id", r.clusterID), zap.String("our_cluster_id", t.n.rcfg.ClusterID))

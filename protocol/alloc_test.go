@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestHugeArrayCountsDoNotAllocate: a request claiming an enormous array count is refused
@@ -12,16 +14,16 @@ import (
 func TestHugeArrayCountsDoNotAllocate(t *testing.T) {
 	id := "c"
 	// Fetch v4: ReplicaID, MaxWait, MinBytes, MaxBytes, IsolationLevel, then int32 topic count.
-	tiny := AppendRequestHeader(nil, KeyFetch, 4, 1, &id)
+	tiny := AppendRequestHeader(nil, int16(kmsg.Fetch), 4, 1, &id)
 	tiny = append(tiny, make([]byte, 17)...)
 	tiny = binary.BigEndian.AppendUint32(tiny, 0x7fffffff)
 	// Fetch v13 (flexible): uvarint topic count.
-	tinyFlex := AppendRequestHeader(nil, KeyFetch, 13, 1, &id)
+	tinyFlex := AppendRequestHeader(nil, int16(kmsg.Fetch), 13, 1, &id)
 	tinyFlex = append(tinyFlex, make([]byte, 25)...)
 	tinyFlex = binary.AppendUvarint(tinyFlex, 0xffffffff)
 	for name, f := range map[string][]byte{"fetch v4": tiny, "fetch v13": tinyFlex} {
 		var err error
-		n := allocBytes(func() { _, _, err = ParseRequest(f) })
+		n := allocBytes(func() { _, _, err = testApis.ParseRequest(f) })
 		if err == nil {
 			t.Fatalf("%s: huge count accepted", name)
 		}
@@ -31,12 +33,12 @@ func TestHugeArrayCountsDoNotAllocate(t *testing.T) {
 	}
 
 	// The worst case: a count of half the remaining bytes in a 1 MiB body.
-	big := AppendRequestHeader(nil, KeyFetch, 4, 1, &id)
+	big := AppendRequestHeader(nil, int16(kmsg.Fetch), 4, 1, &id)
 	hdrLen := len(big)
 	big = append(big, make([]byte, 17)...)
 	big = binary.BigEndian.AppendUint32(big, uint32((MaxRequestBodySize-21)/2))
 	big = append(big, make([]byte, hdrLen+MaxRequestBodySize-len(big))...)
-	n := allocBytesRuns(1, func() { _, _, _ = ParseRequest(big) })
+	n := allocBytesRuns(1, func() { _, _, _ = testApis.ParseRequest(big) })
 	// ~32x in normal builds; the race detector's builds do not fuse kmsg's
 	// append(make(...)) and allocate twice.
 	if n > 72*MaxRequestBodySize {
@@ -45,7 +47,7 @@ func TestHugeArrayCountsDoNotAllocate(t *testing.T) {
 	// One byte more is refused before kmsg sees it.
 	big = append(big, 0)
 	var err error
-	n = allocBytes(func() { _, _, err = ParseRequest(big) })
+	n = allocBytes(func() { _, _, err = testApis.ParseRequest(big) })
 	if !errors.Is(err, ErrRequestTooLarge) || n > 4096 {
 		t.Fatalf("oversized body: %v, %d bytes allocated", err, n)
 	}

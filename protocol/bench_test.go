@@ -36,7 +36,7 @@ func BenchmarkFetchRequestDecodeEncode(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for b.Loop() {
-		hdr, req, err := ParseRequest(frame)
+		hdr, req, err := testApis.ParseRequest(frame)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func BenchmarkFetchResponseDecode(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseResponse(frame, KeyFetch, 17); err != nil {
+		if _, err := ParseResponse(frame, int16(kmsg.Fetch), 17); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -95,7 +95,7 @@ func BenchmarkFetchResponseDecodeEncodeVectored(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for b.Loop() {
-		resp, err := ParseResponse(frame, KeyFetch, 17)
+		resp, err := ParseResponse(frame, int16(kmsg.Fetch), 17)
 		if err != nil {
 			b.Fatal(err)
 		}

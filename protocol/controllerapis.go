@@ -7,98 +7,81 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// controllerApis are the apis a Kafka 4.4.0 controller lists on its controller listener
-// beyond servedApis, with its ranges (asked of a live 4.4.0 controller; the interop tests
-// compare them). kraftd keeps no metadata, so it answers each of them as a Kafka controller
-// that is not active does (ErrorResponse with NOT_CONTROLLER): a broker's forwarding
-// channel, a JVM controller or an admin client then looks for the active controller again
-// instead of failing on an api missing from ApiVersions. kmsg encodes every version
-// listed (checked by the tests).
-var controllerApis = [...]struct {
-	key int16
-	VersionRange
-}{
-	{int16(kmsg.CreateTopics), VersionRange{2, 7}},
-	{int16(kmsg.DeleteTopics), VersionRange{1, 6}},
-	{int16(kmsg.DescribeACLs), VersionRange{1, 3}},
-	{int16(kmsg.CreateACLs), VersionRange{1, 3}},
-	{int16(kmsg.DeleteACLs), VersionRange{1, 3}},
-	{int16(kmsg.DescribeConfigs), VersionRange{1, 4}},
-	{int16(kmsg.AlterConfigs), VersionRange{0, 2}},
-	{int16(kmsg.CreatePartitions), VersionRange{0, 3}},
-	{int16(kmsg.CreateDelegationToken), VersionRange{1, 3}},
-	{int16(kmsg.RenewDelegationToken), VersionRange{1, 2}},
-	{int16(kmsg.ExpireDelegationToken), VersionRange{1, 2}},
-	{int16(kmsg.DescribeDelegationToken), VersionRange{1, 3}},
-	{int16(kmsg.ElectLeaders), VersionRange{0, 2}},
-	{int16(kmsg.IncrementalAlterConfigs), VersionRange{0, 1}},
-	{int16(kmsg.AlterPartitionAssignments), VersionRange{0, 1}},
-	{int16(kmsg.ListPartitionReassignments), VersionRange{0, 0}},
-	{int16(kmsg.AlterClientQuotas), VersionRange{0, 1}},
-	{int16(kmsg.DescribeUserSCRAMCredentials), VersionRange{0, 0}},
-	{int16(kmsg.AlterUserSCRAMCredentials), VersionRange{0, 0}},
-	{int16(kmsg.AlterPartition), VersionRange{2, 3}},
-	{int16(kmsg.Envelope), VersionRange{0, 0}},
-	{int16(kmsg.BrokerRegistration), VersionRange{0, 4}},
-	{int16(kmsg.BrokerHeartbeat), VersionRange{0, 2}},
-	{int16(kmsg.UnregisterBroker), VersionRange{0, 0}},
-	{int16(kmsg.AllocateProducerIDs), VersionRange{0, 0}},
-	{int16(kmsg.AssignReplicasToDirs), VersionRange{0, 0}},
-	{int16(kmsg.UnregisterController), VersionRange{0, 0}},
-}
-
-// ControllerKeys returns the api keys kraftd answers as a non-active controller, ascending.
-func ControllerKeys() []int16 {
-	keys := make([]int16, len(controllerApis))
-	for i, a := range controllerApis {
-		keys[i] = a.key
+// ControllerApis are the registrations of the apis a Kafka 4.4.0 controller lists on its
+// controller listener beyond the raft and listener apis, with its ranges (asked of a live
+// 4.4.0 controller; the interop tests compare them), in key order. kraftd keeps no
+// metadata, so a node answers each of them as a Kafka controller that is not active does
+// (ErrorResponse with NOT_CONTROLLER): a broker's forwarding channel, a JVM controller
+// or an admin client then looks for the active controller again instead of failing on an
+// api missing from ApiVersions. Each registration's ErrorResponse is Kafka's
+// getErrorResponse for its type. The list is built anew on each call.
+func ControllerApis() []Api {
+	return []Api{
+		errorAnswer(2, 7, createTopicsError),
+		errorAnswer(1, 6, deleteTopicsError),
+		errorAnswer(1, 3, describeACLsError),
+		errorAnswer(1, 3, createACLsError),
+		errorAnswer(1, 3, deleteACLsError),
+		errorAnswer(1, 4, describeConfigsError),
+		errorAnswer(0, 2, alterConfigsError),
+		errorAnswer(0, 3, createPartitionsError),
+		errorAnswer(1, 3, createDelegationTokenError),
+		topCode(1, 2, func(_ *kmsg.RenewDelegationTokenRequest, out *kmsg.RenewDelegationTokenResponse) *int16 {
+			return &out.ErrorCode
+		}),
+		topCode(1, 2, func(_ *kmsg.ExpireDelegationTokenRequest, out *kmsg.ExpireDelegationTokenResponse) *int16 {
+			return &out.ErrorCode
+		}),
+		topCode(1, 3, func(_ *kmsg.DescribeDelegationTokenRequest, out *kmsg.DescribeDelegationTokenResponse) *int16 {
+			return &out.ErrorCode
+		}),
+		errorAnswer(0, 2, electLeadersError),
+		errorAnswer(0, 1, incrementalAlterConfigsError),
+		errorAnswer(0, 1, alterReassignmentsError),
+		errorAnswer(0, 0, listReassignmentsError),
+		errorAnswer(0, 1, alterClientQuotasError),
+		errorAnswer(0, 0, describeSCRAMError),
+		errorAnswer(0, 0, alterSCRAMError),
+		// The apis brokers and controllers send over their channel to the active
+		// controller: a top-level code. Envelope carries it on the envelope, which makes
+		// a forwarding broker look for the controller again.
+		topCode(2, 3, func(_ *kmsg.AlterPartitionRequest, out *kmsg.AlterPartitionResponse) *int16 { return &out.ErrorCode }),
+		topCode(0, 0, func(_ *kmsg.EnvelopeRequest, out *kmsg.EnvelopeResponse) *int16 { return &out.ErrorCode }),
+		topCode(0, 4, func(_ *kmsg.BrokerRegistrationRequest, out *kmsg.BrokerRegistrationResponse) *int16 {
+			return &out.ErrorCode
+		}),
+		topCode(0, 2, func(_ *kmsg.BrokerHeartbeatRequest, out *kmsg.BrokerHeartbeatResponse) *int16 { return &out.ErrorCode }),
+		errorAnswer(0, 0, unregisterBrokerError),
+		topCode(0, 0, func(_ *kmsg.AllocateProducerIDsRequest, out *kmsg.AllocateProducerIDsResponse) *int16 {
+			return &out.ErrorCode
+		}),
+		topCode(0, 0, func(_ *kmsg.AssignReplicasToDirsRequest, out *kmsg.AssignReplicasToDirsResponse) *int16 {
+			return &out.ErrorCode
+		}),
+		errorAnswer(0, 0, unregisterControllerError),
 	}
-	return keys
 }
 
-// ErrorResponse builds the answer Kafka's AbstractRequest.getErrorResponse gives req when
-// its handling fails with the given error: the same version as req, the error where the
-// request type carries it (top level, or on every topic, partition, resource, ACL or user
-// entry echoed from req, as Kafka fills them). msg is the exception's message; Kafka sends
-// none where it equals the error's generic text, and some types carry the generic text
-// instead (DescribeConfigs, AlterClientQuotas). ok is false for a request type outside
-// controllerApis.
-func ErrorResponse(req kmsg.Request, code int16, msg string) (resp kmsg.Response, ok bool) {
-	e := newApiError(code, msg)
-	resp = req.ResponseKind()
-	switch r := req.(type) {
-	case *kmsg.CreateTopicsRequest:
-		createTopicsError(r, resp.(*kmsg.CreateTopicsResponse), e)
-	case *kmsg.DeleteTopicsRequest:
-		deleteTopicsError(r, resp.(*kmsg.DeleteTopicsResponse), e)
-	case *kmsg.CreatePartitionsRequest:
-		out := resp.(*kmsg.CreatePartitionsResponse)
-		for _, t := range r.Topics {
-			res := kmsg.NewCreatePartitionsResponseTopic()
-			res.Topic, res.ErrorCode, res.ErrorMessage = t.Topic, e.code, e.msg
-			out.Topics = append(out.Topics, res)
+// errorAnswer registers an api answered by fill, which puts e where Kafka's
+// getErrorResponse for the api does (top level, or on every topic, partition, resource,
+// ACL or user entry echoed from the request). The answer is of the request's version.
+func errorAnswer[Req kmsg.Request, Resp kmsg.Response](min, max int16, fill func(Req, Resp, apiError)) Api {
+	a := Typed[Req, Resp]{Versions: VersionRange{min, max}}.Api()
+	a.ErrorResponse = func(req kmsg.Request, code int16, msg string) kmsg.Response {
+		r, ok := req.(Req)
+		if !ok {
+			return nil
 		}
-	case *kmsg.ElectLeadersRequest:
-		electLeadersError(r, resp.(*kmsg.ElectLeadersResponse), e)
-	case *kmsg.AlterPartitionAssignmentsRequest:
-		alterReassignmentsError(r, resp.(*kmsg.AlterPartitionAssignmentsResponse), e)
-	case *kmsg.ListPartitionReassignmentsRequest:
-		listReassignmentsError(r, resp.(*kmsg.ListPartitionReassignmentsResponse), e)
-	case *kmsg.DescribeConfigsRequest, *kmsg.AlterConfigsRequest, *kmsg.IncrementalAlterConfigsRequest:
-		configsError(req, resp, e)
-	case *kmsg.DescribeACLsRequest, *kmsg.CreateACLsRequest, *kmsg.DeleteACLsRequest:
-		aclsError(req, resp, e)
-	case *kmsg.AlterClientQuotasRequest:
-		alterClientQuotasError(r, resp.(*kmsg.AlterClientQuotasResponse), e)
-	case *kmsg.DescribeUserSCRAMCredentialsRequest, *kmsg.AlterUserSCRAMCredentialsRequest:
-		scramError(req, resp, e)
-	case *kmsg.CreateDelegationTokenRequest, *kmsg.RenewDelegationTokenRequest,
-		*kmsg.ExpireDelegationTokenRequest, *kmsg.DescribeDelegationTokenRequest:
-		delegationTokenError(resp, e)
-	default:
-		return brokerChannelError(resp, e)
+		resp := req.ResponseKind().(Resp)
+		fill(r, resp, newApiError(code, msg))
+		return resp
 	}
-	return resp, true
+	return a
+}
+
+// topCode registers an api whose error answer is the code alone, at the top level.
+func topCode[Req kmsg.Request, Resp kmsg.Response](min, max int16, code func(Req, Resp) *int16) Api {
+	return errorAnswer(min, max, func(r Req, out Resp, e apiError) { *code(r, out) = e.code })
 }
 
 // apiError is Kafka's ApiError: a code and the message sent with it.
@@ -129,6 +112,14 @@ func createTopicsError(r *kmsg.CreateTopicsRequest, out *kmsg.CreateTopicsRespon
 		res := kmsg.NewCreateTopicsResponseTopic()
 		res.Topic, res.ErrorCode, res.ErrorMessage = t.Topic, e.code, e.msg
 		res.Configs = []kmsg.CreateTopicsResponseTopicConfig{} // Kafka sends an empty list (v5+), not null
+		out.Topics = append(out.Topics, res)
+	}
+}
+
+func createPartitionsError(r *kmsg.CreatePartitionsRequest, out *kmsg.CreatePartitionsResponse, e apiError) {
+	for _, t := range r.Topics {
+		res := kmsg.NewCreatePartitionsResponseTopic()
+		res.Topic, res.ErrorCode, res.ErrorMessage = t.Topic, e.code, e.msg
 		out.Topics = append(out.Topics, res)
 	}
 }
@@ -196,55 +187,51 @@ func listReassignmentsError(r *kmsg.ListPartitionReassignmentsRequest, out *kmsg
 	}
 }
 
-// configsError answers the three config apis per resource. DescribeConfigs carries the
-// generic text, as Kafka's DescribeConfigsRequest does.
-func configsError(req kmsg.Request, resp kmsg.Response, e apiError) {
-	switch r := req.(type) {
-	case *kmsg.DescribeConfigsRequest:
-		out := resp.(*kmsg.DescribeConfigsResponse)
-		for _, res := range r.Resources {
-			o := kmsg.NewDescribeConfigsResponseResource()
-			o.ResourceType, o.ResourceName, o.ErrorCode, o.ErrorMessage = res.ResourceType, res.ResourceName, e.code, e.generic
-			out.Resources = append(out.Resources, o)
-		}
-	case *kmsg.AlterConfigsRequest:
-		out := resp.(*kmsg.AlterConfigsResponse)
-		for _, res := range r.Resources {
-			o := kmsg.NewAlterConfigsResponseResource()
-			o.ResourceType, o.ResourceName, o.ErrorCode, o.ErrorMessage = res.ResourceType, res.ResourceName, e.code, e.msg
-			out.Resources = append(out.Resources, o)
-		}
-	case *kmsg.IncrementalAlterConfigsRequest:
-		out := resp.(*kmsg.IncrementalAlterConfigsResponse)
-		for _, res := range r.Resources {
-			o := kmsg.NewIncrementalAlterConfigsResponseResource()
-			o.ResourceType, o.ResourceName, o.ErrorCode, o.ErrorMessage = res.ResourceType, res.ResourceName, e.code, e.msg
-			out.Resources = append(out.Resources, o)
-		}
+// describeConfigsError answers per resource with the generic text, as Kafka's
+// DescribeConfigsRequest does.
+func describeConfigsError(r *kmsg.DescribeConfigsRequest, out *kmsg.DescribeConfigsResponse, e apiError) {
+	for _, res := range r.Resources {
+		o := kmsg.NewDescribeConfigsResponseResource()
+		o.ResourceType, o.ResourceName, o.ErrorCode, o.ErrorMessage = res.ResourceType, res.ResourceName, e.code, e.generic
+		out.Resources = append(out.Resources, o)
 	}
 }
 
-// aclsError: DescribeAcls has a top-level code; CreateAcls and DeleteAcls one result per
-// creation or filter.
-func aclsError(req kmsg.Request, resp kmsg.Response, e apiError) {
-	switch r := req.(type) {
-	case *kmsg.DescribeACLsRequest:
-		out := resp.(*kmsg.DescribeACLsResponse)
-		out.ErrorCode, out.ErrorMessage = e.code, e.msg
-	case *kmsg.CreateACLsRequest:
-		out := resp.(*kmsg.CreateACLsResponse)
-		for range r.Creations {
-			o := kmsg.NewCreateACLsResponseResult()
-			o.ErrorCode, o.ErrorMessage = e.code, e.msg
-			out.Results = append(out.Results, o)
-		}
-	case *kmsg.DeleteACLsRequest:
-		out := resp.(*kmsg.DeleteACLsResponse)
-		for range r.Filters {
-			o := kmsg.NewDeleteACLsResponseResult()
-			o.ErrorCode, o.ErrorMessage = e.code, e.msg
-			out.Results = append(out.Results, o)
-		}
+func alterConfigsError(r *kmsg.AlterConfigsRequest, out *kmsg.AlterConfigsResponse, e apiError) {
+	for _, res := range r.Resources {
+		o := kmsg.NewAlterConfigsResponseResource()
+		o.ResourceType, o.ResourceName, o.ErrorCode, o.ErrorMessage = res.ResourceType, res.ResourceName, e.code, e.msg
+		out.Resources = append(out.Resources, o)
+	}
+}
+
+func incrementalAlterConfigsError(r *kmsg.IncrementalAlterConfigsRequest, out *kmsg.IncrementalAlterConfigsResponse, e apiError) {
+	for _, res := range r.Resources {
+		o := kmsg.NewIncrementalAlterConfigsResponseResource()
+		o.ResourceType, o.ResourceName, o.ErrorCode, o.ErrorMessage = res.ResourceType, res.ResourceName, e.code, e.msg
+		out.Resources = append(out.Resources, o)
+	}
+}
+
+// describeACLsError: DescribeAcls has a top-level code; CreateAcls and DeleteAcls one
+// result per creation or filter.
+func describeACLsError(_ *kmsg.DescribeACLsRequest, out *kmsg.DescribeACLsResponse, e apiError) {
+	out.ErrorCode, out.ErrorMessage = e.code, e.msg
+}
+
+func createACLsError(r *kmsg.CreateACLsRequest, out *kmsg.CreateACLsResponse, e apiError) {
+	for range r.Creations {
+		o := kmsg.NewCreateACLsResponseResult()
+		o.ErrorCode, o.ErrorMessage = e.code, e.msg
+		out.Results = append(out.Results, o)
+	}
+}
+
+func deleteACLsError(r *kmsg.DeleteACLsRequest, out *kmsg.DeleteACLsResponse, e apiError) {
+	for range r.Filters {
+		o := kmsg.NewDeleteACLsResponseResult()
+		o.ErrorCode, o.ErrorMessage = e.code, e.msg
+		out.Results = append(out.Results, o)
 	}
 }
 
@@ -262,34 +249,31 @@ func alterClientQuotasError(r *kmsg.AlterClientQuotasRequest, out *kmsg.AlterCli
 	}
 }
 
-// scramError: DescribeUserScramCredentials has a top-level code and one result per user
-// asked for, without the user's name (as Kafka); AlterUserScramCredentials one result per
-// distinct user named by a deletion or upsertion, sorted.
-func scramError(req kmsg.Request, resp kmsg.Response, e apiError) {
-	switch r := req.(type) {
-	case *kmsg.DescribeUserSCRAMCredentialsRequest:
-		out := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
-		out.ErrorCode, out.ErrorMessage = e.code, e.msg
-		for range r.Users {
-			o := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
-			o.ErrorCode, o.ErrorMessage = e.code, e.msg
-			out.Results = append(out.Results, o)
-		}
-	case *kmsg.AlterUserSCRAMCredentialsRequest:
-		out := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
-		var users []string
-		for _, d := range r.Deletions {
-			users = append(users, d.Name)
-		}
-		for _, u := range r.Upsertions {
-			users = append(users, u.Name)
-		}
-		slices.Sort(users)
-		for _, u := range slices.Compact(users) {
-			o := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
-			o.User, o.ErrorCode, o.ErrorMessage = u, e.code, e.msg
-			out.Results = append(out.Results, o)
-		}
+// describeSCRAMError: a top-level code and one result per user asked for, without the
+// user's name (as Kafka).
+func describeSCRAMError(r *kmsg.DescribeUserSCRAMCredentialsRequest, out *kmsg.DescribeUserSCRAMCredentialsResponse, e apiError) {
+	out.ErrorCode, out.ErrorMessage = e.code, e.msg
+	for range r.Users {
+		o := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+		o.ErrorCode, o.ErrorMessage = e.code, e.msg
+		out.Results = append(out.Results, o)
+	}
+}
+
+// alterSCRAMError: one result per distinct user named by a deletion or upsertion, sorted.
+func alterSCRAMError(r *kmsg.AlterUserSCRAMCredentialsRequest, out *kmsg.AlterUserSCRAMCredentialsResponse, e apiError) {
+	var users []string
+	for _, d := range r.Deletions {
+		users = append(users, d.Name)
+	}
+	for _, u := range r.Upsertions {
+		users = append(users, u.Name)
+	}
+	slices.Sort(users)
+	for _, u := range slices.Compact(users) {
+		o := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+		o.User, o.ErrorCode, o.ErrorMessage = u, e.code, e.msg
+		out.Results = append(out.Results, o)
 	}
 }
 
@@ -297,50 +281,22 @@ func scramError(req kmsg.Request, resp kmsg.Response, e apiError) {
 // CreateDelegationToken answer.
 const anonymousType, anonymousName = "User", "ANONYMOUS"
 
-// delegationTokenError: a top-level code; a failed creation names the anonymous principal
-// and -1 timestamps.
-func delegationTokenError(resp kmsg.Response, e apiError) {
-	switch out := resp.(type) {
-	case *kmsg.CreateDelegationTokenResponse:
-		out.ErrorCode = e.code
-		out.PrincipalType, out.PrincipalName = anonymousType, anonymousName
-		out.TokenRequesterPrincipalType, out.TokenRequesterPrincipalName = anonymousType, anonymousName
-		out.IssueTimestamp, out.ExpiryTimestamp, out.MaxTimestamp = -1, -1, -1
-		out.HMAC = []byte{}
-	case *kmsg.RenewDelegationTokenResponse:
-		out.ErrorCode = e.code
-	case *kmsg.ExpireDelegationTokenResponse:
-		out.ErrorCode = e.code
-	case *kmsg.DescribeDelegationTokenResponse:
-		out.ErrorCode = e.code
-	}
+// createDelegationTokenError: a failed creation names the anonymous principal and -1
+// timestamps.
+func createDelegationTokenError(_ *kmsg.CreateDelegationTokenRequest, out *kmsg.CreateDelegationTokenResponse, e apiError) {
+	out.ErrorCode = e.code
+	out.PrincipalType, out.PrincipalName = anonymousType, anonymousName
+	out.TokenRequesterPrincipalType, out.TokenRequesterPrincipalName = anonymousType, anonymousName
+	out.IssueTimestamp, out.ExpiryTimestamp, out.MaxTimestamp = -1, -1, -1
+	out.HMAC = []byte{}
 }
 
-// brokerChannelError answers the apis brokers and controllers send over their channel to
-// the active controller: a top-level code (and, for UnregisterBroker and
-// UnregisterController, the exception's text unchanged, as Kafka 4.4 sets it). Envelope
-// carries the code on the envelope, which makes a forwarding broker look for the
-// controller again.
-func brokerChannelError(resp kmsg.Response, e apiError) (kmsg.Response, bool) {
-	switch out := resp.(type) {
-	case *kmsg.AlterPartitionResponse:
-		out.ErrorCode = e.code
-	case *kmsg.EnvelopeResponse:
-		out.ErrorCode = e.code
-	case *kmsg.BrokerRegistrationResponse:
-		out.ErrorCode = e.code
-	case *kmsg.BrokerHeartbeatResponse:
-		out.ErrorCode = e.code
-	case *kmsg.UnregisterBrokerResponse:
-		out.ErrorCode, out.ErrorMessage = e.code, e.raw
-	case *kmsg.AllocateProducerIDsResponse:
-		out.ErrorCode = e.code
-	case *kmsg.AssignReplicasToDirsResponse:
-		out.ErrorCode = e.code
-	case *kmsg.UnregisterControllerResponse:
-		out.ErrorCode, out.ErrorMessage = e.code, e.raw
-	default:
-		return nil, false
-	}
-	return resp, true
+// unregisterBrokerError and unregisterControllerError carry the exception's text
+// unchanged, as Kafka 4.4 sets it.
+func unregisterBrokerError(_ *kmsg.UnregisterBrokerRequest, out *kmsg.UnregisterBrokerResponse, e apiError) {
+	out.ErrorCode, out.ErrorMessage = e.code, e.raw
+}
+
+func unregisterControllerError(_ *kmsg.UnregisterControllerRequest, out *kmsg.UnregisterControllerResponse, e apiError) {
+	out.ErrorCode, out.ErrorMessage = e.code, e.raw
 }

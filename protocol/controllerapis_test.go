@@ -11,63 +11,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// kafka440Controller is what a Kafka 4.4.0 controller lists in ApiVersions on its
-// controller listener (asked of a live one; interop's TestControllerApisNotActive
-// compares kraftd with a live one again).
-var kafka440Controller = map[kmsg.Key]VersionRange{
-	kmsg.Fetch: {4, 18}, kmsg.SASLHandshake: {0, 1}, kmsg.ApiVersions: {0, 5},
-	kmsg.CreateTopics: {2, 7}, kmsg.DeleteTopics: {1, 6}, kmsg.DescribeACLs: {1, 3},
-	kmsg.CreateACLs: {1, 3}, kmsg.DeleteACLs: {1, 3}, kmsg.DescribeConfigs: {1, 4},
-	kmsg.AlterConfigs: {0, 2}, kmsg.SASLAuthenticate: {0, 2}, kmsg.CreatePartitions: {0, 3},
-	kmsg.CreateDelegationToken: {1, 3}, kmsg.RenewDelegationToken: {1, 2},
-	kmsg.ExpireDelegationToken: {1, 2}, kmsg.DescribeDelegationToken: {1, 3},
-	kmsg.ElectLeaders: {0, 2}, kmsg.IncrementalAlterConfigs: {0, 1},
-	kmsg.AlterPartitionAssignments: {0, 1}, kmsg.ListPartitionReassignments: {0, 0},
-	kmsg.AlterClientQuotas: {0, 1}, kmsg.DescribeUserSCRAMCredentials: {0, 0},
-	kmsg.AlterUserSCRAMCredentials: {0, 0}, kmsg.Vote: {0, 2}, kmsg.BeginQuorumEpoch: {0, 1},
-	kmsg.EndQuorumEpoch: {0, 1}, kmsg.DescribeQuorum: {0, 2}, kmsg.AlterPartition: {2, 3},
-	kmsg.UpdateFeatures: {0, 2}, kmsg.Envelope: {0, 0}, kmsg.FetchSnapshot: {0, 1},
-	kmsg.DescribeCluster: {0, 2}, kmsg.BrokerRegistration: {0, 4}, kmsg.BrokerHeartbeat: {0, 2},
-	kmsg.UnregisterBroker: {0, 0}, kmsg.AllocateProducerIDs: {0, 0},
-	kmsg.ControllerRegistration: {0, 0}, kmsg.AssignReplicasToDirs: {0, 0},
-	kmsg.AddRaftVoter: {0, 1}, kmsg.RemoveRaftVoter: {0, 0}, kmsg.UpdateRaftVoter: {0, 0},
-	kmsg.UnregisterController: {0, 0},
-}
-
-// kraftd advertises exactly a Kafka 4.4.0 controller's apis and ranges, each api either
-// served or answered as a non-active controller, never both, all within kmsg's versions.
-func TestAdvertisementIsKafka440Controller(t *testing.T) {
-	got := NewApiVersionsResponse(ClientApiVersionsVersion).ApiKeys
-	if len(got) != len(kafka440Controller) {
-		t.Errorf("kraftd lists %d apis, Kafka 4.4.0's controller %d", len(got), len(kafka440Controller))
+// The controller apis are registered in key order, apart from the apis a node serves,
+// each answered by its registration's ErrorResponse.
+func TestControllerApisBesideServed(t *testing.T) {
+	if !slices.IsSorted(controllerKeys()) {
+		t.Errorf("controller keys not ascending: %v", controllerKeys())
 	}
-	for _, k := range got {
-		want, ok := kafka440Controller[kmsg.Key(k.ApiKey)]
-		if !ok || want != (VersionRange{k.MinVersion, k.MaxVersion}) {
-			t.Errorf("%s: kraftd lists %d-%d, Kafka 4.4.0 %v (listed %v)", kmsg.NameForKey(k.ApiKey), k.MinVersion, k.MaxVersion, want, ok)
-		}
-	}
-	if !slices.IsSorted(ControllerKeys()) {
-		t.Errorf("controller keys not ascending: %v", ControllerKeys())
-	}
-	for _, key := range ControllerKeys() {
-		name := kmsg.NameForKey(key)
-		if _, served := Supported(key); served || !AnswersNotController(key) {
-			t.Errorf("%s: served %v, answered as not controller %v", name, served, AnswersNotController(key))
-		}
-		rng, ok := Advertised(key)
-		if req := kmsg.RequestForKey(key); !ok || req == nil || rng.Min < 0 || rng.Max > req.MaxVersion() {
-			t.Errorf("%s: advertised %v (%v) outside kmsg's versions", name, rng, ok)
-		}
-	}
-	for _, key := range ServedKeys() {
-		if AnswersNotController(key) {
-			t.Errorf("%s: served and answered as not controller", kmsg.NameForKey(key))
-		}
-	}
-	for _, key := range []int16{0, 3, 7, 16, 21, 70, 95, -1, 1000} {
-		if AnswersNotController(key) {
-			t.Errorf("key %d answered as not controller", key)
+	for _, a := range ControllerApis() {
+		if testServed.Lookup(int16(a.Key)) != nil || a.ErrorResponse == nil {
+			t.Errorf("%s: served %v, answered as not controller %v", a.Name(), testServed.Lookup(int16(a.Key)) != nil, a.ErrorResponse != nil)
 		}
 	}
 }
@@ -140,16 +92,16 @@ func sampleControllerRequest(key, v int16) kmsg.Request {
 // the code in every error field, and survives a kmsg round trip unchanged.
 func TestErrorResponseEveryControllerApiVersion(t *testing.T) {
 	id := "admin-1"
-	for _, key := range ControllerKeys() {
-		rng, _ := Advertised(key)
+	for _, key := range controllerKeys() {
+		rng, _ := testApis.Versions(key)
 		for v := rng.Min; v <= rng.Max; v++ {
 			name := fmt.Sprintf("%s v%d", kmsg.NameForKey(key), v)
 			frame := AppendRequest(nil, 5, &id, sampleControllerRequest(key, v))
-			hdr, req, err := ParseRequest(frame[4:])
+			hdr, req, err := testApis.ParseRequest(frame[4:])
 			if err != nil || hdr.APIKey != key || req.GetVersion() != v {
 				t.Fatalf("%s: parse %+v %v", name, hdr, err)
 			}
-			resp, ok := ErrorResponse(req, kerr.NotController.Code, "The active controller appears to be node 2.")
+			resp, ok := errorResponse(req, kerr.NotController.Code, "The active controller appears to be node 2.")
 			if !ok || resp.Key() != key || resp.GetVersion() != v {
 				t.Fatalf("%s: ErrorResponse %T %v", name, resp, ok)
 			}
@@ -174,7 +126,7 @@ func TestErrorResponseEveryControllerApiVersion(t *testing.T) {
 		}
 	}
 	for _, req := range []kmsg.Request{kmsg.NewPtrFetchRequest(), kmsg.NewPtrProduceRequest(), kmsg.NewPtrVoteRequest()} {
-		if resp, ok := ErrorResponse(req, kerr.NotController.Code, ""); ok {
+		if resp, ok := errorResponse(req, kerr.NotController.Code, ""); ok {
 			t.Errorf("%T answered: %+v", req, resp)
 		}
 	}
@@ -343,7 +295,7 @@ func TestErrorResponsePerApi(t *testing.T) {
 			return ""
 		}},
 	} {
-		resp, ok := ErrorResponse(sampleControllerRequest(tc.key, tc.version), code, msg)
+		resp, ok := errorResponse(sampleControllerRequest(tc.key, tc.version), code, msg)
 		if !ok {
 			t.Fatalf("%s v%d: not answered", kmsg.NameForKey(tc.key), tc.version)
 		}
@@ -358,11 +310,11 @@ func TestErrorResponsePerApi(t *testing.T) {
 func TestErrorResponseGenericMessage(t *testing.T) {
 	generic := kerr.NotController.Description
 	for _, msg := range []string{"", generic} {
-		resp, _ := ErrorResponse(sampleControllerRequest(int16(kmsg.CreateTopics), 7), kerr.NotController.Code, msg)
+		resp, _ := errorResponse(sampleControllerRequest(int16(kmsg.CreateTopics), 7), kerr.NotController.Code, msg)
 		if m := resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorMessage; m != nil {
 			t.Errorf("message %q sent as %q", msg, *m)
 		}
-		resp, _ = ErrorResponse(sampleControllerRequest(int16(kmsg.UnregisterController), 0), kerr.NotController.Code, msg)
+		resp, _ = errorResponse(sampleControllerRequest(int16(kmsg.UnregisterController), 0), kerr.NotController.Code, msg)
 		if m := resp.(*kmsg.UnregisterControllerResponse).ErrorMessage; (m == nil) != (msg == "") || m != nil && *m != msg {
 			t.Errorf("UnregisterController message %v for %q", m, msg)
 		}

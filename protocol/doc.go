@@ -10,14 +10,20 @@
 //     with a tag block when flexible, except ApiVersions which always uses v0) and a kmsg
 //     body. Bodies are encoded and decoded by kmsg only; this package never hand-writes a
 //     message kmsg knows. ParseRequestHeader decodes a header without allocating.
-//   - kraftd serves a fixed set of apis (servedApis in versions.go, one line per api) and
-//     lists the other apis of a Kafka controller's listener (controllerApis in
-//     controllerapis.go), which it answers as a controller that is not active
-//     (ErrorResponse: Kafka's getErrorResponse for each type). ParseRequest refuses the rest with errors wrapping ErrUnsupportedAPI /
-//     ErrUnsupportedVersion after decoding the header, so the network layer can answer
-//     ApiVersions per KIP-511 (NewApiVersionsResponse) or close the connection as a Kafka
-//     controller does. Other errors from ParseRequest (malformed header, a body above
-//     MaxRequestBodySize, a body kmsg cannot decode) mean: log and close.
+//   - Each api a node serves has one registration (Api, api.go), written beside its
+//     handler by the layer that serves it: its key (kmsg's), versions, and accessors of
+//     its cluster id, top-level and partition error codes and, for the controller apis
+//     answered as a controller that is not active (ControllerApis, controllerapis.go),
+//     Kafka's getErrorResponse. A Table is assembled from the registrations when a node
+//     is built; it refuses an api registered twice or versions kmsg cannot encode, and
+//     looks registrations up in an array indexed by key, without allocating. Nothing in
+//     this package lists the apis a node serves: the table is the node's.
+//   - Table.ParseRequest decodes the apis of its table and refuses the rest with errors
+//     wrapping ErrUnsupportedAPI / ErrUnsupportedVersion after decoding the header, so
+//     the network layer can answer ApiVersions per KIP-511 (Table.ApiVersionsResponse)
+//     or close the connection as a Kafka controller does. Other errors from ParseRequest
+//     (malformed header, a body above MaxRequestBodySize, a body kmsg cannot decode)
+//     mean: log and close.
 //   - This package is the only place a kmsg message becomes bytes (encode.go). A request
 //     is encoded at the version negotiated with its receiver (EncodeRequest) or at its
 //     own (AppendRequest), a response at its own (AppendResponse). Either way the message
@@ -25,7 +31,7 @@
 //     the version lacks are left out (kmsg would write them and Kafka rejects them), the
 //     Fetch replica id goes where the version carries it, and a downgrade that would drop
 //     a field changing the request's meaning is refused. A version bump changes
-//     versions.go and fields.go, never the network layer.
+//     the api's registration and fields.go, never the network layer.
 //   - Fetch and FetchSnapshot responses carry up to 8 MiB of log or snapshot bytes.
 //     AppendResponseVectored appends a frame to net.Buffers in which those bytes are
 //     the response's own slices, for writev without a copy.

@@ -31,7 +31,7 @@ func raftFetch(version int16) *kmsg.FetchRequest {
 // fetchTags returns the tags present in an encoded Fetch request: top level and partition.
 func fetchTags(t *testing.T, frame []byte) (top, partition []int32) {
 	t.Helper()
-	_, req, err := ParseRequest(frame[4:])
+	_, req, err := testApis.ParseRequest(frame[4:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestAppendRequestDropsTagsTheVersionLacks(t *testing.T) {
 		if len(top) != c.top || len(part) != c.partition {
 			t.Fatalf("v%d: tags top %v partition %v, want %d and %d", c.version, top, part, c.top, c.partition)
 		}
-		_, back, _ := ParseRequest(frame[4:])
+		_, back, _ := testApis.ParseRequest(frame[4:])
 		if c.version < 15 && back.(*kmsg.FetchRequest).ReplicaID != 2 {
 			t.Fatalf("v%d: ReplicaID %d, want the replica state's 2", c.version, back.(*kmsg.FetchRequest).ReplicaID)
 		}
@@ -89,7 +89,7 @@ func TestAppendRequestDropsTagsTheVersionLacks(t *testing.T) {
 	st.Partitions = []kmsg.FetchSnapshotRequestTopicPartition{sp}
 	snap.Topics = []kmsg.FetchSnapshotRequestTopic{st}
 	frame := AppendRequest(nil, 1, nil, snap)
-	_, back, err := ParseRequest(frame[4:])
+	_, back, err := testApis.ParseRequest(frame[4:])
 	if err != nil || back.(*kmsg.FetchSnapshotRequest).Topics[0].Partitions[0].ReplicaDirectoryID != [16]byte{} {
 		t.Fatalf("FetchSnapshot v0 carries a directory id: %v", err)
 	}
@@ -109,7 +109,7 @@ func TestAppendResponseDropsTagsTheVersionLacks(t *testing.T) {
 	vote = kmsg.NewPtrVoteResponse()
 	vote.SetVersion(1)
 	vote.NodeEndpoints = []kmsg.VoteResponseNodeEndpoint{{NodeID: 1, Host: "h", Port: 1}}
-	back, err := ParseResponse(AppendResponse(nil, 1, vote)[4:], KeyVote, 1)
+	back, err := ParseResponse(AppendResponse(nil, 1, vote)[4:], int16(kmsg.Vote), 1)
 	if err != nil || len(back.(*kmsg.VoteResponse).NodeEndpoints) != 1 {
 		t.Fatalf("vote v1 lost its endpoints: %v", err)
 	}
@@ -117,7 +117,7 @@ func TestAppendResponseDropsTagsTheVersionLacks(t *testing.T) {
 	for _, v := range []int16{15, 16} {
 		fr := fetchResponse(v, []byte{})
 		fr.Brokers = []kmsg.FetchResponseBroker{{NodeID: 1, Host: "h", Port: 1}}
-		back, err := ParseResponse(AppendResponse(nil, 1, fr)[4:], KeyFetch, v)
+		back, err := ParseResponse(AppendResponse(nil, 1, fr)[4:], int16(kmsg.Fetch), v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestAppendResponseDropsTagsTheVersionLacks(t *testing.T) {
 	snap := kmsg.NewPtrFetchSnapshotResponse()
 	snap.SetVersion(0)
 	snap.NodeEndpoints = []kmsg.FetchSnapshotResponseNodeEndpoint{{NodeID: 1, Host: "h", Port: 1}}
-	back, err = ParseResponse(AppendResponse(nil, 1, snap)[4:], KeyFetchSnapshot, 0)
+	back, err = ParseResponse(AppendResponse(nil, 1, snap)[4:], int16(kmsg.FetchSnapshot), 0)
 	if err != nil || len(back.(*kmsg.FetchSnapshotResponse).NodeEndpoints) != 0 {
 		t.Fatalf("fetch snapshot v0 carries endpoints: %v", err)
 	}
@@ -161,7 +161,7 @@ func TestEncodeRequestLeavesTheRequestAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, back, err := ParseRequest(frame[4:])
+	_, back, err := testApis.ParseRequest(frame[4:])
 	if err != nil || back.(*kmsg.FetchRequest).ReplicaState.ID != 2 {
 		t.Fatalf("v18 replica state %+v: %v", back.(*kmsg.FetchRequest).ReplicaState, err)
 	}
@@ -203,7 +203,7 @@ func TestEncodeRequestRefusesMeaningChangingDowngrade(t *testing.T) {
 func TestVersionedFieldsTable(t *testing.T) {
 	for _, fields := range [][]versionedField{taggedRequestFields, taggedResponseFields, meaningfulRequestFields} {
 		for _, f := range fields {
-			rng, ok := Supported(f.key)
+			rng, ok := testServed.Versions(f.key)
 			if !ok || f.since <= rng.Min || f.since > rng.Max {
 				t.Errorf("%s %s since v%d: outside the served range %+v", kmsg.NameForKey(f.key), f.name, f.since, rng)
 			}

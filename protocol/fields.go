@@ -54,23 +54,23 @@ type versionedField struct {
 // flexible version; the encoder resets them below it.
 var taggedRequestFields = []versionedField{
 	// Fetch is flexible from v12.
-	{KeyFetch, 15, "ReplicaState", fetchReplicaStateSet, fetchReplicaStateReset},
-	{KeyFetch, 17, "ReplicaDirectoryId", fetchDirectorySet, fetchDirectoryReset},
-	{KeyFetch, 18, "HighWatermark", fetchHighWatermarkSet, fetchHighWatermarkReset},
+	{int16(kmsg.Fetch), 15, "ReplicaState", fetchReplicaStateSet, fetchReplicaStateReset},
+	{int16(kmsg.Fetch), 17, "ReplicaDirectoryId", fetchDirectorySet, fetchDirectoryReset},
+	{int16(kmsg.Fetch), 18, "HighWatermark", fetchHighWatermarkSet, fetchHighWatermarkReset},
 	// FetchSnapshot is flexible from v0.
-	{KeyFetchSnapshot, 1, "ReplicaDirectoryId", fetchSnapshotDirectorySet, fetchSnapshotDirectoryReset},
+	{int16(kmsg.FetchSnapshot), 1, "ReplicaDirectoryId", fetchSnapshotDirectorySet, fetchSnapshotDirectoryReset},
 }
 
 // taggedResponseFields is taggedRequestFields for responses. BeginQuorumEpoch and
 // EndQuorumEpoch NodeEndpoints start at v1, their first flexible version: not listed.
 var taggedResponseFields = []versionedField{
-	{KeyFetch, 16, "NodeEndpoints",
+	{int16(kmsg.Fetch), 16, "NodeEndpoints",
 		func(m message) bool { return m.(*kmsg.FetchResponse).Brokers != nil },
 		func(m message) { m.(*kmsg.FetchResponse).Brokers = nil }},
-	{KeyVote, 1, "NodeEndpoints",
+	{int16(kmsg.Vote), 1, "NodeEndpoints",
 		func(m message) bool { return m.(*kmsg.VoteResponse).NodeEndpoints != nil },
 		func(m message) { m.(*kmsg.VoteResponse).NodeEndpoints = nil }},
-	{KeyFetchSnapshot, 1, "NodeEndpoints",
+	{int16(kmsg.FetchSnapshot), 1, "NodeEndpoints",
 		func(m message) bool { return m.(*kmsg.FetchSnapshotResponse).NodeEndpoints != nil },
 		func(m message) { m.(*kmsg.FetchSnapshotResponse).NodeEndpoints = nil }},
 }
@@ -78,8 +78,8 @@ var taggedResponseFields = []versionedField{
 // meaningfulRequestFields lists the request fields Kafka marks not ignorable: a request
 // holding one is refused at a version below the field's rather than sent without it.
 var meaningfulRequestFields = []versionedField{
-	{KeyVote, 2, "PreVote", votePreVoteSet, nil},
-	{KeyFetch, 12, "LastFetchedEpoch", fetchLastFetchedEpochSet, nil},
+	{int16(kmsg.Vote), 2, "PreVote", votePreVoteSet, nil},
+	{int16(kmsg.Fetch), 12, "LastFetchedEpoch", fetchLastFetchedEpochSet, nil},
 }
 
 // fetchReplicaIDMisplaced reports whether req holds the fetching replica's id only in

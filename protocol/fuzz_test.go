@@ -27,8 +27,8 @@ func addRequestSeeds(f *testing.F, prefixed bool) {
 			add(append([]byte{byte(len(g.frame) >> 24), byte(len(g.frame) >> 16), byte(len(g.frame) >> 8), byte(len(g.frame))}, g.frame...))
 		}
 	}
-	for _, key := range append(ServedKeys(), ControllerKeys()...) {
-		rng, _ := Advertised(key)
+	for _, key := range append(testServed.Keys(), controllerKeys()...) {
+		rng, _ := testApis.Versions(key)
 		for v := rng.Min; v <= rng.Max; v++ {
 			req := kmsg.RequestForKey(key)
 			req.SetVersion(v)
@@ -60,7 +60,7 @@ func FuzzReadFrame(f *testing.F) {
 				t.Fatalf("body longer than frame")
 			}
 			_ = raw
-			_, _, _ = ParseRequest(frame)
+			_, _, _ = testApis.ParseRequest(frame)
 			_, _ = ResponseCorrelationID(frame)
 		}
 	})
@@ -72,18 +72,18 @@ func FuzzReadFrame(f *testing.F) {
 func FuzzParseRequest(f *testing.F) {
 	addRequestSeeds(f, false)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		hdr, req, err := ParseRequest(frame)
+		hdr, req, err := testApis.ParseRequest(frame)
 		if err != nil {
 			if req != nil {
 				t.Fatalf("request returned with error %v", err)
 			}
 			return
 		}
-		if rng, ok := Advertised(hdr.APIKey); !ok || hdr.APIVersion < rng.Min || hdr.APIVersion > rng.Max {
+		if rng, ok := testApis.Versions(hdr.APIKey); !ok || hdr.APIVersion < rng.Min || hdr.APIVersion > rng.Max {
 			t.Fatalf("unsupported %d v%d accepted", hdr.APIKey, hdr.APIVersion)
 		}
 		once := AppendRequest(nil, hdr.CorrelationID, hdr.ClientID, req)
-		hdr2, req2, err := ParseRequest(once[4:])
+		hdr2, req2, err := testApis.ParseRequest(once[4:])
 		if err != nil {
 			t.Fatalf("re-encoded %s v%d does not decode: %v", kmsg.NameForKey(hdr.APIKey), hdr.APIVersion, err)
 		}
@@ -232,8 +232,8 @@ func FuzzParseResponse(f *testing.F) {
 			f.Add(g.key, g.version, g.frame)
 		}
 	}
-	for _, key := range ServedKeys() {
-		rng, _ := Supported(key)
+	for _, key := range testServed.Keys() {
+		rng, _ := testServed.Versions(key)
 		for v := rng.Min; v <= rng.Max; v++ {
 			resp := kmsg.ResponseForKey(key)
 			resp.SetVersion(v)
@@ -241,7 +241,7 @@ func FuzzParseResponse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, key, version int16, frame []byte) {
-		if _, ok := Supported(key); !ok {
+		if _, ok := testServed.Versions(key); !ok {
 			return
 		}
 		resp, err := ParseResponse(frame, key, version)

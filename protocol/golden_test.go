@@ -70,7 +70,7 @@ func TestGoldenFrames(t *testing.T) {
 	for _, g := range loadGoldenFrames(t) {
 		t.Run(g.file, func(t *testing.T) {
 			if g.request {
-				hdr, req, err := ParseRequest(g.frame)
+				hdr, req, err := testApis.ParseRequest(g.frame)
 				if err != nil {
 					t.Fatalf("ParseRequest: %v", err)
 				}

@@ -144,19 +144,19 @@ func skipTags(b []byte) ([]byte, error) {
 }
 
 // ParseRequest parses a request frame (header v1/v2 by flexibility, then the kmsg body).
-// For an api kraftd does not advertise or a version outside kraftd's range it returns the parsed
+// For an api the table does not list or a version outside its range it returns the parsed
 // header and an error wrapping ErrUnsupportedAPI / ErrUnsupportedVersion (so the caller can
 // answer ApiVersions per Kafka's rule or close). Body decode errors are plain errors (a body
 // above MaxRequestBodySize wraps ErrRequestTooLarge); the caller closes the connection.
 //
 // Byte fields of the returned request alias frame.
-func ParseRequest(frame []byte) (RequestHeader, kmsg.Request, error) {
+func (t *Table) ParseRequest(frame []byte) (RequestHeader, kmsg.Request, error) {
 	raw, body, err := ParseRequestHeader(frame)
 	if err != nil {
 		return raw.Header(), nil, err
 	}
 	hdr := raw.Header()
-	rng, ok := Advertised(hdr.APIKey)
+	rng, ok := t.Versions(hdr.APIKey)
 	if !ok {
 		return hdr, nil, fmt.Errorf("%w: key %d (%s)", ErrUnsupportedAPI, hdr.APIKey, kmsg.NameForKey(hdr.APIKey))
 	}
@@ -202,7 +202,7 @@ func AppendRequestHeader(dst []byte, key, version int16, corr int32, clientID *s
 // responseHeaderFlexible reports whether a response uses header v1 (tag block): flexible
 // versions, except ApiVersions whose response header is always v0 (KIP-511).
 func responseHeaderFlexible(key, version int16) bool {
-	return key != KeyApiVersions && IsFlexible(key, version)
+	return key != int16(kmsg.ApiVersions) && IsFlexible(key, version)
 }
 
 // AppendResponseHeader appends a response header: v0 for ApiVersions and for non-flexible
@@ -247,7 +247,7 @@ func ParseResponse(frame []byte, key, version int16) (kmsg.Response, error) {
 			return nil, fmt.Errorf("%w: response header tags: %v", ErrMalformedHeader, err)
 		}
 	}
-	if key == KeyApiVersions && version > 0 && len(body) >= 2 &&
+	if key == int16(kmsg.ApiVersions) && version > 0 && len(body) >= 2 &&
 		int16(binary.BigEndian.Uint16(body)) == kerr.UnsupportedVersion.Code {
 		version = 0
 	}

@@ -16,17 +16,17 @@ func isUnsupportedVersion(err error) bool { return errors.Is(err, ErrUnsupported
 func TestHeaderVersionsEveryServedVersion(t *testing.T) {
 	// First flexible version per api, from Kafka's message schemas.
 	firstFlexible := map[int16]int16{
-		KeyFetch: 12, KeyApiVersions: 3, KeyVote: 0, KeyBeginQuorumEpoch: 1, KeyEndQuorumEpoch: 1,
-		KeyDescribeQuorum: 0, KeyUpdateFeatures: 0, KeyFetchSnapshot: 0, KeyDescribeCluster: 0, KeyControllerRegistration: 0,
-		KeyAddRaftVoter: 0, KeyRemoveRaftVoter: 0, KeyUpdateRaftVoter: 0,
-		KeySaslHandshake: 2, KeySaslAuthenticate: 2, // SaslHandshake: never flexible
+		int16(kmsg.Fetch): 12, int16(kmsg.ApiVersions): 3, int16(kmsg.Vote): 0, int16(kmsg.BeginQuorumEpoch): 1, int16(kmsg.EndQuorumEpoch): 1,
+		int16(kmsg.DescribeQuorum): 0, int16(kmsg.UpdateFeatures): 0, int16(kmsg.FetchSnapshot): 0, int16(kmsg.DescribeCluster): 0, int16(kmsg.ControllerRegistration): 0,
+		int16(kmsg.AddRaftVoter): 0, int16(kmsg.RemoveRaftVoter): 0, int16(kmsg.UpdateRaftVoter): 0,
+		int16(kmsg.SASLHandshake): 2, int16(kmsg.SASLAuthenticate): 2, // SaslHandshake: never flexible
 	}
-	for _, key := range ServedKeys() {
+	for _, key := range testServed.Keys() {
 		ff, ok := firstFlexible[key]
 		if !ok {
 			t.Fatalf("no expectation for %s", kmsg.NameForKey(key))
 		}
-		rng, _ := Supported(key)
+		rng, _ := testServed.Versions(key)
 		for v := rng.Min; v <= rng.Max; v++ {
 			flexible := v >= ff
 			name := kmsg.NameForKey(key)
@@ -40,7 +40,7 @@ func TestHeaderVersionsEveryServedVersion(t *testing.T) {
 			resp := kmsg.ResponseForKey(key)
 			resp.SetVersion(v)
 			rh := AppendResponseHeader(nil, key, v, 1)
-			if want := 4 + b2i(flexible && key != KeyApiVersions); len(rh) != want {
+			if want := 4 + b2i(flexible && key != int16(kmsg.ApiVersions)); len(rh) != want {
 				t.Fatalf("%s v%d: response header %d bytes, want %d", name, v, len(rh), want)
 			}
 			// A full default response round-trips through the frame functions.
@@ -68,18 +68,18 @@ func TestParseRequestErrors(t *testing.T) {
 		{"short", []byte{0, 1, 0, 1, 0, 0, 0}, ErrMalformedHeader, "have 7"},
 		{"client id past end", []byte{0, 18, 0, 3, 0, 0, 0, 1, 0, 5, 'a'}, ErrMalformedHeader, "client id length 5"},
 		{"negative client id", []byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xfe}, ErrMalformedHeader, "client id length -2"},
-		{"missing tag block", AppendRequestHeader(nil, KeyVote, 1, 1, &id)[:11], ErrMalformedHeader, "tags"},
+		{"missing tag block", AppendRequestHeader(nil, int16(kmsg.Vote), 1, 1, &id)[:11], ErrMalformedHeader, "tags"},
 		{"bad tag size", []byte{0, 52, 0, 1, 0, 0, 0, 1, 0xff, 0xff, 1, 0, 9}, ErrMalformedHeader, "tag 0 size 9"},
 		{"unknown api", AppendRequestHeader(nil, 1000, 0, 1, nil), ErrUnsupportedAPI, "key 1000"},
 		{"unserved api", AppendRequestHeader(nil, 0, 9, 1, nil), ErrUnsupportedAPI, "Produce"},
-		{"negative version", AppendRequestHeader(nil, KeyVote, -1, 1, nil), ErrUnsupportedVersion, "Vote v-1"},
-		{"fetch v3", AppendRequestHeader(nil, KeyFetch, 3, 1, nil), ErrUnsupportedVersion, "Fetch v3 (served: v4-v18)"},
-		{"fetch v19", AppendRequestHeader(nil, KeyFetch, 19, 1, nil), ErrUnsupportedVersion, "Fetch v19"},
-		{"add raft voter v2", AppendRequestHeader(nil, KeyAddRaftVoter, 2, 1, nil), ErrUnsupportedVersion, "AddRaftVoter v2"},
-		{"vote v3", AppendRequestHeader(nil, KeyVote, 3, 1, nil), ErrUnsupportedVersion, "served: v0-v2"},
+		{"negative version", AppendRequestHeader(nil, int16(kmsg.Vote), -1, 1, nil), ErrUnsupportedVersion, "Vote v-1"},
+		{"fetch v3", AppendRequestHeader(nil, int16(kmsg.Fetch), 3, 1, nil), ErrUnsupportedVersion, "Fetch v3 (served: v4-v18)"},
+		{"fetch v19", AppendRequestHeader(nil, int16(kmsg.Fetch), 19, 1, nil), ErrUnsupportedVersion, "Fetch v19"},
+		{"add raft voter v2", AppendRequestHeader(nil, int16(kmsg.AddRaftVoter), 2, 1, nil), ErrUnsupportedVersion, "AddRaftVoter v2"},
+		{"vote v3", AppendRequestHeader(nil, int16(kmsg.Vote), 3, 1, nil), ErrUnsupportedVersion, "served: v0-v2"},
 	}
 	for _, c := range cases {
-		_, req, err := ParseRequest(c.frame)
+		_, req, err := testApis.ParseRequest(c.frame)
 		if req != nil || !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.text) {
 			t.Errorf("%s: %v, want %v containing %q", c.name, err, c.is, c.text)
 		}
@@ -90,11 +90,11 @@ func TestParseRequestErrors(t *testing.T) {
 	vote.Topics = []kmsg.VoteRequestTopic{{Topic: "__cluster_metadata", Partitions: []kmsg.VoteRequestTopicPartition{{}}}}
 	frame := AppendRequest(nil, 1, &id, vote)[4:]
 	for cut := len(frame) - 1; cut >= 13; cut-- {
-		hdr, req, err := ParseRequest(frame[:cut])
+		hdr, req, err := testApis.ParseRequest(frame[:cut])
 		if err == nil || req != nil || errors.Is(err, ErrUnsupportedAPI) || errors.Is(err, ErrUnsupportedVersion) || errors.Is(err, ErrMalformedHeader) {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
-		if hdr.APIKey != KeyVote || hdr.CorrelationID != 1 {
+		if hdr.APIKey != int16(kmsg.Vote) || hdr.CorrelationID != 1 {
 			t.Fatalf("cut at %d: header %+v", cut, hdr)
 		}
 	}
@@ -104,16 +104,16 @@ func TestParseResponseErrors(t *testing.T) {
 	if _, err := ParseResponse([]byte{0, 0, 0, 1, 0}, 1000, 0); !errors.Is(err, ErrUnsupportedAPI) {
 		t.Errorf("unknown key: %v", err)
 	}
-	if _, err := ParseResponse([]byte{0, 0, 0, 1, 0}, KeyVote, 99); !errors.Is(err, ErrUnsupportedVersion) {
+	if _, err := ParseResponse([]byte{0, 0, 0, 1, 0}, int16(kmsg.Vote), 99); !errors.Is(err, ErrUnsupportedVersion) {
 		t.Errorf("unknown version: %v", err)
 	}
-	if _, err := ParseResponse([]byte{0, 0}, KeyVote, 1); !errors.Is(err, ErrMalformedHeader) {
+	if _, err := ParseResponse([]byte{0, 0}, int16(kmsg.Vote), 1); !errors.Is(err, ErrMalformedHeader) {
 		t.Errorf("short: %v", err)
 	}
-	if _, err := ParseResponse([]byte{0, 0, 0, 1}, KeyVote, 1); !errors.Is(err, ErrMalformedHeader) {
+	if _, err := ParseResponse([]byte{0, 0, 0, 1}, int16(kmsg.Vote), 1); !errors.Is(err, ErrMalformedHeader) {
 		t.Errorf("no tag block: %v", err)
 	}
-	if _, err := ParseResponse([]byte{0, 0, 0, 1, 0, 0}, KeyVote, 1); err == nil {
+	if _, err := ParseResponse([]byte{0, 0, 0, 1, 0, 0}, int16(kmsg.Vote), 1); err == nil {
 		t.Errorf("truncated body decoded")
 	}
 	if _, err := ResponseCorrelationID([]byte{1, 2, 3}); !errors.Is(err, ErrMalformedHeader) {

@@ -10,13 +10,13 @@ import (
 
 func TestRequestRoundTripAllServedVersions(t *testing.T) {
 	id := "raft-client-1"
-	for _, key := range ServedKeys() {
-		rng, _ := Supported(key)
+	for _, key := range testServed.Keys() {
+		rng, _ := testServed.Versions(key)
 		for v := rng.Min; v <= rng.Max; v++ {
 			req := kmsg.RequestForKey(key)
 			req.SetVersion(v)
 			frame := AppendRequest(nil, 77, &id, req)
-			hdr, got, err := ParseRequest(frame[4:])
+			hdr, got, err := testApis.ParseRequest(frame[4:])
 			if err != nil {
 				t.Fatalf("%s v%d: %v", kmsg.NameForKey(key), v, err)
 			}
@@ -47,11 +47,11 @@ func b2i(b bool) int {
 func TestUnsupportedRequests(t *testing.T) {
 	produce := kmsg.NewPtrProduceRequest()
 	produce.SetVersion(9)
-	_, _, err := ParseRequest(AppendRequest(nil, 1, nil, produce)[4:])
+	_, _, err := testApis.ParseRequest(AppendRequest(nil, 1, nil, produce)[4:])
 	if !errors.Is(err, ErrUnsupportedAPI) {
 		t.Fatalf("produce: %v", err)
 	}
-	hdr, _, err := ParseRequest(append(AppendRequestHeader(nil, KeyApiVersions, 6, 9, nil), 1, 2, 3))
+	hdr, _, err := testApis.ParseRequest(append(AppendRequestHeader(nil, int16(kmsg.ApiVersions), 6, 9, nil), 1, 2, 3))
 	if !errors.Is(err, ErrUnsupportedVersion) || hdr.APIKey != 18 || hdr.APIVersion != 6 || hdr.CorrelationID != 9 {
 		t.Fatalf("apiversions v6: %+v %v", hdr, err)
 	}
@@ -62,11 +62,11 @@ func TestResponseHeaderVersions(t *testing.T) {
 		key, version int16
 		tagByte      bool
 	}{
-		{KeyApiVersions, 0, false}, {KeyApiVersions, 3, false}, {KeyApiVersions, 4, false},
-		{KeyBeginQuorumEpoch, 0, false}, {KeyBeginQuorumEpoch, 1, true},
-		{KeyEndQuorumEpoch, 0, false}, {KeyEndQuorumEpoch, 1, true},
-		{KeyVote, 0, true}, {KeyFetch, 11, false}, {KeyFetch, 12, true}, {KeyDescribeQuorum, 0, true},
-		{KeyFetchSnapshot, 0, true},
+		{int16(kmsg.ApiVersions), 0, false}, {int16(kmsg.ApiVersions), 3, false}, {int16(kmsg.ApiVersions), 4, false},
+		{int16(kmsg.BeginQuorumEpoch), 0, false}, {int16(kmsg.BeginQuorumEpoch), 1, true},
+		{int16(kmsg.EndQuorumEpoch), 0, false}, {int16(kmsg.EndQuorumEpoch), 1, true},
+		{int16(kmsg.Vote), 0, true}, {int16(kmsg.Fetch), 11, false}, {int16(kmsg.Fetch), 12, true}, {int16(kmsg.DescribeQuorum), 0, true},
+		{int16(kmsg.FetchSnapshot), 0, true},
 	}
 	for _, c := range cases {
 		resp := kmsg.ResponseForKey(c.key)
@@ -88,7 +88,7 @@ func TestResponseHeaderVersions(t *testing.T) {
 }
 
 func TestApiVersionsUnsupportedAnswer(t *testing.T) {
-	resp := NewApiVersionsResponse(6)
+	resp := testApis.ApiVersionsResponse(6)
 	if resp.GetVersion() != 0 || resp.ErrorCode != 35 || len(resp.ApiKeys) != 1 ||
 		resp.ApiKeys[0].ApiKey != 18 || resp.ApiKeys[0].MinVersion != 0 || resp.ApiKeys[0].MaxVersion != 5 {
 		t.Fatalf("%+v", resp)
@@ -100,7 +100,7 @@ func TestApiVersionsUnsupportedAnswer(t *testing.T) {
 		t.Fatalf("frame %x, want %x", frame, want)
 	}
 	// A client that asked v5 decodes it as v0 and learns the range.
-	back, err := ParseResponse(frame[4:], KeyApiVersions, 5)
+	back, err := ParseResponse(frame[4:], int16(kmsg.ApiVersions), 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestAppendResponseVectored(t *testing.T) {
 				}
 			}
 			// And the frame decodes, with records aliasing the frame instead of a copy.
-			back, err := ParseResponse(got[len("junk")+4:], KeyFetch, v)
+			back, err := ParseResponse(got[len("junk")+4:], int16(kmsg.Fetch), v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestAppendResponseVectored(t *testing.T) {
 		t.Fatalf("fetch snapshot: equal %v, %d buffers", bytes.Equal(got, want), len(bufs))
 	}
 	// Other responses come back whole.
-	if bufs := AppendResponseVectored(nil, 1, NewApiVersionsResponse(3)); len(bufs) != 1 {
+	if bufs := AppendResponseVectored(nil, 1, testApis.ApiVersionsResponse(3)); len(bufs) != 1 {
 		t.Fatalf("%d buffers", len(bufs))
 	}
 }
@@ -163,8 +163,8 @@ func TestAppendResponseVectoredMatchesEncoding(t *testing.T) {
 					if len(resp.Brokers) != 1 {
 						t.Fatal("response broker endpoints reset")
 					}
-					next := AppendResponseVectored(bufs, 100, NewApiVersionsResponse(3))
-					if got := concat(next); !bytes.Equal(got, append(want, AppendResponse(nil, 100, NewApiVersionsResponse(3))...)) {
+					next := AppendResponseVectored(bufs, 100, testApis.ApiVersionsResponse(3))
+					if got := concat(next); !bytes.Equal(got, append(want, AppendResponse(nil, 100, testApis.ApiVersionsResponse(3))...)) {
 						t.Fatal("a frame appended after the vectored one differs")
 					}
 				})

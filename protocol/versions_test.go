@@ -1,48 +1,15 @@
 package protocol
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// kafkaDeviations lists where kraftd's advertisement (Kafka 4.4.0's) differs from the
-// captured answer of a Kafka 4.0-SNAPSHOT controller (trunk 1eb7644): the api versions Kafka
-// added or dropped since. The interop test against a live 4.4.0 controller is the final judge.
-var kafkaDeviations = map[int16]VersionRange{
-	KeyFetch:           {4, 18}, // v0-3 removed in 4.0 (KIP-896), v18 added (KIP-1166)
-	KeyApiVersions:     {0, 5},  // KIP-1242
-	KeyVote:            {0, 2},  // KIP-996 pre-vote (Kafka 4.0)
-	KeyDescribeCluster: {0, 2},  // IncludeFencedBrokers (Kafka 4.0)
-	KeyAddRaftVoter:    {0, 1},  // AckWhenCommitted (KIP-1186)
-}
-
-// TestRangesMatchKafka440Schemas checks the advertisement and the flexible-version rule of
-// every served api against Kafka 4.4.0's message schemas (validVersions, flexibleVersions).
-func TestRangesMatchKafka440Schemas(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/kafka-jvm-raft/json/kafka-4.4.0-raft-api-schemas.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var schemas struct {
-		Apis []struct {
-			Name                                                 string
-			ApiKey, MinVersion, MaxVersion, FirstFlexibleVersion int16
-		}
-	}
-	if err := json.Unmarshal(raw, &schemas); err != nil {
-		t.Fatal(err)
-	}
-	if len(schemas.Apis) != len(servedApis) {
-		t.Fatalf("%d schemas for %d served apis", len(schemas.Apis), len(servedApis))
-	}
-	for _, s := range schemas.Apis {
-		got, ok := Supported(s.ApiKey)
-		if !ok || got != (VersionRange{s.MinVersion, s.MaxVersion}) {
-			t.Errorf("%s: kraftd serves %v (%v), Kafka 4.4.0 defines %d-%d", s.Name, got, ok, s.MinVersion, s.MaxVersion)
-		}
+// TestFlexibleVersionsMatchKafka440Schemas checks the flexible-version rule (kmsg's)
+// against Kafka 4.4.0's message schemas (flexibleVersions) of the apis a node serves.
+func TestFlexibleVersionsMatchKafka440Schemas(t *testing.T) {
+	for _, s := range kafka440Schemas {
 		for v := s.MinVersion; v <= s.MaxVersion; v++ {
 			if IsFlexible(s.ApiKey, v) != (v >= s.FirstFlexibleVersion) {
 				t.Errorf("%s v%d: IsFlexible %v, Kafka's flexibleVersions %d+", s.Name, v, IsFlexible(s.ApiKey, v), s.FirstFlexibleVersion)
@@ -51,61 +18,9 @@ func TestRangesMatchKafka440Schemas(t *testing.T) {
 	}
 }
 
-func TestAdvertisedRangesMatchKafkaController(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/kafka-jvm-raft/json/apiversions-node1.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kafka struct {
-		ApiKeys []struct {
-			ApiKey, MinVersion, MaxVersion int16
-		}
-	}
-	if err := json.Unmarshal(raw, &kafka); err != nil {
-		t.Fatal(err)
-	}
-	kafkaRange := map[int16]VersionRange{}
-	for _, k := range kafka.ApiKeys {
-		kafkaRange[k.ApiKey] = VersionRange{k.MinVersion, k.MaxVersion}
-	}
-	for _, key := range ServedKeys() {
-		got, ok := Supported(key)
-		if !ok {
-			t.Fatalf("ServedKeys lists %d but Supported does not", key)
-		}
-		want, inKafka := kafkaRange[key]
-		if d, ok := kafkaDeviations[key]; ok {
-			want, inKafka = d, true
-		}
-		if !inKafka {
-			t.Errorf("%s (%d): served by kraftd, not advertised by the Kafka controller", kmsg.NameForKey(key), key)
-			continue
-		}
-		if got != want {
-			t.Errorf("%s (%d): kraftd serves %v, Kafka controller advertises %v", kmsg.NameForKey(key), key, got, want)
-		}
-		// kmsg must be able to encode every advertised version.
-		if req := kmsg.RequestForKey(key); got.Max > req.MaxVersion() || got.Min < 0 || got.Min > got.Max {
-			t.Errorf("%s: range %v outside kmsg's 0-%d", kmsg.NameForKey(key), got, req.MaxVersion())
-		}
-	}
-	// Every raft api of the controller is served.
-	for _, key := range []int16{KeyFetch, KeyApiVersions, KeyVote, KeyBeginQuorumEpoch, KeyEndQuorumEpoch,
-		KeyDescribeQuorum, KeyFetchSnapshot, KeyDescribeCluster, KeyAddRaftVoter, KeyRemoveRaftVoter, KeyUpdateRaftVoter} {
-		if _, ok := Supported(key); !ok {
-			t.Errorf("raft api %s not served", kmsg.NameForKey(key))
-		}
-	}
-	for _, key := range []int16{0, 3, 7, 16, 19, -1, 1000} {
-		if _, ok := Supported(key); ok {
-			t.Errorf("key %d unexpectedly served", key)
-		}
-	}
-}
-
-func TestNewApiVersionsResponseEveryVersion(t *testing.T) {
+func TestApiVersionsResponseEveryVersion(t *testing.T) {
 	for v := int16(0); v <= 5; v++ {
-		resp := NewApiVersionsResponse(v)
+		resp := testApis.ApiVersionsResponse(v)
 		if resp.GetVersion() != v || resp.ErrorCode != 0 {
 			t.Fatalf("v%d: version %d error %d", v, resp.GetVersion(), resp.ErrorCode)
 		}
@@ -115,16 +30,16 @@ func TestNewApiVersionsResponseEveryVersion(t *testing.T) {
 		if frame[8] != 0 || frame[9] != 0 {
 			t.Fatalf("v%d: body does not start after a v0 header: %x", v, frame[:12])
 		}
-		back, err := ParseResponse(frame[4:], KeyApiVersions, v)
+		back, err := ParseResponse(frame[4:], int16(kmsg.ApiVersions), v)
 		if err != nil {
 			t.Fatalf("v%d: %v", v, err)
 		}
 		av := back.(*kmsg.ApiVersionsResponse)
-		if len(av.ApiKeys) != len(servedApis)+len(controllerApis) {
+		if len(av.ApiKeys) != len(testApis.Keys()) {
 			t.Fatalf("v%d: %d api keys", v, len(av.ApiKeys))
 		}
 		for i, k := range av.ApiKeys {
-			rng, ok := Advertised(k.ApiKey)
+			rng, ok := testApis.Versions(k.ApiKey)
 			if !ok || rng.Min != k.MinVersion || rng.Max != k.MaxVersion || (i > 0 && av.ApiKeys[i-1].ApiKey >= k.ApiKey) {
 				t.Fatalf("v%d: entry %d = %+v", v, i, k)
 			}
@@ -142,7 +57,7 @@ func TestNewApiVersionsResponseEveryVersion(t *testing.T) {
 		}
 	}
 	for _, v := range []int16{6, 7, 127, -1} {
-		resp := NewApiVersionsResponse(v)
+		resp := testApis.ApiVersionsResponse(v)
 		if resp.GetVersion() != 0 || resp.ErrorCode != 35 || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].ApiKey != 18 {
 			t.Fatalf("v%d: %+v", v, resp)
 		}
@@ -154,9 +69,9 @@ func TestNewApiVersionsResponseEveryVersion(t *testing.T) {
 func TestApiVersionsUnsupportedRequestParsesHeader(t *testing.T) {
 	id := "future-client"
 	for _, v := range []int16{6, 100} {
-		frame := AppendRequestHeader(nil, KeyApiVersions, v, 31, &id)
+		frame := AppendRequestHeader(nil, int16(kmsg.ApiVersions), v, 31, &id)
 		frame = append(frame, 0xde, 0xad) // an unknown body layout
-		hdr, req, err := ParseRequest(frame)
+		hdr, req, err := testApis.ParseRequest(frame)
 		if req != nil || hdr.APIVersion != v || hdr.CorrelationID != 31 || *hdr.ClientID != id {
 			t.Fatalf("v%d: %+v %v", v, hdr, req)
 		}
@@ -169,7 +84,7 @@ func TestApiVersionsUnsupportedRequestParsesHeader(t *testing.T) {
 // kraft.version is listed as finalized only above level 0, at min = max = level, as Kafka's
 // controllers list it (kafka-features describe reads FinalizedVersionLevel there).
 func TestSetFinalizedKRaftVersion(t *testing.T) {
-	resp := NewApiVersionsResponse(4)
+	resp := testApis.ApiVersionsResponse(4)
 	SetFinalizedKRaftVersion(resp, 0)
 	if len(resp.FinalizedFeatures) != 0 {
 		t.Fatalf("level 0 listed: %+v", resp.FinalizedFeatures)

@@ -29,7 +29,7 @@ type Message struct {
 
 // Outbound is a request the driver wants sent to node To (negative ids -2,
 // -3, ... name Config.Bootstrap[0], [1], ...). The transport picks the version
-// (highest both sides support, clamped to protocol.Supported) and must answer
+// (highest both sides support, clamped to the versions the node serves) and must answer
 // every Outbound exactly once with a Message (response or Err).
 type Outbound struct {
 	To      int32

@@ -6,7 +6,7 @@ package raft
 //   - cluster id mismatch -> top INCONSISTENT_CLUSTER_ID;
 //   - wrong topic/partition shape -> top INVALID_REQUEST;
 //   - LeaderEpoch above MaxEpoch -> partition INVALID_REQUEST (these checks:
-//     validate.go);
+//     beginQuorumEpochAPI);
 //   - voter-only check on (LeaderId, LeaderEpoch): older epoch ->
 //     FENCED_LEADER_EPOCH, negative leader id -> INVALID_REQUEST;
 //   - learn the leader: a higher epoch, or the same epoch with no leader
@@ -32,11 +32,42 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/protocol"
 )
 
-// handleBeginQuorumEpoch answers a request that passed
-// checkBeginQuorumEpoch.
-func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpochRequest) kmsg.Response {
+var beginQuorumEpochAPI = rpc[*kmsg.BeginQuorumEpochRequest, *kmsg.BeginQuorumEpochResponse]{
+	versions:  protocol.VersionRange{Min: 0, Max: 1},
+	clusterID: func(r *kmsg.BeginQuorumEpochRequest) *string { return r.ClusterID },
+	topError:  func(r *kmsg.BeginQuorumEpochResponse) *int16 { return &r.ErrorCode },
+	partitionError: func(r *kmsg.BeginQuorumEpochResponse) int16 {
+		return protocol.FirstNonZero(r.Topics, beginQuorumEpochPartitions, func(p *kmsg.BeginQuorumEpochResponseTopicPartition) int16 { return p.ErrorCode })
+	},
+	checkClusterID: true,
+	partition: func(r *kmsg.BeginQuorumEpochRequest) partitionShape {
+		return shapeOf(false, r.Topics, func(t *kmsg.BeginQuorumEpochRequestTopic) (string, [16]byte, []kmsg.BeginQuorumEpochRequestTopicPartition) {
+			return t.Topic, [16]byte{}, t.Partitions
+		}, func(p *kmsg.BeginQuorumEpochRequestTopicPartition) int32 { return p.Partition })
+	},
+	check: func(_ *Driver, r *kmsg.BeginQuorumEpochRequest) *refusal {
+		return checkEpoch("leader epoch", Epoch(r.Topics[0].Partitions[0].LeaderEpoch))
+	},
+	handle: (*Driver).handleBeginQuorumEpoch,
+	answer: (*Driver).beginQuorumEpochAnswer,
+	checkResponse: func(r *kmsg.BeginQuorumEpochResponse) string {
+		return protocol.FirstNonZero(r.Topics, beginQuorumEpochPartitions, func(p *kmsg.BeginQuorumEpochResponseTopicPartition) string {
+			return checkLeader(NodeID(p.LeaderID), Epoch(p.LeaderEpoch))
+		})
+	},
+	onResponse: (*Driver).handleBeginQuorumEpochResponse,
+}.register()
+
+func beginQuorumEpochPartitions(t *kmsg.BeginQuorumEpochResponseTopic) []kmsg.BeginQuorumEpochResponseTopicPartition {
+	return t.Partitions
+}
+
+// handleBeginQuorumEpoch answers a request that passed the checks.
+func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpochRequest, _ RequestRef) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
 	epoch, leader := Epoch(p.LeaderEpoch), NodeID(p.LeaderID)
 	learn := func() {
@@ -62,6 +93,14 @@ func (d *Driver) handleBeginQuorumEpoch(now time.Time, req *kmsg.BeginQuorumEpoc
 // beginQuorumEpochAnswer is the partition answer to a BeginQuorumEpoch
 // request of the raft partition.
 func (d *Driver) beginQuorumEpochAnswer(req *kmsg.BeginQuorumEpochRequest, code int16) *kmsg.BeginQuorumEpochResponse {
+	return d.quorumEpochAnswer(req.Version, code)
+}
+
+// quorumEpochAnswer is the answer BeginQuorumEpoch and EndQuorumEpoch share
+// (their partition and endpoint types have the same fields, so an
+// EndQuorumEpoch answer converts it): the raft partition with code and the
+// leader and epoch this node knows, and at v1+ the leader's endpoint.
+func (d *Driver) quorumEpochAnswer(version, code int16) *kmsg.BeginQuorumEpochResponse {
 	resp := kmsg.NewPtrBeginQuorumEpochResponse()
 	t := kmsg.NewBeginQuorumEpochResponseTopic()
 	t.Topic = d.cfg.TopicName
@@ -72,7 +111,7 @@ func (d *Driver) beginQuorumEpochAnswer(req *kmsg.BeginQuorumEpochRequest, code 
 	rp.LeaderEpoch = int32(d.epoch)
 	t.Partitions = append(t.Partitions, rp)
 	resp.Topics = append(resp.Topics, t)
-	if req.Version >= 1 && rp.LeaderID >= 0 {
+	if version >= 1 && rp.LeaderID >= 0 {
 		if id, ep, ok := d.leaderEndpoint(); ok {
 			ne := kmsg.NewBeginQuorumEpochResponseNodeEndpoint()
 			ne.NodeID, ne.Host, ne.Port = int32(id), ep.Host, uint16(ep.Port)
@@ -80,6 +119,37 @@ func (d *Driver) beginQuorumEpochAnswer(req *kmsg.BeginQuorumEpochRequest, code 
 		}
 	}
 	return resp
+}
+
+// handleBeginQuorumEpochResponse: the answer's leader and epoch (the
+// voter's acknowledgement itself changes nothing).
+func (d *Driver) handleBeginQuorumEpochResponse(now time.Time, p pending, resp *kmsg.BeginQuorumEpochResponse) bool {
+	var rp *kmsg.BeginQuorumEpochResponseTopicPartition
+	if d.isRaftPartition(shapeOf(false, resp.Topics, func(t *kmsg.BeginQuorumEpochResponseTopic) (string, [16]byte, []kmsg.BeginQuorumEpochResponseTopicPartition) {
+		return t.Topic, [16]byte{}, t.Partitions
+	}, func(p *kmsg.BeginQuorumEpochResponseTopicPartition) int32 { return p.Partition })) {
+		rp = &resp.Topics[0].Partitions[0]
+	}
+	_, ok := d.quorumEpochResponse(now, p, resp.ErrorCode, rp)
+	return ok
+}
+
+// quorumEpochResponse handles what the answers to BeginQuorumEpoch and
+// EndQuorumEpoch share: a top-level error, then the raft partition (rp,
+// nil when the answer does not name exactly that one; an EndQuorumEpoch
+// answer's converted) with its leader and epoch. acked: the answer is NONE
+// and left to the caller; ok: the destination is ready again.
+func (d *Driver) quorumEpochResponse(now time.Time, p pending, top int16, rp *kmsg.BeginQuorumEpochResponseTopicPartition) (acked, ok bool) {
+	switch {
+	case top != errNone:
+		return false, d.handleTopLevelError(top, p.key, p.to)
+	case rp == nil:
+		return false, false
+	}
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, p.key); handled {
+		return false, ok
+	}
+	return true, true
 }
 
 // followLeaderClaim runs what BeginQuorumEpoch and EndQuorumEpoch do with

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
 
@@ -95,7 +96,7 @@ func (d *Driver) leaderEndpoint() (NodeID, Endpoint, bool) {
 // response shares (docs/design/state-machine.md 2.4). It returns handled=true
 // when the response is fully dealt with, and then success tells whether
 // the destination should back off (false) or is ready again (true).
-func (d *Driver) handleCommonResponse(now time.Time, code int16, leader NodeID, epoch Epoch, from NodeID, api apiKey) (handled, success bool) {
+func (d *Driver) handleCommonResponse(now time.Time, code int16, leader NodeID, epoch Epoch, from NodeID, api kmsg.Key) (handled, success bool) {
 	switch {
 	case epoch < d.epoch || code == errUnknownLeaderEpoch:
 		// Stale peer: ignore (Kafka retries at once; we back off so a
@@ -104,7 +105,7 @@ func (d *Driver) handleCommonResponse(now time.Time, code int16, leader NodeID, 
 	case epoch > d.epoch || code == errFencedLeaderEpoch || code == errNotLeader:
 		var changed bool
 		if leader >= 0 {
-			changed = d.maybeFollow(now, epoch, leader, api.String()+" response")
+			changed = d.maybeFollow(now, epoch, leader, api.Name()+" response")
 		} else {
 			changed = d.observeEpoch(now, epoch)
 		}
@@ -115,25 +116,25 @@ func (d *Driver) handleCommonResponse(now time.Time, code int16, leader NodeID, 
 	case leader >= 0 && d.leaderID < 0 && d.role != RoleLeader:
 		// Same epoch, leader newly learned: follow, and process the
 		// payload of a NONE answer in the same round.
-		changed := d.maybeFollow(now, epoch, leader, api.String()+" response")
+		changed := d.maybeFollow(now, epoch, leader, api.Name()+" response")
 		if code != errNone || !changed {
 			return true, code == errNone
 		}
 		return false, false
 	case leader >= 0 && d.leaderID >= 0 && leader != d.leaderID:
-		d.remoteLg.Error("response names a second leader for the epoch; ignored", zap.Stringer("api", api),
+		d.remoteLg.Error("response names a second leader for the epoch; ignored", zap.String("api", api.Name()),
 			zapNode("from", from), zapEpoch("epoch", epoch), zapNode("claimed", leader), zapNode("known", d.leaderID))
 		return true, false
 	case code == errBrokerNotAvailable:
 		return true, false
 	case code == errInvalidVoterKey:
-		d.remoteLg.Warn("peer reports an invalid voter key", zap.Stringer("api", api), zapNode("from", from))
+		d.remoteLg.Warn("peer reports an invalid voter key", zap.String("api", api.Name()), zapNode("from", from))
 		return true, true
 	case code == errInvalidRequest:
-		d.remoteLg.Error("peer rejected request as invalid", zap.Stringer("api", api), zapNode("from", from))
+		d.remoteLg.Error("peer rejected request as invalid", zap.String("api", api.Name()), zapNode("from", from))
 		return true, false
 	case code != errNone:
-		d.remoteLg.Warn("unexpected error in response", zap.Stringer("api", api), zapNode("from", from),
+		d.remoteLg.Warn("unexpected error in response", zap.String("api", api.Name()), zapNode("from", from),
 			zap.Int16("error", code))
 		return true, false
 	}
@@ -142,11 +143,11 @@ func (d *Driver) handleCommonResponse(now time.Time, code int16, leader NodeID, 
 
 // handleTopLevelError: everything backs off and retries (cluster
 // authorization failures included: a local decision, logged loudly).
-func (d *Driver) handleTopLevelError(code int16, api apiKey, from NodeID) bool {
+func (d *Driver) handleTopLevelError(code int16, api kmsg.Key, from NodeID) bool {
 	if code == errClusterAuthorization {
-		d.remoteLg.Error("cluster authorization failed", zap.Stringer("api", api), zapNode("from", from))
+		d.remoteLg.Error("cluster authorization failed", zap.String("api", api.Name()), zapNode("from", from))
 	} else {
-		d.remoteLg.Warn("top-level error in response", zap.Stringer("api", api), zapNode("from", from), zap.Int16("error", code))
+		d.remoteLg.Warn("top-level error in response", zap.String("api", api.Name()), zapNode("from", from), zap.Int16("error", code))
 	}
 	return false
 }

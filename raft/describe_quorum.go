@@ -18,12 +18,27 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/protocol"
 )
 
-func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumRequest) kmsg.Response {
+// describeQuorumAPI: a wrong topic or partition is answered by the handler.
+var describeQuorumAPI = rpc[*kmsg.DescribeQuorumRequest, *kmsg.DescribeQuorumResponse]{
+	versions: protocol.VersionRange{Min: 0, Max: 2},
+	topError: func(r *kmsg.DescribeQuorumResponse) *int16 { return &r.ErrorCode },
+	partitionError: func(r *kmsg.DescribeQuorumResponse) int16 {
+		return protocol.FirstNonZero(r.Topics, func(t *kmsg.DescribeQuorumResponseTopic) []kmsg.DescribeQuorumResponseTopicPartition {
+			return t.Partitions
+		}, func(p *kmsg.DescribeQuorumResponseTopicPartition) int16 { return p.ErrorCode })
+	},
+	handle: (*Driver).handleDescribeQuorum,
+}.register()
+
+func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumRequest, _ RequestRef) kmsg.Response {
 	resp := kmsg.NewPtrDescribeQuorumResponse()
-	if len(req.Topics) != 1 || req.Topics[0].Topic != d.cfg.TopicName ||
-		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+	if !d.isRaftPartition(shapeOf(false, req.Topics, func(t *kmsg.DescribeQuorumRequestTopic) (string, [16]byte, []kmsg.DescribeQuorumRequestTopicPartition) {
+		return t.Topic, [16]byte{}, t.Partitions
+	}, func(p *kmsg.DescribeQuorumRequestTopicPartition) int32 { return p.Partition })) {
 		for _, rt := range req.Topics {
 			t := kmsg.NewDescribeQuorumResponseTopic()
 			t.Topic = rt.Topic
@@ -116,7 +131,7 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 // DescribeQuorum answers a DescribeQuorum request directly (for callers that
 // serve it outside Step, e.g. an admin path). Same result as through Step.
 func (d *Driver) DescribeQuorum(now time.Time, req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
-	resp := d.handleDescribeQuorum(now, req).(*kmsg.DescribeQuorumResponse)
+	resp := d.handleDescribeQuorum(now, req, nil).(*kmsg.DescribeQuorumResponse)
 	resp.Version = req.Version
 	return resp
 }

@@ -98,8 +98,9 @@
 //     epoch is on a majority, and never decreases;
 //   - a failed log or quorum-state write is fatal: Step/Poll return it and
 //     nothing further is sent or acknowledged. A peer's input never is:
-//     requests and responses are range-checked at the edge (validate.go)
-//     before any handler, epochs above MaxEpoch are refused, a leader's
+//     requests and responses are range-checked at the edge, by the checks
+//     their api's registration names (apis.go, validate.go), before any
+//     handler, epochs above MaxEpoch are refused, a leader's
 //     records must pass protocol.ValidateBatch (the log's own rules) and a
 //     refusal backs off; lines a peer causes go through logging.Remote.
 //

@@ -422,54 +422,27 @@ func (d *Driver) fail(err error) {
 	}
 }
 
-// handleRequest answers one inbound request: refused at the edge when its
-// fields fail the checks of validate.go, else by its api's handler.
+// handleRequest answers one inbound request through its api's
+// registration: refused at the edge when its fields fail the checks, else
+// by the api's handler.
 func (d *Driver) handleRequest(now time.Time, req kmsg.Request, ref RequestRef) {
-	resp := d.refuseRequest(req)
-	if resp == nil {
-		resp = d.dispatchRequest(now, req, ref)
+	var resp kmsg.Response
+	if a := lookupAPI(req.Key()); a != nil && a.handle != nil {
+		if resp = d.refuseRequest(a, req); resp == nil {
+			resp = a.handle(d, now, req, ref)
+		}
+	} else {
+		// The network layer only passes the driver's apis; anything else
+		// is a wiring bug, answered generically so the connection is not
+		// stuck.
+		d.lg.Warn("unexpected request api", zap.Int16("key", req.Key()))
+		resp = req.ResponseKind()
 	}
 	if resp == nil || d.fatal != nil {
 		return // parked, or a write failed: nothing is acknowledged
 	}
 	resp.SetVersion(req.GetVersion())
 	d.tr.Reply(ref, resp)
-}
-
-// dispatchRequest runs the handler of req's api.
-func (d *Driver) dispatchRequest(now time.Time, req kmsg.Request, ref RequestRef) (resp kmsg.Response) {
-	switch r := req.(type) {
-	case *kmsg.VoteRequest:
-		resp = d.handleVote(now, r)
-	case *kmsg.BeginQuorumEpochRequest:
-		resp = d.handleBeginQuorumEpoch(now, r)
-	case *kmsg.EndQuorumEpochRequest:
-		resp = d.handleEndQuorumEpoch(now, r)
-	case *kmsg.FetchRequest:
-		resp = d.handleFetch(now, r, ref)
-	case *kmsg.FetchSnapshotRequest:
-		resp = d.handleFetchSnapshot(now, r)
-	case *kmsg.DescribeQuorumRequest:
-		resp = d.handleDescribeQuorum(now, r)
-	case *kmsg.AddRaftVoterRequest:
-		resp = d.handleAddRaftVoter(now, r, ref)
-	case *kmsg.RemoveRaftVoterRequest:
-		resp = d.handleRemoveRaftVoter(now, r, ref)
-	case *kmsg.UpdateRaftVoterRequest:
-		resp = d.handleUpdateRaftVoter(now, r)
-	case *kmsg.UpdateFeaturesRequest:
-		resp = d.handleUpdateFeatures(now, r, ref)
-	default:
-		// The network layer only passes raft apis; anything else is a
-		// wiring bug, answered generically so the connection is not stuck.
-		d.lg.Warn("unexpected request api", zap.Int16("key", req.Key()))
-		resp = req.ResponseKind()
-		resp.SetVersion(req.GetVersion())
-		if ec, ok := resp.(interface{ SetErrorCode(int16) }); ok {
-			ec.SetErrorCode(kerr.InvalidRequest.Code)
-		}
-	}
-	return resp
 }
 
 // handleResponse matches a response to the single in-flight request of its
@@ -481,54 +454,47 @@ func (d *Driver) handleResponse(now time.Time, m Message) {
 		return
 	}
 	gen := d.reqs.gen
-	success := false
+	var success bool
 	if m.Err != nil || m.Response == nil {
 		success = d.handleSendError(now, p, m.Err)
-	} else if why := checkResponse(m.Response); why != "" {
-		d.remoteLg.Warn("dropping invalid response: "+why, zap.Int32("from", m.From), zap.Stringer("api", p.key))
 	} else {
-		switch r := m.Response.(type) {
-		case *kmsg.VoteResponse:
-			success = p.key == apiVote && d.handleVoteResponse(now, p, r)
-		case *kmsg.BeginQuorumEpochResponse:
-			success = p.key == apiBeginQuorumEpoch && d.handleBeginQuorumEpochResponse(now, p, r)
-		case *kmsg.EndQuorumEpochResponse:
-			success = p.key == apiEndQuorumEpoch && d.handleEndQuorumEpochResponse(now, p, r)
-		case *kmsg.FetchResponse:
-			success = p.key == apiFetch && d.handleFetchResponse(now, p, r)
-		case *kmsg.FetchSnapshotResponse:
-			success = p.key == apiFetchSnapshot && d.handleFetchSnapshotResponse(now, p, r)
-		case *kmsg.AddRaftVoterResponse:
-			success = p.key == apiAddRaftVoter && d.handleJoinResponse(r.ErrorCode, errDuplicateVoter)
-		case *kmsg.RemoveRaftVoterResponse:
-			success = p.key == apiRemoveRaftVoter && d.handleJoinResponse(r.ErrorCode, errVoterNotFound)
-		case *kmsg.UpdateRaftVoterResponse:
-			success = p.key == apiUpdateRaftVoter && d.handleUpdateRaftVoterResponse(r)
-		case *kmsg.ApiVersionsResponse:
-			success = p.key == apiApiVersions && d.handleApiVersionsResponse(now, p.to, r, nil)
-		default:
-			d.remoteLg.Warn("unexpected response api", zap.Int16("key", m.Response.Key()))
-		}
+		success = d.dispatchResponse(now, p, m.Response)
 	}
 	if gen == d.reqs.gen && !success {
 		d.reqs.backoff(NodeID(m.From), now.Add(d.cfg.RetryBackoff))
 	}
 }
 
+// dispatchResponse checks a response and hands it to the registration of
+// the request it answers. It reports whether the destination is ready again.
+func (d *Driver) dispatchResponse(now time.Time, p pending, resp kmsg.Response) bool {
+	a := lookupAPI(resp.Key())
+	if a == nil || a.onResponse == nil {
+		d.remoteLg.Warn("unexpected response api", zap.Int16("key", resp.Key()))
+		return false
+	}
+	if a.checkResponse != nil {
+		if why := a.checkResponse(resp); why != "" {
+			d.remoteLg.Warn("dropping invalid response: "+why, zapNode("from", p.to), zap.String("api", p.key.Name()))
+			return false
+		}
+	}
+	return a.Key == p.key && a.onResponse(d, now, p, resp)
+}
+
 // handleSendError handles a request the transport could not complete
 // (timeout, disconnect, unsupported version). Returns whether it counts as
 // handled (no backoff).
 func (d *Driver) handleSendError(now time.Time, p pending, err error) bool {
-	if p.key == apiVote && p.preVote && d.role == RoleProspective && isUnsupportedVersion(err) {
-		// The peer lacks Vote v2: skip pre-vote, as Kafka 4.x does.
-		d.lg.Info("peer does not support pre-vote; becoming candidate", zapNode("peer", p.to))
-		d.becomeCandidate(now)
-		return true
+	if a := lookupAPI(int16(p.key)); a != nil && a.onSendError != nil {
+		return a.onSendError(d, now, p, err)
 	}
-	if p.key == apiApiVersions {
-		return d.handleApiVersionsResponse(now, p.to, nil, err)
-	}
-	d.lg.Debug("request failed", zapNode("to", p.to), zap.Stringer("api", p.key), zap.Error(err))
+	return d.requestFailed(p, err)
+}
+
+// requestFailed logs a failed request; its destination backs off.
+func (d *Driver) requestFailed(p pending, err error) bool {
+	d.lg.Debug("request failed", zapNode("to", p.to), zap.String("api", p.key.Name()), zap.Error(err))
 	return false
 }
 
@@ -647,8 +613,8 @@ func (d *Driver) nextCorr() uint64 {
 }
 
 // send issues a request to a destination whose connection is ready.
-func (d *Driver) send(now time.Time, to NodeID, key apiKey, req kmsg.Request, preVote bool) {
+func (d *Driver) send(now time.Time, to NodeID, req kmsg.Request, preVote bool) {
 	corr := d.nextCorr()
-	d.reqs.sent(to, corr, key, preVote, d.epoch)
+	d.reqs.sent(to, corr, kmsg.Key(req.Key()), preVote, d.epoch)
 	d.tr.Send(Outbound{To: int32(to), Corr: corr, Request: req})
 }

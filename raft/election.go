@@ -108,7 +108,7 @@ func (d *Driver) sendVotes(now time.Time, preVote bool) {
 		if id == d.self() || e.granted[id] || e.rejected[id] || !d.reqs.ready(id, now) {
 			continue
 		}
-		d.send(now, id, apiVote, d.buildVote(v.Key, preVote), preVote)
+		d.send(now, id, d.buildVote(v.Key, preVote), preVote)
 	}
 }
 
@@ -125,7 +125,7 @@ type resignedState struct {
 func (r *resignedState) poll(d *Driver, now time.Time) {
 	for _, v := range d.voters.Nodes() {
 		if id := v.Key.ID; r.unacked[id] && d.reqs.ready(id, now) {
-			d.send(now, id, apiEndQuorumEpoch, d.buildEndQuorumEpoch(), false)
+			d.send(now, id, d.buildEndQuorumEpoch(), false)
 		}
 	}
 	if d.shuttingDown || !r.election.expired(now) || d.epochExhausted(now) {
@@ -174,5 +174,5 @@ func (d *Driver) maybeSendAnyVoterFetch(now time.Time) {
 		return
 	}
 	to := cands[d.rng.IntN(len(cands))]
-	d.send(now, to, apiFetch, d.buildFetch(), false)
+	d.send(now, to, d.buildFetch(), false)
 }

@@ -4,7 +4,7 @@ package raft
 //
 // Behavior (receiver): cluster id, topic and epoch checks as
 // BeginQuorumEpoch, and a negative preferred successor id -> partition
-// INVALID_REQUEST (validate.go); voter-only check; learn the leader (same guards as BeginQuorumEpoch);
+// INVALID_REQUEST (endQuorumEpochAPI); voter-only check; learn the leader (same guards as BeginQuorumEpoch);
 // then a Follower of exactly that leader shortens its fetch timer to its
 // position-based backoff: first preferred candidate at once, position p of
 // n after min(max, (max >> (n-1)) << (p-1)), unlisted after
@@ -23,10 +23,57 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/protocol"
 )
 
+var endQuorumEpochAPI = rpc[*kmsg.EndQuorumEpochRequest, *kmsg.EndQuorumEpochResponse]{
+	versions:  protocol.VersionRange{Min: 0, Max: 1},
+	clusterID: func(r *kmsg.EndQuorumEpochRequest) *string { return r.ClusterID },
+	topError:  func(r *kmsg.EndQuorumEpochResponse) *int16 { return &r.ErrorCode },
+	partitionError: func(r *kmsg.EndQuorumEpochResponse) int16 {
+		return protocol.FirstNonZero(r.Topics, endQuorumEpochPartitions, func(p *kmsg.EndQuorumEpochResponseTopicPartition) int16 { return p.ErrorCode })
+	},
+	checkClusterID: true,
+	partition: func(r *kmsg.EndQuorumEpochRequest) partitionShape {
+		return shapeOf(false, r.Topics, func(t *kmsg.EndQuorumEpochRequestTopic) (string, [16]byte, []kmsg.EndQuorumEpochRequestTopicPartition) {
+			return t.Topic, [16]byte{}, t.Partitions
+		}, func(p *kmsg.EndQuorumEpochRequestTopicPartition) int32 { return p.Partition })
+	},
+	check:  checkEndQuorumEpoch,
+	handle: (*Driver).handleEndQuorumEpoch,
+	answer: (*Driver).endQuorumEpochAnswer,
+	checkResponse: func(r *kmsg.EndQuorumEpochResponse) string {
+		return protocol.FirstNonZero(r.Topics, endQuorumEpochPartitions, func(p *kmsg.EndQuorumEpochResponseTopicPartition) string {
+			return checkLeader(NodeID(p.LeaderID), Epoch(p.LeaderEpoch))
+		})
+	},
+	onResponse: (*Driver).handleEndQuorumEpochResponse,
+}.register()
+
+func endQuorumEpochPartitions(t *kmsg.EndQuorumEpochResponseTopic) []kmsg.EndQuorumEpochResponseTopicPartition {
+	return t.Partitions
+}
+
+// checkEndQuorumEpoch: the preferred successors' ids and the epoch (the
+// shape passed at the edge).
+func checkEndQuorumEpoch(_ *Driver, req *kmsg.EndQuorumEpochRequest) *refusal {
+	p := &req.Topics[0].Partitions[0]
+	for _, id := range p.PreferredSuccessors {
+		if id < 0 {
+			return partitionRefusal(errInvalidRequest, "preferred successor id %d", id)
+		}
+	}
+	for _, c := range p.PreferredCandidates {
+		if c.CandidateID < 0 {
+			return partitionRefusal(errInvalidRequest, "preferred candidate id %d", c.CandidateID)
+		}
+	}
+	return checkEpoch("leader epoch", Epoch(p.LeaderEpoch))
+}
+
 // handleEndQuorumEpoch answers a request that passed checkEndQuorumEpoch.
-func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochRequest) kmsg.Response {
+func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochRequest, _ RequestRef) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
 	epoch, leader := Epoch(p.LeaderEpoch), NodeID(p.LeaderID)
 	if code := d.followLeaderClaim(now, "EndQuorumEpoch", epoch, leader, nil); code != errNone {
@@ -54,24 +101,16 @@ func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochReq
 }
 
 // endQuorumEpochAnswer is the partition answer to an EndQuorumEpoch request
-// of the raft partition.
+// of the raft partition: BeginQuorumEpoch's, converted.
 func (d *Driver) endQuorumEpochAnswer(req *kmsg.EndQuorumEpochRequest, code int16) *kmsg.EndQuorumEpochResponse {
+	b := d.quorumEpochAnswer(req.Version, code)
 	resp := kmsg.NewPtrEndQuorumEpochResponse()
 	t := kmsg.NewEndQuorumEpochResponseTopic()
-	t.Topic = d.cfg.TopicName
-	rp := kmsg.NewEndQuorumEpochResponseTopicPartition()
-	rp.Partition = d.cfg.Partition
-	rp.ErrorCode = code
-	rp.LeaderID = int32(d.leaderID)
-	rp.LeaderEpoch = int32(d.epoch)
-	t.Partitions = append(t.Partitions, rp)
+	t.Topic = b.Topics[0].Topic
+	t.Partitions = append(t.Partitions, kmsg.EndQuorumEpochResponseTopicPartition(b.Topics[0].Partitions[0]))
 	resp.Topics = append(resp.Topics, t)
-	if req.Version >= 1 && rp.LeaderID >= 0 {
-		if id, ep, ok := d.leaderEndpoint(); ok {
-			ne := kmsg.NewEndQuorumEpochResponseNodeEndpoint()
-			ne.NodeID, ne.Host, ne.Port = int32(id), ep.Host, uint16(ep.Port)
-			resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
-		}
+	for _, e := range b.NodeEndpoints {
+		resp.NodeEndpoints = append(resp.NodeEndpoints, kmsg.EndQuorumEpochResponseNodeEndpoint(e))
 	}
 	return resp
 }
@@ -119,34 +158,19 @@ func (d *Driver) buildEndQuorumEpoch() *kmsg.EndQuorumEpochRequest {
 	return req
 }
 
+// handleEndQuorumEpochResponse: a resigned leader stops resending to a
+// voter that acknowledged.
 func (d *Driver) handleEndQuorumEpochResponse(now time.Time, p pending, resp *kmsg.EndQuorumEpochResponse) bool {
-	if resp.ErrorCode != errNone {
-		return d.handleTopLevelError(resp.ErrorCode, apiEndQuorumEpoch, p.to)
+	var rp *kmsg.BeginQuorumEpochResponseTopicPartition
+	if d.isRaftPartition(shapeOf(false, resp.Topics, func(t *kmsg.EndQuorumEpochResponseTopic) (string, [16]byte, []kmsg.EndQuorumEpochResponseTopicPartition) {
+		return t.Topic, [16]byte{}, t.Partitions
+	}, func(p *kmsg.EndQuorumEpochResponseTopicPartition) int32 { return p.Partition })) {
+		c := kmsg.BeginQuorumEpochResponseTopicPartition(resp.Topics[0].Partitions[0])
+		rp = &c
 	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return false
-	}
-	rp := &resp.Topics[0].Partitions[0]
-	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, apiEndQuorumEpoch); handled {
-		return ok
-	}
-	if d.role == RoleResigned && rp.ErrorCode == errNone {
+	acked, ok := d.quorumEpochResponse(now, p, resp.ErrorCode, rp)
+	if acked && d.role == RoleResigned {
 		delete(d.resigned.unacked, p.to)
 	}
-	return true
-}
-
-func (d *Driver) handleBeginQuorumEpochResponse(now time.Time, p pending, resp *kmsg.BeginQuorumEpochResponse) bool {
-	if resp.ErrorCode != errNone {
-		return d.handleTopLevelError(resp.ErrorCode, apiBeginQuorumEpoch, p.to)
-	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return false
-	}
-	rp := &resp.Topics[0].Partitions[0]
-	handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, apiBeginQuorumEpoch)
-	if handled {
-		return ok
-	}
-	return true
+	return ok
 }

@@ -1,6 +1,6 @@
 package raft
 
-// Fetch (key 1): kraftd advertises v4-v18 (protocol/versions.go); v13-v18
+// Fetch (key 1): kraftd advertises v4-v18 (fetchAPI below); v13-v18
 // are served as a raft fetch (topic ids), v4-v12 get top-level
 // INVALID_REQUEST because they carry no topic id.
 //
@@ -9,7 +9,7 @@ package raft
 //   - not exactly one topic (by TopicId) with one partition -> top INVALID_REQUEST;
 //   - MaxWaitMs < 0, FetchOffset < 0, LastFetchedEpoch < 0 or >
 //     CurrentLeaderEpoch, CurrentLeaderEpoch above MaxEpoch -> partition
-//     INVALID_REQUEST (these checks: validate.go);
+//     INVALID_REQUEST (these checks: fetchAPI);
 //   - leader-only check on CurrentLeaderEpoch -> FENCED_LEADER_EPOCH,
 //     UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, BROKER_NOT_AVAILABLE
 //     (shutting down);
@@ -47,6 +47,72 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 )
 
+var fetchAPI = rpc[*kmsg.FetchRequest, *kmsg.FetchResponse]{
+	// v0-3 were removed in Kafka 4.0; v4-12 are refused (checkFetch). v18
+	// adds the fetcher's high watermark (KIP-1166).
+	versions:  protocol.VersionRange{Min: 4, Max: 18},
+	clusterID: func(r *kmsg.FetchRequest) *string { return r.ClusterID },
+	topError:  func(r *kmsg.FetchResponse) *int16 { return &r.ErrorCode },
+	partitionError: func(r *kmsg.FetchResponse) int16 {
+		return protocol.FirstNonZero(r.Topics, fetchPartitions, func(p *kmsg.FetchResponseTopicPartition) int16 { return p.ErrorCode })
+	},
+	checkClusterID: true,
+	partition: func(r *kmsg.FetchRequest) partitionShape {
+		return shapeOf(true, r.Topics, func(t *kmsg.FetchRequestTopic) (string, [16]byte, []kmsg.FetchRequestTopicPartition) {
+			return t.Topic, t.TopicID, t.Partitions
+		}, func(p *kmsg.FetchRequestTopicPartition) int32 { return p.Partition })
+	},
+	check:  checkFetch,
+	handle: (*Driver).handleFetch,
+	answer: func(d *Driver, r *kmsg.FetchRequest, code int16) *kmsg.FetchResponse {
+		return d.fetchError(r, fetchReplicaID(r), code)
+	},
+	checkResponse: func(r *kmsg.FetchResponse) string {
+		return protocol.FirstNonZero(r.Topics, fetchPartitions, checkFetchPartition)
+	},
+	onResponse: (*Driver).handleFetchResponse,
+}.register()
+
+func fetchPartitions(t *kmsg.FetchResponseTopic) []kmsg.FetchResponseTopicPartition {
+	return t.Partitions
+}
+
+// checkFetch: a version with topic ids, the wait, offsets and epochs (the
+// shape passed at the edge).
+func checkFetch(_ *Driver, req *kmsg.FetchRequest) *refusal {
+	if req.Version < 13 {
+		return notRaftPartition
+	}
+	p := &req.Topics[0].Partitions[0]
+	switch {
+	case req.MaxWaitMillis < 0 || p.FetchOffset < 0 || p.LastFetchedEpoch < 0:
+		return partitionRefusal(errInvalidRequest, "negative max wait %d, fetch offset %d or last fetched epoch %d",
+			req.MaxWaitMillis, p.FetchOffset, p.LastFetchedEpoch)
+	case p.LastFetchedEpoch > p.CurrentLeaderEpoch:
+		return partitionRefusal(errInvalidRequest, "last fetched epoch %d above current leader epoch %d",
+			p.LastFetchedEpoch, p.CurrentLeaderEpoch)
+	}
+	return checkEpoch("current leader epoch", Epoch(p.CurrentLeaderEpoch))
+}
+
+func checkFetchPartition(p *kmsg.FetchResponseTopicPartition) string {
+	if why := checkLeader(NodeID(p.CurrentLeader.LeaderID), Epoch(p.CurrentLeader.LeaderEpoch)); why != "" {
+		return why
+	}
+	div, snap := p.DivergingEpoch, p.SnapshotID
+	switch {
+	case p.HighWatermark < -1 || p.LogStartOffset < -1:
+		return fmt.Sprintf("high watermark %d, log start offset %d", p.HighWatermark, p.LogStartOffset)
+	case (div.Epoch < 0 || div.EndOffset < 0) && (div.Epoch != -1 || div.EndOffset != -1),
+		Epoch(div.Epoch) > MaxEpoch:
+		return fmt.Sprintf("diverging epoch %d end offset %d", div.Epoch, div.EndOffset)
+	case (snap.Epoch < 0 || snap.EndOffset < 0) && (snap.Epoch != -1 || snap.EndOffset != -1),
+		Epoch(snap.Epoch) > MaxEpoch:
+		return fmt.Sprintf("snapshot id %d-%d", snap.EndOffset, snap.Epoch)
+	}
+	return ""
+}
+
 // parkedFetch is a Fetch waiting in the purgatory.
 type parkedFetch struct {
 	ref       RequestRef
@@ -62,7 +128,7 @@ func fetchReplicaID(req *kmsg.FetchRequest) NodeID {
 	return NodeID(req.ReplicaID)
 }
 
-// handleFetch answers (or parks) a Fetch that passed checkFetch.
+// handleFetch answers (or parks) a Fetch that passed the checks.
 func (d *Driver) handleFetch(now time.Time, req *kmsg.FetchRequest, ref RequestRef) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
 	pf := &parkedFetch{ref: ref, req: req, replicaID: fetchReplicaID(req), replica: p.ReplicaDirectoryID}
@@ -369,18 +435,19 @@ func (d *Driver) maybeSendFetch(now time.Time, f *followerState) {
 		return
 	}
 	if f.snapshot != nil {
-		d.send(now, d.leaderID, apiFetchSnapshot, d.buildFetchSnapshot(f.snapshot), false)
+		d.send(now, d.leaderID, d.buildFetchSnapshot(f.snapshot), false)
 		return
 	}
-	d.send(now, d.leaderID, apiFetch, d.buildFetch(), false)
+	d.send(now, d.leaderID, d.buildFetch(), false)
 }
 
 func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchResponse) bool {
 	if resp.ErrorCode != errNone {
-		return d.handleTopLevelError(resp.ErrorCode, apiFetch, p.to)
+		return d.handleTopLevelError(resp.ErrorCode, kmsg.Fetch, p.to)
 	}
-	if len(resp.Topics) != 1 || resp.Topics[0].TopicID != d.cfg.TopicID ||
-		len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+	if !d.isRaftPartition(shapeOf(true, resp.Topics, func(t *kmsg.FetchResponseTopic) (string, [16]byte, []kmsg.FetchResponseTopicPartition) {
+		return t.Topic, t.TopicID, t.Partitions
+	}, func(p *kmsg.FetchResponseTopicPartition) int32 { return p.Partition })) {
 		d.remoteLg.Warn("fetch response for another partition; dropped", zapNode("from", p.to))
 		return false
 	}
@@ -388,7 +455,7 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 	for _, b := range resp.Brokers {
 		d.learnEndpoint(NodeID(b.NodeID), b.Host, b.Port)
 	}
-	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.CurrentLeader.LeaderID), Epoch(rp.CurrentLeader.LeaderEpoch), p.to, apiFetch); handled {
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.CurrentLeader.LeaderID), Epoch(rp.CurrentLeader.LeaderEpoch), p.to, kmsg.Fetch); handled {
 		return ok
 	}
 	if d.role != RoleFollower || p.epoch != d.epoch {

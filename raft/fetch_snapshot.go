@@ -7,7 +7,7 @@ package raft
 //   - topics count != 1 and partitions count != 1 -> top INVALID_REQUEST;
 //     wrong topic name/partition -> partition UNKNOWN_TOPIC_OR_PARTITION;
 //   - leader-only check on CurrentLeaderEpoch -> partition epoch errors;
-//   - unknown snapshot id, a negative one (validate.go), or the bootstrap id
+//   - unknown snapshot id, a negative one (checkFetchSnapshot), or the bootstrap id
 //     0-0 -> SNAPSHOT_NOT_FOUND;
 //   - Position < 0 or >= size -> POSITION_OUT_OF_RANGE;
 //   - else raw snapshot bytes [Position, Position+min(MaxBytes, 8 MiB)),
@@ -27,15 +27,80 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/protocol"
 )
 
+var fetchSnapshotAPI = rpc[*kmsg.FetchSnapshotRequest, *kmsg.FetchSnapshotResponse]{
+	versions:  protocol.VersionRange{Min: 0, Max: 1},
+	clusterID: func(r *kmsg.FetchSnapshotRequest) *string { return r.ClusterID },
+	topError:  func(r *kmsg.FetchSnapshotResponse) *int16 { return &r.ErrorCode },
+	partitionError: func(r *kmsg.FetchSnapshotResponse) int16 {
+		return protocol.FirstNonZero(r.Topics, fetchSnapshotPartitions, func(p *kmsg.FetchSnapshotResponseTopicPartition) int16 { return p.ErrorCode })
+	},
+	// The shape has Kafka's rule of its own (checkFetchSnapshot).
+	checkClusterID: true,
+	check:          (*Driver).checkFetchSnapshot,
+	handle:         (*Driver).handleFetchSnapshot,
+	answer: func(d *Driver, r *kmsg.FetchSnapshotRequest, code int16) *kmsg.FetchSnapshotResponse {
+		return d.fetchSnapshotAnswer(r, code, true)
+	},
+	checkResponse: func(r *kmsg.FetchSnapshotResponse) string {
+		return protocol.FirstNonZero(r.Topics, fetchSnapshotPartitions, checkSnapshotChunk)
+	},
+	onResponse: (*Driver).handleFetchSnapshotResponse,
+}.register()
+
+func fetchSnapshotShape(r *kmsg.FetchSnapshotRequest) partitionShape {
+	return shapeOf(false, r.Topics, func(t *kmsg.FetchSnapshotRequestTopic) (string, [16]byte, []kmsg.FetchSnapshotRequestTopicPartition) {
+		return t.Topic, [16]byte{}, t.Partitions
+	}, func(p *kmsg.FetchSnapshotRequestTopicPartition) int32 { return p.Partition })
+}
+
+func fetchSnapshotPartitions(t *kmsg.FetchSnapshotResponseTopic) []kmsg.FetchSnapshotResponseTopicPartition {
+	return t.Partitions
+}
+
+// checkFetchSnapshot refuses at the top level only a request without a
+// first partition to answer for (or, as Kafka, more than one topic whose
+// first has other than one partition); the handler answers a wrong topic or
+// partition in the partition, echoing it.
+func (d *Driver) checkFetchSnapshot(req *kmsg.FetchSnapshotRequest) *refusal {
+	s := fetchSnapshotShape(req)
+	if s.topics == 0 || s.partitions == 0 || s.topics != 1 && s.partitions != 1 {
+		return topRefusal(errInvalidRequest, "no partition")
+	}
+	if !d.isRaftPartition(s) {
+		return nil
+	}
+	p := &req.Topics[0].Partitions[0]
+	if p.SnapshotID.EndOffset < 0 || p.SnapshotID.Epoch < 0 {
+		// No such snapshot can exist; the log is never asked for it.
+		return partitionRefusal(errSnapshotNotFound, "snapshot id %d-%d", p.SnapshotID.EndOffset, p.SnapshotID.Epoch)
+	}
+	return checkEpoch("current leader epoch", Epoch(p.CurrentLeaderEpoch))
+}
+
+// checkSnapshotChunk: the leader and, in a NONE answer, the chunk's
+// snapshot id, position and size.
+func checkSnapshotChunk(p *kmsg.FetchSnapshotResponseTopicPartition) string {
+	if why := checkLeader(NodeID(p.CurrentLeader.LeaderID), Epoch(p.CurrentLeader.LeaderEpoch)); why != "" {
+		return why
+	}
+	if p.ErrorCode == errNone && (p.Position < 0 || p.Size < 0 || p.SnapshotID.EndOffset < 0 ||
+		p.SnapshotID.Epoch < 0 || Epoch(p.SnapshotID.Epoch) > MaxEpoch) {
+		return fmt.Sprintf("snapshot %d-%d chunk at position %d of size %d",
+			p.SnapshotID.EndOffset, p.SnapshotID.Epoch, p.Position, p.Size)
+	}
+	return ""
+}
+
 // handleFetchSnapshot answers a request that passed checkFetchSnapshot.
-func (d *Driver) handleFetchSnapshot(now time.Time, req *kmsg.FetchSnapshotRequest) kmsg.Response {
-	rt := &req.Topics[0]
-	p := &rt.Partitions[0]
-	if len(req.Topics) != 1 || len(rt.Partitions) != 1 || rt.Topic != d.cfg.TopicName || p.Partition != d.cfg.Partition {
+func (d *Driver) handleFetchSnapshot(now time.Time, req *kmsg.FetchSnapshotRequest, _ RequestRef) kmsg.Response {
+	if !d.isRaftPartition(fetchSnapshotShape(req)) {
 		return d.fetchSnapshotAnswer(req, errUnknownTopic, false)
 	}
+	p := &req.Topics[0].Partitions[0]
 	if code := d.leaderOnlyCheck(Epoch(p.CurrentLeaderEpoch)); code != errNone {
 		return d.fetchSnapshotAnswer(req, code, true)
 	}
@@ -172,17 +237,18 @@ func (d *Driver) installSnapshot(now time.Time, id OffsetAndEpoch) bool {
 
 func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kmsg.FetchSnapshotResponse) bool {
 	if resp.ErrorCode != errNone {
-		return d.handleTopLevelError(resp.ErrorCode, apiFetchSnapshot, p.to)
+		return d.handleTopLevelError(resp.ErrorCode, kmsg.FetchSnapshot, p.to)
 	}
-	if len(resp.Topics) != 1 || resp.Topics[0].Topic != d.cfg.TopicName ||
-		len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+	if !d.isRaftPartition(shapeOf(false, resp.Topics, func(t *kmsg.FetchSnapshotResponseTopic) (string, [16]byte, []kmsg.FetchSnapshotResponseTopicPartition) {
+		return t.Topic, [16]byte{}, t.Partitions
+	}, func(p *kmsg.FetchSnapshotResponseTopicPartition) int32 { return p.Partition })) {
 		return false
 	}
 	rp := &resp.Topics[0].Partitions[0]
 	for _, e := range resp.NodeEndpoints {
 		d.learnEndpoint(NodeID(e.NodeID), e.Host, int32(e.Port))
 	}
-	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.CurrentLeader.LeaderID), Epoch(rp.CurrentLeader.LeaderEpoch), p.to, apiFetchSnapshot); handled {
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.CurrentLeader.LeaderID), Epoch(rp.CurrentLeader.LeaderEpoch), p.to, kmsg.FetchSnapshot); handled {
 		if rp.ErrorCode == errSnapshotNotFound {
 			d.abandonSnapshot("leader no longer has it")
 		}

@@ -35,7 +35,7 @@ func (d *Driver) maybeSendUpdateVoter(now time.Time) bool {
 	req.KRaftVersionFeature.MaxSupportedVersion = kraftVersionsSupported.Max
 	d.lg.Info("voter set records stale endpoints or kraft.version range for this voter; sending UpdateRaftVoter",
 		zapNode("leader", d.leaderID), zapEpoch("epoch", d.epoch))
-	d.send(now, d.leaderID, apiUpdateRaftVoter, req, false)
+	d.send(now, d.leaderID, req, false)
 	return true
 }
 
@@ -57,7 +57,7 @@ func (d *Driver) maybeAutoJoin(now time.Time, f *followerState) bool {
 		req.ClusterID = d.clusterIDPtr()
 		req.VoterID, req.VoterDirectoryID = int32(old.Key.ID), old.Key.DirectoryID
 		d.lg.Info("auto-join: removing the voter with this node's id and another directory", zap.Stringer("voter", old.Key))
-		d.send(now, d.leaderID, apiRemoveRaftVoter, req, false)
+		d.send(now, d.leaderID, req, false)
 	} else {
 		req := kmsg.NewPtrAddRaftVoterRequest()
 		req.ClusterID = d.clusterIDPtr()
@@ -70,7 +70,7 @@ func (d *Driver) maybeAutoJoin(now time.Time, f *followerState) bool {
 		}
 		req.AckWhenCommitted = false
 		d.lg.Info("auto-join: asking the leader to add this node", zapNode("leader", d.leaderID))
-		d.send(now, d.leaderID, apiAddRaftVoter, req, false)
+		d.send(now, d.leaderID, req, false)
 	}
 	f.updateVoter.reset(now, d.cfg.FetchTimeout)
 	return true
@@ -91,7 +91,7 @@ func (d *Driver) handleJoinResponse(code, done int16) bool {
 // arrives through Fetch, and a leader change through the next Fetch. NONE
 // or UNSUPPORTED_VERSION (a leader without kraft.version upgrades) mean
 // this epoch's leader needs no more updates at kraft.version 0.
-func (d *Driver) handleUpdateRaftVoterResponse(r *kmsg.UpdateRaftVoterResponse) bool {
+func (d *Driver) handleUpdateRaftVoterResponse(_ time.Time, _ pending, r *kmsg.UpdateRaftVoterResponse) bool {
 	if d.follower != nil && (r.ErrorCode == errNone || r.ErrorCode == errUnsupportedVersion) {
 		d.follower.updatedLeader = true
 	}

@@ -35,7 +35,7 @@ func (s fuzzScript) chunk(op byte, frame []byte) fuzzScript {
 // req sends a request frame at the highest version kraftd serves, or at
 // version v when given.
 func (s fuzzScript) req(r kmsg.Request, v ...int16) fuzzScript {
-	vr, _ := protocol.Supported(r.Key())
+	vr, _ := testApis.Versions(r.Key())
 	r.SetVersion(vr.Max)
 	if len(v) > 0 {
 		r.SetVersion(v[0])
@@ -46,7 +46,7 @@ func (s fuzzScript) req(r kmsg.Request, v ...int16) fuzzScript {
 // resp answers the newest request pending to peer (at the version a kraftd peer
 // negotiates).
 func (s fuzzScript) resp(peer int32, r kmsg.Response) fuzzScript {
-	vr, _ := protocol.Supported(r.Key())
+	vr, _ := testApis.Versions(r.Key())
 	r.SetVersion(vr.Max)
 	return s.chunk(fuzzResponse+fuzzOps*byte(peer-2), protocol.AppendResponse(nil, 7, r)[4:])
 }

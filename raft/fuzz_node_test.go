@@ -24,7 +24,7 @@ import (
 // (the fuzz* constants): raw request frames from anyone, raw response frames or
 // transport failures from voters 2 and 3 to one of the node's requests
 // pending to them, time advances and leader appends. Frames go through
-// protocol.ParseRequest / ParseResponse, as the network would take them off
+// the table's ParseRequest / ParseResponse, as the network would take them off
 // the wire; what does not decode is dropped (a request) or fails the request
 // it answers (a response: the connection closes).
 //
@@ -186,7 +186,7 @@ func raftRequest(req kmsg.Request) bool {
 }
 
 func (n *fuzzNode) request(frame []byte) {
-	_, req, err := protocol.ParseRequest(frame)
+	_, req, err := testApis.ParseRequest(frame)
 	if err != nil || !raftRequest(req) {
 		return
 	}
@@ -353,7 +353,7 @@ type fuzzTransport fuzzNode
 
 func (tr *fuzzTransport) Send(o raft.Outbound) {
 	n := (*fuzzNode)(tr)
-	vr, ok := protocol.Supported(o.Request.Key())
+	vr, ok := testApis.Versions(o.Request.Key())
 	if !ok {
 		n.t.Fatalf("sent %s, an api kraftd does not serve", kmsg.NameForKey(o.Request.Key()))
 	}

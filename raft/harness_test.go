@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
@@ -20,6 +21,11 @@ import (
 // clock.
 
 const testCluster = "test-cluster-id-00000A"
+
+// testApis are the apis of a node's network server and raft driver, as the
+// node's table has them: what the tests, the simulator and the fuzz target
+// encode and decode at.
+var testApis = protocol.MustTable(network.Apis(), raft.Apis())
 
 type reply struct {
 	ref  raft.RequestRef

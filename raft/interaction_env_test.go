@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
 )
@@ -286,7 +285,7 @@ func (t *itransport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 // roundTripRequest encodes req at the highest version kraftd serves (what
 // two kraftd nodes negotiate) and decodes it into a fresh value.
 func roundTripRequest(req kmsg.Request) (kmsg.Request, error) {
-	vr, ok := protocol.Supported(req.Key())
+	vr, ok := testApis.Versions(req.Key())
 	if !ok {
 		return nil, fmt.Errorf("api %d is not served", req.Key())
 	}
@@ -358,7 +357,7 @@ func (e *ienv) deliver(m *envelope) {
 	}
 	if av, ok := m.req.(*kmsg.ApiVersionsRequest); ok {
 		// The network layer answers ApiVersions; the driver never sees it.
-		resp := protocol.NewApiVersionsResponse(av.GetVersion())
+		resp := testApis.ApiVersionsResponse(av.GetVersion())
 		e.effect("%d->%d %s", m.to, m.from, describeMsg(resp))
 		e.queue = append(e.queue, &envelope{from: m.to, to: m.from, inc: m.inc, corr: m.corr, resp: resp, via: m.via})
 		return

@@ -219,7 +219,7 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 			if id == d.self() || l.fetchedWithin(id, now, interval) || !d.reqs.ready(id, now) {
 				continue
 			}
-			d.send(now, id, apiBeginQuorumEpoch, d.buildBeginQuorumEpoch(v.Key), false)
+			d.send(now, id, d.buildBeginQuorumEpoch(v.Key), false)
 		}
 		l.beginQuorum.reset(now, interval)
 	}

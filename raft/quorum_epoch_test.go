@@ -118,9 +118,13 @@ func TestEndQuorumEpochAcknowledged(t *testing.T) {
 	if len(ends) != 2 {
 		t.Fatalf("%d EndQuorumEpoch", len(ends))
 	}
-	ack := func(o raft.Outbound) {
+	ack := func(o raft.Outbound, topic ...string) {
 		r := kmsg.NewPtrEndQuorumEpochResponse()
 		tp := kmsg.NewEndQuorumEpochResponseTopic()
+		tp.Topic = raft.MetadataTopicName
+		if len(topic) > 0 {
+			tp.Topic = topic[0]
+		}
 		p := kmsg.NewEndQuorumEpochResponseTopicPartition()
 		p.LeaderID, p.LeaderEpoch = 1, 1
 		tp.Partitions = append(tp.Partitions, p)
@@ -133,6 +137,11 @@ func TestEndQuorumEpochAcknowledged(t *testing.T) {
 	again := sentOf(c.takeSent(), 54)
 	if len(again) != 1 || again[0].To != ends[1].To {
 		t.Fatalf("resent to %v, want only the unacknowledged voter %d", again, ends[1].To)
+	}
+	ack(again[0], "another-topic") // not the raft partition: retried
+	c.advance(c.cfg.RetryBackoff)
+	if again = sentOf(c.takeSent(), 54); len(again) != 1 || again[0].To != ends[1].To {
+		t.Fatalf("after an answer for another topic, resent to %v, want voter %d", again, ends[1].To)
 	}
 }
 

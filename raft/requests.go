@@ -1,50 +1,16 @@
 package raft
 
-import "time"
+import (
+	"time"
 
-type apiKey int16
-
-const (
-	apiFetch            apiKey = 1
-	apiApiVersions      apiKey = 18
-	apiAddRaftVoter     apiKey = 80
-	apiRemoveRaftVoter  apiKey = 81
-	apiUpdateRaftVoter  apiKey = 82
-	apiVote             apiKey = 52
-	apiBeginQuorumEpoch apiKey = 53
-	apiEndQuorumEpoch   apiKey = 54
-	apiFetchSnapshot    apiKey = 59
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-func (k apiKey) String() string {
-	switch k {
-	case apiFetch:
-		return "Fetch"
-	case apiVote:
-		return "Vote"
-	case apiBeginQuorumEpoch:
-		return "BeginQuorumEpoch"
-	case apiEndQuorumEpoch:
-		return "EndQuorumEpoch"
-	case apiFetchSnapshot:
-		return "FetchSnapshot"
-	case apiApiVersions:
-		return "ApiVersions"
-	case apiAddRaftVoter:
-		return "AddRaftVoter"
-	case apiRemoveRaftVoter:
-		return "RemoveRaftVoter"
-	case apiUpdateRaftVoter:
-		return "UpdateRaftVoter"
-	}
-	return "api?"
-}
 
 // pending is the single in-flight request to one destination.
 type pending struct {
 	to      NodeID
 	corr    uint64
-	key     apiKey
+	key     kmsg.Key
 	preVote bool
 	epoch   Epoch // local epoch when sent
 }
@@ -91,7 +57,7 @@ func (m *requestManager) backingOff(to NodeID, now time.Time) bool {
 	return s != nil && !s.inflight && now.Before(s.backoffUntil)
 }
 
-func (m *requestManager) sent(to NodeID, corr uint64, key apiKey, preVote bool, epoch Epoch) {
+func (m *requestManager) sent(to NodeID, corr uint64, key kmsg.Key, preVote bool, epoch Epoch) {
 	s := m.get(to)
 	s.inflight = true
 	s.p = pending{to: to, corr: corr, key: key, preVote: preVote, epoch: epoch}
@@ -115,7 +81,7 @@ func (m *requestManager) backoff(to NodeID, until time.Time) {
 // fetchInFlight reports whether any Fetch or FetchSnapshot is outstanding.
 func (m *requestManager) fetchInFlight() bool {
 	for _, s := range m.dests {
-		if s.inflight && (s.p.key == apiFetch || s.p.key == apiFetchSnapshot) {
+		if s.inflight && (s.p.key == kmsg.Fetch || s.p.key == kmsg.FetchSnapshot) {
 			return true
 		}
 	}

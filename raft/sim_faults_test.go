@@ -496,8 +496,8 @@ func partitionErrorCode(resp kmsg.Response) int16 {
 }
 
 func topErrorCode(resp kmsg.Response) int16 {
-	if code, ok := protocol.TopLevelErrorCode(resp); ok {
-		return code
+	if a := testApis.Lookup(resp.Key()); a != nil && a.TopError != nil {
+		return *a.TopError(resp)
 	}
 	return -1
 }

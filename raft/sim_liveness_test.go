@@ -12,7 +12,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
 
@@ -168,7 +167,7 @@ func (c *checker) checkOpenRequests() {
 				continue
 			}
 			limit := bound
-			if r.msg.key == protocol.KeyUpdateFeatures {
+			if r.msg.key == int16(kmsg.UpdateFeatures) {
 				// Answered at commit, or when check quorum ends the
 				// leadership that cannot commit.
 				limit += 3 * simFetchTimeout / 2

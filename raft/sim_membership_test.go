@@ -164,7 +164,7 @@ func (s *sim) adminRequest(to *simNode, req kmsg.Request) {
 // driver never sees it).
 func (s *sim) answerApiVersions(m *netMsg) {
 	n := s.nodes[m.to]
-	resp := protocol.NewApiVersionsResponse(m.version)
+	resp := testApis.ApiVersionsResponse(m.version)
 	s.transmit(&netMsg{from: m.to, to: m.from, fromInc: n.inc, toInc: m.fromInc, corr: m.corr, toID: m.toID,
 		key: m.key, version: resp.GetVersion(), isResp: true, body: resp.AppendTo(nil)})
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
 
@@ -190,10 +189,10 @@ func (s *sim) arrive(e *event) *simNode {
 		s.answerErr(m, errConnClosed)
 		return n
 	}
-	if m.admin && s.faultsOver && m.key != protocol.KeyUpdateFeatures {
+	if m.admin && s.faultsOver && m.key != int16(kmsg.UpdateFeatures) {
 		return n // the nemesis' voter changes end with the fault phase
 	}
-	if m.key == protocol.KeyApiVersions {
+	if m.key == int16(kmsg.ApiVersions) {
 		s.answerApiVersions(m)
 		return n
 	}
@@ -358,7 +357,7 @@ func (t *simTransport) Send(o raft.Outbound) {
 	if _, ok := o.Request.(*kmsg.FetchSnapshotRequest); ok {
 		s.stats.fetchSnapshots++
 	}
-	vr, ok := protocol.Supported(key)
+	vr, ok := testApis.Versions(key)
 	if !ok {
 		s.fail("node %d sent api %d that kraftd does not serve", n.id, key)
 		return

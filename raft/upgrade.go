@@ -43,6 +43,12 @@ var (
 	errInvalidUpdateVersion = kerr.InvalidUpdateVersion.Code
 )
 
+var updateFeaturesAPI = rpc[*kmsg.UpdateFeaturesRequest, *kmsg.UpdateFeaturesResponse]{
+	versions: protocol.VersionRange{Min: 0, Max: 2}, // v2 drops the per-feature results
+	topError: func(r *kmsg.UpdateFeaturesResponse) *int16 { return &r.ErrorCode },
+	handle:   (*Driver).handleUpdateFeatures,
+}.register()
+
 // UpdateFeatures upgrade types (FeatureUpdate.UpgradeType).
 const (
 	upgradeTypeUnknown         int8 = 0

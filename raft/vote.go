@@ -8,7 +8,7 @@ package raft
 //     INVALID_REQUEST;
 //   - LastOffset < 0, LastOffsetEpoch < 0, LastOffsetEpoch >=
 //     CandidateEpoch (> for a pre-vote), or CandidateEpoch above MaxEpoch
-//     -> partition INVALID_REQUEST (these checks: validate.go);
+//     -> partition INVALID_REQUEST (these checks: voteAPI);
 //   - voter-only check: epoch < local -> FENCED_LEADER_EPOCH, negative
 //     candidate id -> INVALID_REQUEST;
 //   - a higher epoch moves this node to Unattached at that epoch (durable),
@@ -30,10 +30,63 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/protocol"
 )
 
+var voteAPI = rpc[*kmsg.VoteRequest, *kmsg.VoteResponse]{
+	versions:       protocol.VersionRange{Min: 0, Max: 2}, // v2: pre-vote (KIP-996)
+	clusterID:      func(r *kmsg.VoteRequest) *string { return r.ClusterID },
+	topError:       func(r *kmsg.VoteResponse) *int16 { return &r.ErrorCode },
+	partitionError: func(r *kmsg.VoteResponse) int16 { return protocol.FirstNonZero(r.Topics, votePartitions, voteCode) },
+	checkClusterID: true,
+	partition:      voteShape,
+	check:          (*Driver).checkVote,
+	handle:         (*Driver).handleVote,
+	answer: func(d *Driver, r *kmsg.VoteRequest, code int16) *kmsg.VoteResponse {
+		return d.voteAnswer(r, code, false)
+	},
+	checkResponse: checkVoteResponse,
+	onResponse:    (*Driver).handleVoteResponse,
+	onSendError:   voteSendError,
+}.register()
+
+func voteShape(r *kmsg.VoteRequest) partitionShape {
+	return shapeOf(false, r.Topics, func(t *kmsg.VoteRequestTopic) (string, [16]byte, []kmsg.VoteRequestTopicPartition) {
+		return t.Topic, [16]byte{}, t.Partitions
+	}, func(p *kmsg.VoteRequestTopicPartition) int32 { return p.Partition })
+}
+
+func voteResponseShape(r *kmsg.VoteResponse) partitionShape {
+	return shapeOf(false, r.Topics, func(t *kmsg.VoteResponseTopic) (string, [16]byte, []kmsg.VoteResponseTopicPartition) {
+		return t.Topic, [16]byte{}, t.Partitions
+	}, func(p *kmsg.VoteResponseTopicPartition) int32 { return p.Partition })
+}
+
+func votePartitions(t *kmsg.VoteResponseTopic) []kmsg.VoteResponseTopicPartition { return t.Partitions }
+func voteCode(p *kmsg.VoteResponseTopicPartition) int16                          { return p.ErrorCode }
+
+// checkVote: the last offset and epochs (the shape passed at the edge).
+func (d *Driver) checkVote(req *kmsg.VoteRequest) *refusal {
+	p := &req.Topics[0].Partitions[0]
+	preVote := req.Version >= 2 && p.PreVote
+	switch {
+	case p.LastOffset < 0 || p.LastOffsetEpoch < 0:
+		return partitionRefusal(errInvalidRequest, "negative last offset %d or epoch %d", p.LastOffset, p.LastOffsetEpoch)
+	case p.LastOffsetEpoch > p.CandidateEpoch || (!preVote && p.LastOffsetEpoch == p.CandidateEpoch):
+		return partitionRefusal(errInvalidRequest, "last offset epoch %d not below candidate epoch %d", p.LastOffsetEpoch, p.CandidateEpoch)
+	}
+	return checkEpoch("candidate epoch", Epoch(p.CandidateEpoch))
+}
+
+func checkVoteResponse(r *kmsg.VoteResponse) string {
+	return protocol.FirstNonZero(r.Topics, votePartitions, func(p *kmsg.VoteResponseTopicPartition) string {
+		return checkLeader(NodeID(p.LeaderID), Epoch(p.LeaderEpoch))
+	})
+}
+
 // handleVote answers a Vote request that passed checkVote.
-func (d *Driver) handleVote(now time.Time, req *kmsg.VoteRequest) kmsg.Response {
+func (d *Driver) handleVote(now time.Time, req *kmsg.VoteRequest, _ RequestRef) kmsg.Response {
 	p := &req.Topics[0].Partitions[0]
 	preVote := req.Version >= 2 && p.PreVote
 	if code := d.voterOnlyCheck(Epoch(p.CandidateEpoch), NodeID(p.CandidateID)); code != errNone {
@@ -140,22 +193,19 @@ func (d *Driver) buildVote(voter ReplicaKey, preVote bool) *kmsg.VoteRequest {
 
 func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteResponse) bool {
 	if resp.ErrorCode != errNone {
-		if resp.ErrorCode == errUnsupportedVersion && p.preVote && d.role == RoleProspective {
-			d.lg.Info("peer does not support pre-vote; becoming candidate", zapNode("peer", p.to))
-			d.becomeCandidate(now)
+		if resp.ErrorCode == errUnsupportedVersion && d.skipPreVote(now, p) {
 			return true
 		}
-		return d.handleTopLevelError(resp.ErrorCode, apiVote, p.to)
+		return d.handleTopLevelError(resp.ErrorCode, kmsg.Vote, p.to)
 	}
-	if len(resp.Topics) != 1 || resp.Topics[0].Topic != d.cfg.TopicName ||
-		len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != d.cfg.Partition {
+	if !d.isRaftPartition(voteResponseShape(resp)) {
 		return false
 	}
 	rp := &resp.Topics[0].Partitions[0]
 	for _, e := range resp.NodeEndpoints {
 		d.learnEndpoint(NodeID(e.NodeID), e.Host, int32(e.Port))
 	}
-	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, apiVote); handled {
+	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, kmsg.Vote); handled {
 		return ok
 	}
 	e := d.election
@@ -172,5 +222,25 @@ func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteRes
 		e.rejected[p.to] = true
 	}
 	d.maybeWinElection(now)
+	return true
+}
+
+// voteSendError: a pre-vote the transport could not send at v2 goes on as a
+// candidacy (skipPreVote).
+func voteSendError(d *Driver, now time.Time, p pending, err error) bool {
+	if isUnsupportedVersion(err) && d.skipPreVote(now, p) {
+		return true
+	}
+	return d.requestFailed(p, err)
+}
+
+// skipPreVote makes a Prospective whose pre-vote a peer cannot take (it
+// lacks Vote v2) a Candidate, as Kafka 4.x does; it reports whether it did.
+func (d *Driver) skipPreVote(now time.Time, p pending) bool {
+	if !p.preVote || d.role != RoleProspective {
+		return false
+	}
+	d.lg.Info("peer does not support pre-vote; becoming candidate", zapNode("peer", p.to))
+	d.becomeCandidate(now)
 	return true
 }

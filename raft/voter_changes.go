@@ -45,6 +45,47 @@ var (
 	errVoterNotFound  = kerr.VoterNotFound.Code
 )
 
+// The voter changes check their cluster id in their handlers, with
+// Kafka's message. The answers of the ones this node sends (auto-join, an
+// update of its endpoints) are handled in follower_changes.go.
+var (
+	addRaftVoterAPI = rpc[*kmsg.AddRaftVoterRequest, *kmsg.AddRaftVoterResponse]{
+		versions:  protocol.VersionRange{Min: 0, Max: 1}, // v1: AckWhenCommitted (KIP-1186)
+		clusterID: func(r *kmsg.AddRaftVoterRequest) *string { return r.ClusterID },
+		topError:  func(r *kmsg.AddRaftVoterResponse) *int16 { return &r.ErrorCode },
+		handle:    (*Driver).handleAddRaftVoter,
+		onResponse: func(d *Driver, _ time.Time, _ pending, r *kmsg.AddRaftVoterResponse) bool {
+			return d.handleJoinResponse(r.ErrorCode, errDuplicateVoter)
+		},
+	}.register()
+	removeRaftVoterAPI = rpc[*kmsg.RemoveRaftVoterRequest, *kmsg.RemoveRaftVoterResponse]{
+		versions:  protocol.VersionRange{Min: 0, Max: 0},
+		clusterID: func(r *kmsg.RemoveRaftVoterRequest) *string { return r.ClusterID },
+		topError:  func(r *kmsg.RemoveRaftVoterResponse) *int16 { return &r.ErrorCode },
+		handle:    (*Driver).handleRemoveRaftVoter,
+		onResponse: func(d *Driver, _ time.Time, _ pending, r *kmsg.RemoveRaftVoterResponse) bool {
+			return d.handleJoinResponse(r.ErrorCode, errVoterNotFound)
+		},
+	}.register()
+	updateRaftVoterAPI = rpc[*kmsg.UpdateRaftVoterRequest, *kmsg.UpdateRaftVoterResponse]{
+		versions:   protocol.VersionRange{Min: 0, Max: 0},
+		clusterID:  func(r *kmsg.UpdateRaftVoterRequest) *string { return r.ClusterID },
+		topError:   func(r *kmsg.UpdateRaftVoterResponse) *int16 { return &r.ErrorCode },
+		handle:     (*Driver).handleUpdateRaftVoter,
+		onResponse: (*Driver).handleUpdateRaftVoterResponse,
+	}.register()
+	// apiVersionsAPI: the driver asks a new voter for ApiVersions (the
+	// network server answers ApiVersions, not the driver).
+	apiVersionsAPI = rpc[*kmsg.ApiVersionsRequest, *kmsg.ApiVersionsResponse]{
+		onResponse: func(d *Driver, now time.Time, p pending, r *kmsg.ApiVersionsResponse) bool {
+			return d.handleApiVersionsResponse(now, p.to, r, nil)
+		},
+		onSendError: func(d *Driver, now time.Time, p pending, err error) bool {
+			return d.handleApiVersionsResponse(now, p.to, nil, err)
+		},
+	}.register()
+)
+
 // caughtUpWindow is how recently a new voter must have fetched (Kafka's
 // LeaderState.isReplicaCaughtUp: an hour).
 const caughtUpWindow = time.Hour
@@ -149,7 +190,7 @@ func (d *Driver) askNewVoterVersions(now time.Time, key ReplicaKey, endpoints []
 	}
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "kraftd", "1"
-	d.send(now, key.ID, apiApiVersions, req, false)
+	d.send(now, key.ID, req, false)
 	return errNone, ""
 }
 
@@ -249,7 +290,7 @@ func (d *Driver) handleRemoveRaftVoter(now time.Time, req *kmsg.RemoveRaftVoterR
 	return nil
 }
 
-func (d *Driver) handleUpdateRaftVoter(now time.Time, req *kmsg.UpdateRaftVoterRequest) kmsg.Response {
+func (d *Driver) handleUpdateRaftVoter(now time.Time, req *kmsg.UpdateRaftVoterRequest, _ RequestRef) kmsg.Response {
 	key := ReplicaKey{ID: NodeID(req.VoterID), DirectoryID: req.VoterDirectoryID}
 	code, _ := d.voterChangePrechecks(req.ClusterID, Epoch(req.CurrentLeaderEpoch), key)
 	endpoints := updateVoterEndpoints(req.Listeners)

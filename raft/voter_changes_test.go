@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
 )
@@ -102,7 +101,7 @@ func (c *changeCtx) answerVersions(id int32, resp *kmsg.ApiVersionsResponse) {
 	c.t.Helper()
 	var o *raft.Outbound
 	for i := range c.tr.sent {
-		if c.tr.sent[i].To == id && c.tr.sent[i].Request.Key() == protocol.KeyApiVersions {
+		if c.tr.sent[i].To == id && c.tr.sent[i].Request.Key() == int16(kmsg.ApiVersions) {
 			o = &c.tr.sent[i]
 		}
 	}
@@ -119,8 +118,8 @@ func (c *changeCtx) answerVersions(id int32, resp *kmsg.ApiVersionsResponse) {
 }
 
 func code(resp kmsg.Response) int16 {
-	if c, ok := protocol.TopLevelErrorCode(resp); ok {
-		return c
+	if a := testApis.Lookup(resp.Key()); a != nil && a.TopError != nil {
+		return *a.TopError(resp)
 	}
 	return -100
 }
@@ -138,7 +137,7 @@ func TestAddThenRemoveLeader(t *testing.T) {
 		t.Fatalf("add answered before the ApiVersions round: %+v", resp)
 	}
 	n := len(c.tr.replies)
-	c.answerVersions(2, protocol.NewApiVersionsResponse(4))
+	c.answerVersions(2, testApis.ApiVersionsResponse(4))
 	st := c.d.Status()
 	if st.Voters.Len() != 2 || !st.Voters.Contains(raft.ReplicaKey{ID: 2, DirectoryID: testDir(2)}) {
 		t.Fatalf("voters after append %v", st.Voters)
@@ -209,7 +208,7 @@ func TestVoterChangeRefusals(t *testing.T) {
 	// Not caught up: the observer never fetched.
 	ref, _ := c.step(c.addReq(3))
 	n := len(c.tr.replies)
-	c.answerVersions(3, protocol.NewApiVersionsResponse(4))
+	c.answerVersions(3, testApis.ApiVersionsResponse(4))
 	if r := c.replyTo(ref, n); code(r) != kerr.RequestTimedOut.Code {
 		t.Fatalf("add of a lagging observer: %+v", r)
 	}
@@ -217,7 +216,7 @@ func TestVoterChangeRefusals(t *testing.T) {
 	c.fetch(3, c.d.Status().LogEndOffset)
 	ref, _ = c.step(c.addReq(3))
 	n = len(c.tr.replies)
-	c.answerVersions(3, protocol.NewApiVersionsResponse(3))
+	c.answerVersions(3, testApis.ApiVersionsResponse(3))
 	if r := c.replyTo(ref, n); code(r) != kerr.InvalidRequest.Code {
 		t.Fatalf("add of a voter without kraft.version 1: %+v", r)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/network"
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -174,6 +175,7 @@ func startFakeLeader(t *testing.T, h fakeLeader) string {
 	h.port = int32(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
 	srv, err := network.NewServer(network.ServerConfig{
+		Apis:      node.Apis(),
 		Listeners: []network.ListenerConfig{{Name: "CONTROLLER", Addr: addr}},
 		Logger:    zap.NewNop(),
 	}, h)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -116,9 +117,12 @@ func roundTrip(c net.Conn, corr int32, req kmsg.Request, t *tally) (kmsg.Respons
 	return protocol.ParseResponse(f, req.Key(), req.GetVersion())
 }
 
+// kraftdApis are the apis a kraftd node serves.
+var kraftdApis = node.Apis()
+
 // maxVersion is the highest version kraftd serves for key (also Kafka 4.4.0's).
 func maxVersion(key int16) int16 {
-	r, _ := protocol.Supported(key)
+	r, _ := kraftdApis.Versions(key)
 	return r.Max
 }
 

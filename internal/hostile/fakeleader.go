@@ -173,14 +173,14 @@ func (f *fakeLeader) serve(ctx context.Context, c net.Conn) {
 		if err != nil {
 			return
 		}
-		hdr, req, err := protocol.ParseRequest(fr)
+		hdr, req, err := kraftdApis.ParseRequest(fr)
 		if err != nil {
 			return
 		}
 		var resp kmsg.Response
 		switch r := req.(type) {
 		case *kmsg.ApiVersionsRequest:
-			resp = protocol.NewApiVersionsResponse(r.Version)
+			resp = kraftdApis.ApiVersionsResponse(r.Version)
 		case *kmsg.FetchRequest:
 			resp = f.fetch(r)
 		case *kmsg.VoteRequest:

@@ -63,7 +63,7 @@ func FetchFlood(ctx context.Context, addr string, p FetchFloodParams) (Result, e
 func fetchFloodRequest(p FetchFloodParams, replica int32) kmsg.Request {
 	if p.Snapshot {
 		req := kmsg.NewPtrFetchSnapshotRequest()
-		req.Version = maxVersion(protocol.KeyFetchSnapshot)
+		req.Version = maxVersion(int16(kmsg.FetchSnapshot))
 		req.ClusterID = p.Partition.ClusterID
 		req.ReplicaID = replica
 		req.MaxBytes = math.MaxInt32
@@ -78,7 +78,7 @@ func fetchFloodRequest(p FetchFloodParams, replica int32) kmsg.Request {
 		return req
 	}
 	req := kmsg.NewPtrFetchRequest()
-	req.Version = maxVersion(protocol.KeyFetch)
+	req.Version = maxVersion(int16(kmsg.Fetch))
 	req.ClusterID = p.Partition.ClusterID
 	req.ReplicaID = replica
 	req.ReplicaState.ID = replica
@@ -118,7 +118,7 @@ func SlowFrame(ctx context.Context, addr string, p SlowFrameParams) (Result, err
 		tick, chunk = time.Second/time.Duration(rate), 1
 	}
 	head := binary.BigEndian.AppendUint32(nil, uint32(p.Announce))
-	head = protocol.AppendRequestHeader(head, protocol.KeyFetch, maxVersion(protocol.KeyFetch), 0, &clientID)
+	head = protocol.AppendRequestHeader(head, int16(kmsg.Fetch), maxVersion(int16(kmsg.Fetch)), 0, &clientID)
 	return each(ctx, addr, p.Conns, func(c net.Conn, t *tally) {
 		t.frames.Add(1)
 		if !write(ctx, c, head, t) {
@@ -147,7 +147,7 @@ func Slowloris(ctx context.Context, addr string, p SlowlorisParams) (Result, err
 	// A 4-byte prefix of 64 bytes, then the header of an ApiVersions request:
 	// every byte is valid, the frame just never ends in time.
 	f := binary.BigEndian.AppendUint32(nil, 64)
-	f = protocol.AppendRequestHeader(f, protocol.KeyApiVersions, 0, 0, &clientID)
+	f = protocol.AppendRequestHeader(f, int16(kmsg.ApiVersions), 0, 0, &clientID)
 	f = append(f, make([]byte, 68-len(f))...)
 	return each(ctx, addr, p.Conns, func(c net.Conn, t *tally) {
 		t.frames.Add(1)
@@ -247,15 +247,15 @@ type GarbageParams struct {
 func Garbage(ctx context.Context, addr string, p GarbageParams) (Result, error) {
 	keys := p.Keys
 	if keys == nil {
-		keys = []int16{protocol.KeyFetch, protocol.KeyVote, protocol.KeyBeginQuorumEpoch,
-			protocol.KeyEndQuorumEpoch, protocol.KeyDescribeQuorum, protocol.KeyFetchSnapshot}
+		keys = []int16{int16(kmsg.Fetch), int16(kmsg.Vote), int16(kmsg.BeginQuorumEpoch),
+			int16(kmsg.EndQuorumEpoch), int16(kmsg.DescribeQuorum), int16(kmsg.FetchSnapshot)}
 	}
 	rng := rand.New(rand.NewPCG(p.Seed, 0x686f7374696c65))
 	var t tally
 	var firstErr error
 	for i := 0; i < p.Frames && ctx.Err() == nil; i++ {
 		key := keys[rng.IntN(len(keys))]
-		r, _ := protocol.Supported(key)
+		r, _ := kraftdApis.Versions(key)
 		v := r.Min + int16(rng.IntN(int(r.Max-r.Min)+1))
 		f := binary.BigEndian.AppendUint32(nil, 0)
 		f = protocol.AppendRequestHeader(f, key, v, int32(i), &clientID)

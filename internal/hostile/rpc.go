@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kraftd/kraftd/protocol"
 )
 
 // Extreme values of MaxValues.
@@ -54,7 +52,7 @@ func maxValueRequests(p Partition) []kmsg.Request {
 	// DescribeQuorum of the partition and of partitions that do not exist.
 	for _, part := range []int32{p.Partition, maxID, badID} {
 		req := kmsg.NewPtrDescribeQuorumRequest()
-		req.Version = maxVersion(protocol.KeyDescribeQuorum)
+		req.Version = maxVersion(int16(kmsg.DescribeQuorum))
 		t := kmsg.NewDescribeQuorumRequestTopic()
 		t.Topic = p.Topic
 		dp := kmsg.NewDescribeQuorumRequestTopicPartition()
@@ -79,7 +77,7 @@ func maxValueRequests(p Partition) []kmsg.Request {
 		{maxID, maxOffset, -1, -1, -1, -1, math.MaxInt32, math.MaxInt32, math.MaxInt32},
 	} {
 		req := kmsg.NewPtrFetchRequest()
-		req.Version = maxVersion(protocol.KeyFetch)
+		req.Version = maxVersion(int16(kmsg.Fetch))
 		req.ClusterID = p.ClusterID
 		req.ReplicaID = fc.replica
 		req.ReplicaState.ID, req.ReplicaState.Epoch = fc.replica, maxOffset
@@ -105,7 +103,7 @@ func maxValueRequests(p Partition) []kmsg.Request {
 	for _, pos := range []int64{maxOffset, badOffset, 0} {
 		for _, maxBytes := range []int32{math.MaxInt32, -1} {
 			req := kmsg.NewPtrFetchSnapshotRequest()
-			req.Version = maxVersion(protocol.KeyFetchSnapshot)
+			req.Version = maxVersion(int16(kmsg.FetchSnapshot))
 			req.ClusterID = p.ClusterID
 			req.ReplicaID = maxID
 			req.MaxBytes = maxBytes
@@ -125,7 +123,7 @@ func maxValueRequests(p Partition) []kmsg.Request {
 	// that are not voters.
 	for _, leader := range []int32{maxID, badID} {
 		req := kmsg.NewPtrEndQuorumEpochRequest()
-		req.Version = maxVersion(protocol.KeyEndQuorumEpoch)
+		req.Version = maxVersion(int16(kmsg.EndQuorumEpoch))
 		req.ClusterID = p.ClusterID
 		t := kmsg.NewEndQuorumEpochRequestTopic()
 		t.Topic = p.Topic
@@ -143,7 +141,7 @@ func maxValueRequests(p Partition) []kmsg.Request {
 	for _, cand := range []int32{maxID, badID} {
 		for _, pre := range []bool{true, false} {
 			req := kmsg.NewPtrVoteRequest()
-			req.Version = maxVersion(protocol.KeyVote)
+			req.Version = maxVersion(int16(kmsg.Vote))
 			req.ClusterID = p.ClusterID
 			req.VoterID = maxID
 			t := kmsg.NewVoteRequestTopic()
@@ -164,7 +162,7 @@ func maxValueRequests(p Partition) []kmsg.Request {
 // beginQuorumEpoch is a BeginQuorumEpoch naming leader at epoch, addressed to voter.
 func beginQuorumEpoch(p Partition, leader, epoch, voter int32) *kmsg.BeginQuorumEpochRequest {
 	req := kmsg.NewPtrBeginQuorumEpochRequest()
-	req.Version = maxVersion(protocol.KeyBeginQuorumEpoch)
+	req.Version = maxVersion(int16(kmsg.BeginQuorumEpoch))
 	req.ClusterID = p.ClusterID
 	req.VoterID = voter
 	t := kmsg.NewBeginQuorumEpochRequestTopic()
@@ -207,7 +205,7 @@ func ForgedLeaders(ctx context.Context, addr string, p ForgedLeadersParams) (Res
 				reqs = append(reqs, beginQuorumEpoch(p.Partition, leader, epoch, p.Target))
 			}
 			req := kmsg.NewPtrEndQuorumEpochRequest()
-			req.Version = maxVersion(protocol.KeyEndQuorumEpoch)
+			req.Version = maxVersion(int16(kmsg.EndQuorumEpoch))
 			req.ClusterID = p.Partition.ClusterID
 			tp := kmsg.NewEndQuorumEpochRequestTopic()
 			tp.Topic = p.Partition.Topic

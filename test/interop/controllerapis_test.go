@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -332,8 +333,8 @@ func TestControllerApisNotActive(t *testing.T) {
 	jc, kc := dialNode(t, jvm.Addr), dialNode(t, kraftd.Addr)
 	compareApiVersions(t, jc, kc)
 	corr := int32(10)
-	for _, key := range protocol.ControllerKeys() {
-		rng, _ := protocol.Advertised(key)
+	for _, key := range controllerKeys() {
+		rng, _ := node.Apis().Versions(key)
 		for v := rng.Min; v <= rng.Max; v++ {
 			req := controllerApiRequest(key, q.ClusterID(jvm.ID))
 			req.SetVersion(v)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/network"
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -78,6 +79,7 @@ func newFakeVoter(t *testing.T, id int32, clusterID string, useServer bool) *fak
 			respond(f.answer(hdr, req))
 		})
 		srv, err := network.NewServer(network.ServerConfig{
+			Apis:      node.Apis(),
 			Listeners: []network.ListenerConfig{{Name: kafkatest.ControllerListener, Addr: "127.0.0.1:0"}},
 		}, h)
 		if err != nil {
@@ -171,12 +173,12 @@ func (f *fakeVoter) serve(n int, c net.Conn) {
 		whole := make([]byte, 4+len(frame))
 		copy(whole[4:], frame)
 		whole[0], whole[1], whole[2], whole[3] = byte(len(frame)>>24), byte(len(frame)>>16), byte(len(frame)>>8), byte(len(frame))
-		hdr, req, perr := protocol.ParseRequest(whole[4:])
+		hdr, req, perr := node.Apis().ParseRequest(whole[4:])
 		f.record(captured{conn: n, seq: seq, frame: whole, hdr: hdr, req: req, err: perr})
 		var resp kmsg.Response
 		switch {
-		case perr != nil && hdr.APIKey == protocol.KeyApiVersions && errors.Is(perr, protocol.ErrUnsupportedVersion):
-			resp = protocol.NewApiVersionsResponse(hdr.APIVersion) // UNSUPPORTED_VERSION, v0 body
+		case perr != nil && hdr.APIKey == int16(kmsg.ApiVersions) && errors.Is(perr, protocol.ErrUnsupportedVersion):
+			resp = node.Apis().ApiVersionsResponse(hdr.APIVersion) // UNSUPPORTED_VERSION, v0 body
 		case perr != nil:
 			return // Kafka closes on what it cannot parse; so does the fake
 		default:
@@ -200,7 +202,7 @@ func (f *fakeVoter) answer(hdr protocol.RequestHeader, req kmsg.Request) kmsg.Re
 	defer f.mu.Unlock()
 	switch r := req.(type) {
 	case *kmsg.ApiVersionsRequest:
-		return protocol.NewApiVersionsResponse(hdr.APIVersion)
+		return node.Apis().ApiVersionsResponse(hdr.APIVersion)
 	case *kmsg.VoteRequest:
 		resp := r.ResponseKind().(*kmsg.VoteResponse)
 		if r.ClusterID == nil || *r.ClusterID != f.clusterID {
@@ -352,7 +354,7 @@ func testKafkaElectsWithKraftdVote(t *testing.T, useServer bool) {
 		}
 		if c.err != nil {
 			// Only an ApiVersions version above kraftd's may fail (the client then downgrades).
-			if !(c.hdr.APIKey == protocol.KeyApiVersions && errors.Is(c.err, protocol.ErrUnsupportedVersion)) {
+			if !(c.hdr.APIKey == int16(kmsg.ApiVersions) && errors.Is(c.err, protocol.ErrUnsupportedVersion)) {
 				t.Errorf("kraftd cannot decode a real frame: %v\nframe: %x", c.err, c.frame)
 			}
 			continue
@@ -383,7 +385,7 @@ func testKafkaElectsWithKraftdVote(t *testing.T, useServer bool) {
 	}
 	for conn, c := range firstOnConn {
 		// network.Server answers ApiVersions itself: its handler never sees it.
-		if !useServer && c.hdr.APIKey != protocol.KeyApiVersions {
+		if !useServer && c.hdr.APIKey != int16(kmsg.ApiVersions) {
 			t.Errorf("connection %d opened with %s, not ApiVersions", conn, kmsg.NameForKey(c.hdr.APIKey))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,12 +20,22 @@ import (
 // raft listener (and ControllerRegistration, which a JVM peer sends to the leader);
 // kraftd must advertise exactly Kafka's ranges for each.
 var raftApis = []int16{
-	protocol.KeyFetch, protocol.KeyApiVersions, protocol.KeyVote, protocol.KeyBeginQuorumEpoch,
-	protocol.KeyEndQuorumEpoch, protocol.KeyDescribeQuorum, protocol.KeyFetchSnapshot,
-	protocol.KeyDescribeCluster, protocol.KeyControllerRegistration, protocol.KeyAddRaftVoter,
-	protocol.KeyRemoveRaftVoter, protocol.KeyUpdateRaftVoter, protocol.KeyUpdateFeatures, // kraft.version upgrades
+	int16(kmsg.Fetch), int16(kmsg.ApiVersions), int16(kmsg.Vote), int16(kmsg.BeginQuorumEpoch),
+	int16(kmsg.EndQuorumEpoch), int16(kmsg.DescribeQuorum), int16(kmsg.FetchSnapshot),
+	int16(kmsg.DescribeCluster), int16(kmsg.ControllerRegistration), int16(kmsg.AddRaftVoter),
+	int16(kmsg.RemoveRaftVoter), int16(kmsg.UpdateRaftVoter), int16(kmsg.UpdateFeatures), // kraft.version upgrades
 	// A Kafka controller lists SaslHandshake and SaslAuthenticate on every listener.
-	protocol.KeySaslHandshake, protocol.KeySaslAuthenticate,
+	int16(kmsg.SASLHandshake), int16(kmsg.SASLAuthenticate),
+}
+
+// controllerKeys are the keys of the controller apis kraftd answers as a controller
+// that is not active.
+func controllerKeys() []int16 {
+	var keys []int16
+	for _, a := range protocol.ControllerApis() {
+		keys = append(keys, int16(a.Key))
+	}
+	return keys
 }
 
 // exchange sends one request over c with kraftd's codec and returns the raw response frame
@@ -75,22 +86,22 @@ func rangesOf(keys []kmsg.ApiVersionsResponseApiKey) map[int16]protocol.VersionR
 }
 
 // compareAdvertisement reports every api whose range differs between Kafka's answer and
-// kraftd's (protocol.Supported or protocol.Advertised, and protocol.NewApiVersionsResponse).
+// kraftd's (node.Apis and its ApiVersions answer).
 func compareAdvertisement(t *testing.T, v int16, kafka *kmsg.ApiVersionsResponse) {
 	t.Helper()
 	kr := rangesOf(kafka.ApiKeys)
-	ours := rangesOf(protocol.NewApiVersionsResponse(v).ApiKeys)
+	ours := rangesOf(node.Apis().ApiVersionsResponse(v).ApiKeys)
 	for _, key := range raftApis {
 		name := kmsg.NameForKey(key)
 		k, kok := kr[key]
-		s, sok := protocol.Supported(key)
+		s, sok := node.Apis().Versions(key)
 		switch {
 		case !kok && sok:
 			t.Errorf("%s (key %d): kraftd serves %d-%d, Kafka %s does not advertise it", name, key, s.Min, s.Max, kafkatest.KafkaVersion)
 		case kok && !sok:
 			t.Errorf("%s (key %d): Kafka %s advertises %d-%d, kraftd does not serve it", name, key, kafkatest.KafkaVersion, k.Min, k.Max)
 		case kok && k != s:
-			t.Errorf("%s (key %d): Kafka %s advertises %d-%d, protocol.Supported says %d-%d", name, key, kafkatest.KafkaVersion, k.Min, k.Max, s.Min, s.Max)
+			t.Errorf("%s (key %d): Kafka %s advertises %d-%d, node.Apis says %d-%d", name, key, kafkatest.KafkaVersion, k.Min, k.Max, s.Min, s.Max)
 		}
 		if o, ok := ours[key]; ok != kok || (ok && o != k) {
 			t.Errorf("%s (key %d): NewApiVersionsResponse(v%d) lists %v (present %v), Kafka %v (present %v)", name, key, v, o, ok, k, kok)
@@ -98,16 +109,16 @@ func compareAdvertisement(t *testing.T, v int16, kafka *kmsg.ApiVersionsResponse
 	}
 	// The other apis of the controller's listener kraftd lists with Kafka's ranges (and
 	// answers as a controller that is not active); nothing else.
-	for _, key := range protocol.ControllerKeys() {
+	for _, key := range controllerKeys() {
 		k, kok := kr[key]
-		a, _ := protocol.Advertised(key)
+		a, _ := node.Apis().Versions(key)
 		if o, ok := ours[key]; !kok || !ok || o != k || a != k {
-			t.Errorf("%s (key %d): Kafka %s advertises %v (present %v), kraftd lists %v (present %v), protocol.Advertised %v",
+			t.Errorf("%s (key %d): Kafka %s advertises %v (present %v), kraftd lists %v (present %v), node.Apis %v",
 				kmsg.NameForKey(key), key, kafkatest.KafkaVersion, k, kok, o, ok, a)
 		}
 	}
 	for key := range ours {
-		if !contains(raftApis, key) && !contains(protocol.ControllerKeys(), key) {
+		if !contains(raftApis, key) && !contains(controllerKeys(), key) {
 			t.Errorf("kraftd advertises key %d (%s), which is neither a raft nor a controller api", key, kmsg.NameForKey(key))
 		}
 	}
@@ -159,7 +170,7 @@ func testApiVersions(t *testing.T, ctrl *kafkatest.Controller) {
 				kafkaKRaft = &av.SupportedFeatures[i]
 			}
 		}
-		ours := protocol.NewApiVersionsResponse(v)
+		ours := node.Apis().ApiVersionsResponse(v)
 		var ourKRaft *kmsg.ApiVersionsResponseSupportedFeature
 		for i := range ours.SupportedFeatures {
 			if ours.SupportedFeatures[i].Name == protocol.KRaftVersionFeature {
@@ -201,7 +212,7 @@ func testApiVersionsUnsupported(t *testing.T, ctrl *kafkatest.Controller) {
 	if err != nil {
 		t.Fatalf("Kafka closed instead of answering ApiVersions v%d: %v", future, err)
 	}
-	decoded, err := protocol.ParseResponse(resp, protocol.KeyApiVersions, 0)
+	decoded, err := protocol.ParseResponse(resp, int16(kmsg.ApiVersions), 0)
 	if err != nil {
 		t.Fatalf("decode Kafka's v0 answer: %v (%x)", err, resp)
 	}
@@ -209,7 +220,7 @@ func testApiVersionsUnsupported(t *testing.T, ctrl *kafkatest.Controller) {
 	if av.ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Errorf("Kafka answered ApiVersions v%d with error %d, want UNSUPPORTED_VERSION", future, av.ErrorCode)
 	}
-	oursResp := protocol.NewApiVersionsResponse(future)
+	oursResp := node.Apis().ApiVersionsResponse(future)
 	ours := protocol.AppendResponse(nil, corr, oursResp)
 	if !bytes.Equal(ours[4:], resp) {
 		t.Errorf("UNSUPPORTED_VERSION answers differ:\nkafka:  %x (%s)\nkraftd: %x", resp, describeApis(av.ApiKeys), ours[4:])
