@@ -45,7 +45,7 @@
 // Every file is read and written through vfs.FS (FormatOptions.FS, LoadFS,
 // InfoFS; nil = the OS) and every write is vfs.WriteFileAtomic, so the
 // tests format on vfs.MemFS and check the power-loss image after every
-// single file-system operation, and run format under vfs.FaultFS (full
+// single file-system operation, and run format under faultfs.FS (full
 // disk, fsync errors).
 //
 // Load makes the start-up checks Kafka makes: every dir formatted, one

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // InitialController is one voter of a dynamic quorum's first voter set

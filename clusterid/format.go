@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // scramMetadataLevel is metadata.version 3.5-IV2, the first with SCRAM records.

@@ -13,7 +13,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/kraftd/kraftd/config"
-	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // MetaPropertiesFile is the name of the file format writes into every log dir.

@@ -12,9 +12,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/clusterid"
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // OpenReadOnly opens a partition dir for reading without changing it.

@@ -12,8 +12,8 @@ import (
 	"strconv"
 
 	"github.com/kraftd/kraftd/clusterid"
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // QuorumStateFile is the election state file in the partition dir.

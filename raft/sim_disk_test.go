@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/metadatalog"
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // simDisk is a node's log as the simulator and checker see it.
