@@ -5,7 +5,7 @@
 // Ids are Kafka Uuids: 16 bytes rendered as 22 base64url characters without
 // padding. Random draws a version-4 uuid and redraws, as Kafka's
 // Uuid.randomUuid does, the reserved ids (zero, Uuid(0,1)) and any id whose
-// text starts with '-'; RandomDirectoryID also skips the 100 ids Kafka's
+// text starts with '-'; uuid.RandomDirectoryID also skips the 100 ids Kafka's
 // DirectoryId reserves.
 //
 // meta.properties (Java Properties text) is read with ReadMetaProperties and
@@ -38,7 +38,7 @@
 // unformatted. kraft.version is 1 exactly when controller.quorum.voters is
 // empty (DynamicQuorum); InitialControllers (ParseInitialControllers parses
 // --initial-controllers; --standalone is one entry for the node itself with
-// RandomDirectoryID) fills the Voters record and gives a voter's metadata
+// uuid.RandomDirectoryID) fills the Voters record and gives a voter's metadata
 // dir its directory id. Voters and dirs come in the order Kafka's HashMaps
 // give them (javaorder.go), so the bytes and lines match Kafka's.
 //

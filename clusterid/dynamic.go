@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/uuid"
 	"github.com/kraftd/kraftd/vfs"
 )
 
@@ -19,7 +20,7 @@ type InitialController struct {
 	NodeID      int32
 	Host        string
 	Port        uint16
-	DirectoryID UUID
+	DirectoryID uuid.UUID
 }
 
 // ParseInitialControllers parses Kafka's --initial-controllers value:
@@ -98,11 +99,11 @@ func parseInitialController(s string) (InitialController, error) {
 		return c, fmt.Errorf("Invalid port %d in dynamic voter string.", port)
 	}
 	c.Port = uint16(port)
-	dir, err := Parse(rest[colon+1:])
+	dir, err := uuid.Parse(rest[colon+1:])
 	if err != nil {
 		return c, fmt.Errorf("Failed to parse directory ID in dynamic voter string.: %w", err)
 	}
-	if ReservedDirectoryID(dir) {
+	if uuid.ReservedDirectoryID(dir) {
 		return c, fmt.Errorf("directory id %s is reserved", dir)
 	}
 	c.DirectoryID = dir

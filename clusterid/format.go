@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/vfs"
+
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // scramMetadataLevel is metadata.version 3.5-IV2, the first with SCRAM records.
@@ -48,7 +50,7 @@ type FormatOptions struct {
 	DynamicQuorum bool
 	// InitialControllers is the first voter set of a dynamic quorum
 	// (--initial-controllers, or --standalone: one entry for the node itself
-	// with a fresh RandomDirectoryID). It implies DynamicQuorum; when NodeID
+	// with a fresh uuid.RandomDirectoryID). It implies DynamicQuorum; when NodeID
 	// is among them, the metadata dir gets that voter's directory id.
 	InitialControllers []InitialController
 	// ControllerListener names the voters' endpoint in the bootstrap
@@ -115,9 +117,9 @@ type dirWriter struct {
 	records  [][]byte
 	// voterDirID is this node's directory id in a dynamic quorum's initial
 	// voter set (zero when it is not a voter there).
-	voterDirID UUID
+	voterDirID uuid.UUID
 	// seen holds the directory ids in use, so fresh ones never collide.
-	seen map[UUID]bool
+	seen map[uuid.UUID]bool
 }
 
 // newDirWriter validates o in the order Kafka's Formatter.run does (node,
@@ -148,7 +150,7 @@ func newDirWriter(o FormatOptions) (*dirWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &dirWriter{o: o, fsys: vfs.Or(o.FS), features: fs, now: o.Now, out: o.Out, voterDirID: voterDirID, seen: map[UUID]bool{}}
+	w := &dirWriter{o: o, fsys: vfs.Or(o.FS), features: fs, now: o.Now, out: o.Out, voterDirID: voterDirID, seen: map[uuid.UUID]bool{}}
 	if w.now == nil {
 		w.now = time.Now
 	}
@@ -164,20 +166,20 @@ func newDirWriter(o FormatOptions) (*dirWriter, error) {
 
 // voterDirectoryID checks a dynamic quorum's initial voters and returns the
 // directory id they give o.NodeID (zero when it is not among them).
-func voterDirectoryID(o FormatOptions) (UUID, error) {
+func voterDirectoryID(o FormatOptions) (uuid.UUID, error) {
 	if o.InitialControllers == nil {
-		return UUID{}, nil
+		return uuid.UUID{}, nil
 	}
 	if o.ControllerListener == "" {
-		return UUID{}, errors.New("clusterid: format: a dynamic quorum needs the controller listener name")
+		return uuid.UUID{}, errors.New("clusterid: format: a dynamic quorum needs the controller listener name")
 	}
-	var id UUID
+	var id uuid.UUID
 	for _, c := range o.InitialControllers {
 		if c.NodeID == o.NodeID {
 			id = c.DirectoryID
 		}
-		if c.DirectoryID.IsZero() || ReservedDirectoryID(c.DirectoryID) {
-			return UUID{}, fmt.Errorf("clusterid: format: initial controller %d has the reserved directory id %s", c.NodeID, c.DirectoryID)
+		if c.DirectoryID.IsZero() || uuid.ReservedDirectoryID(c.DirectoryID) {
+			return uuid.UUID{}, fmt.Errorf("clusterid: format: initial controller %d has the reserved directory id %s", c.NodeID, c.DirectoryID)
 		}
 	}
 	return id, nil
@@ -223,12 +225,12 @@ func (w *dirWriter) kind(isMeta bool) string {
 
 // directoryID picks a dir's directory.id: the initial voter's own for the
 // metadata dir of a voter, otherwise a fresh one no other dir uses.
-func (w *dirWriter) directoryID(isMeta bool) UUID {
+func (w *dirWriter) directoryID(isMeta bool) uuid.UUID {
 	id := w.voterDirID
 	if !isMeta || id.IsZero() {
-		id = RandomDirectoryID()
+		id = uuid.RandomDirectoryID()
 		for w.seen[id] || id == w.voterDirID {
-			id = RandomDirectoryID()
+			id = uuid.RandomDirectoryID()
 		}
 	}
 	w.seen[id] = true
@@ -288,7 +290,7 @@ func (e ensemble) verify(clusterID string, nodeID int32) error {
 	if nodeID >= 0 {
 		nodeFrom = "the expected value"
 	}
-	seenDir := map[UUID]string{}
+	seenDir := map[uuid.UUID]string{}
 	for _, d := range e.formatted {
 		mp := e.props[d]
 		p := Path(d)
@@ -313,7 +315,7 @@ func (e ensemble) verify(clusterID string, nodeID int32) error {
 			return fmt.Errorf("stored node id %d in %s doesn't match node id %d (from %s). If you moved your data, make sure your configured node id matches. If you intend to create a new node, you should remove all data in your data directories", mp.NodeID, p, nodeID, nodeFrom)
 		}
 		if !mp.DirectoryID.IsZero() {
-			if ReservedDirectoryID(mp.DirectoryID) {
+			if uuid.ReservedDirectoryID(mp.DirectoryID) {
 				return fmt.Errorf("invalid reserved directory id %s found in %s", mp.DirectoryID, p)
 			}
 			if prev, ok := seenDir[mp.DirectoryID]; ok {
@@ -331,7 +333,7 @@ type Node struct {
 	NodeID    int32
 	// DirectoryID is the metadata dir's directory.id: the raft replica
 	// directory id.
-	DirectoryID UUID
+	DirectoryID uuid.UUID
 	// Props holds every dir's meta.properties (keys are cleaned paths).
 	Props map[string]MetaProperties
 }
@@ -359,7 +361,7 @@ func LoadFS(fsys vfs.FS, dirs []string, metadataDir string, nodeID int32) (Node,
 	if err := ens.verify("", nodeID); err != nil {
 		return Node{}, fmt.Errorf("clusterid: load: %w", err)
 	}
-	seen := map[UUID]bool{}
+	seen := map[uuid.UUID]bool{}
 	for _, mp := range ens.props {
 		seen[mp.DirectoryID] = true
 	}
@@ -371,9 +373,9 @@ func LoadFS(fsys vfs.FS, dirs []string, metadataDir string, nodeID int32) (Node,
 		}
 		n.ClusterID = mp.ClusterID
 		if mp.DirectoryID.IsZero() {
-			id := RandomDirectoryID()
+			id := uuid.RandomDirectoryID()
 			for seen[id] {
-				id = RandomDirectoryID()
+				id = uuid.RandomDirectoryID()
 			}
 			seen[id] = true
 			mp.DirectoryID = id

@@ -13,6 +13,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/uuid"
 	"github.com/kraftd/kraftd/vfs"
 )
 
@@ -47,7 +48,7 @@ type MetaProperties struct {
 	NodeID int32
 	// DirectoryID is the zero uuid when absent; the metadata dir's id is the
 	// raft replica directory id.
-	DirectoryID UUID
+	DirectoryID uuid.UUID
 }
 
 // Path returns dir's meta.properties path.
@@ -89,13 +90,27 @@ func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
 		return MetaProperties{}, fmt.Errorf("clusterid: %s: cluster.id was not found", name)
 	}
 	if v, ok := props[propDirectoryID]; ok {
-		u, err := Parse(v)
+		u, err := uuid.Parse(v)
 		if err != nil {
 			return MetaProperties{}, fmt.Errorf("clusterid: %s: unable to read directory.id as a Uuid: %w", name, err)
 		}
 		mp.DirectoryID = u
 	}
 	return mp, nil
+}
+
+// ParseClusterID validates a cluster id given to format: a uuid in Kafka's
+// text form that is not reserved. Kafka 3.7 validated it this way; later
+// versions accept any string, which kraftd does not.
+func ParseClusterID(s string) (uuid.UUID, error) {
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Zero, fmt.Errorf("clusterid: cluster id must be 22 base64url characters, got %q: %w", clip(s), err)
+	}
+	if u.Reserved() {
+		return uuid.Zero, fmt.Errorf("clusterid: cluster id %s is reserved", s)
+	}
+	return u, nil
 }
 
 // ReadMetaProperties reads dir/meta.properties. A missing file is an error
@@ -235,4 +250,12 @@ func escapeProperty(s string, key bool) string {
 		}
 	}
 	return b.String()
+}
+
+// clip keeps error messages bounded for hostile input.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }

@@ -65,7 +65,7 @@
 //
 //	l, err := metadatalog.Open(metadatalog.Options{
 //		Dir:     metadatalog.PartitionDir(metadataLogDir, metadatalog.MetadataTopic),
-//		TopicID: clusterid.MetadataTopicID, Logger: logger})
+//		TopicID: uuid.MetadataTopicID, Logger: logger})
 //	store := metadatalog.NewQuorumStateStore(nil, l.Dir())
 //	last, err := l.Append(batches) // follower: offsets given
 //	last, err = l.AppendAsLeader(batches, epoch) // leader: offsets and epoch stamped

@@ -16,6 +16,7 @@ import (
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // Controller registration (KIP-919). A Kafka 4.4 controller sends
@@ -89,7 +90,7 @@ func (n *Node) newRegistrar() *registrar {
 	return &registrar{
 		n:           n,
 		lg:          n.remote.Named("registration"),
-		incarnation: [16]byte(clusterid.Random()),
+		incarnation: [16]byte(uuid.Random()),
 		wake:        make(chan struct{}, 1),
 		peers: network.NewPeers(network.PeerConfig{
 			ClientID:            "controller-" + strconv.Itoa(int(n.cfg.NodeID)) + "-to-controller-registration-channel-manager",
@@ -324,4 +325,4 @@ func clipMessage(s string) string {
 	return s
 }
 
-func uuidString(u [16]byte) string { return clusterid.UUID(u).String() }
+func uuidString(u [16]byte) string { return uuid.UUID(u).String() }

@@ -56,6 +56,7 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 func TestInteraction(t *testing.T) {
@@ -570,7 +571,7 @@ func writeTestBootstrapSnapshot(t *testing.T, l *rafttest.MemLog, voters []int32
 	var ics []clusterid.InitialController
 	for _, v := range voters {
 		ics = append(ics, clusterid.InitialController{NodeID: v, Host: "127.0.0.1", Port: uint16(9000 + v),
-			DirectoryID: clusterid.UUID(testDir(v))})
+			DirectoryID: uuid.UUID(testDir(v))})
 	}
 	w, err := l.CreateSnapshot(raft.OffsetAndEpoch{})
 	if err == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 type evKind uint8
@@ -425,7 +426,7 @@ func writeBootstrapSnapshot(disk simDisk, voters []raft.Voter, self [16]byte) er
 		var dir [16]byte
 		dir[0], dir[15] = byte(v.ID), self[15]
 		ics = append(ics, clusterid.InitialController{NodeID: v.ID, Host: v.Endpoints[0].Host,
-			Port: uint16(v.Endpoints[0].Port), DirectoryID: clusterid.UUID(dir)})
+			Port: uint16(v.Endpoints[0].Port), DirectoryID: uuid.UUID(dir)})
 	}
 	w, err := disk.CreateSnapshot(raft.OffsetAndEpoch{})
 	if err != nil {

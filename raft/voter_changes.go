@@ -27,7 +27,6 @@ package raft
 // lost. A leader removed from the set resigns once the change commits.
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strings"
 	"time"
@@ -38,6 +37,7 @@ import (
 
 	"github.com/kraftd/kraftd/internal/javamap"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 var (
@@ -425,7 +425,7 @@ func endpointNamed(es []Endpoint, name string) (Endpoint, bool) {
 func javaKey(k ReplicaKey) string {
 	dir := "Optional.empty"
 	if k.HasDirectory() {
-		dir = "Optional[" + base64.RawURLEncoding.EncodeToString(k.DirectoryID[:]) + "]"
+		dir = "Optional[" + uuid.UUID(k.DirectoryID).String() + "]"
 	}
 	return fmt.Sprintf("ReplicaKey(id=%d, directoryId=%s)", k.ID, dir)
 }

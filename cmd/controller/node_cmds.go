@@ -20,6 +20,7 @@ import (
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/uuid"
 	"github.com/kraftd/kraftd/vfs"
 	"github.com/kraftd/kraftd/workload"
 )
@@ -130,7 +131,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	if *dirIDText == "" {
 		return errors.New("--replica-directory-id is required")
 	}
-	dirID, err := clusterid.Parse(*dirIDText)
+	dirID, err := uuid.Parse(*dirIDText)
 	if err != nil {
 		return fmt.Errorf("--replica-directory-id: %w", err)
 	}
@@ -203,7 +204,7 @@ var wrapApp = func(a node.Application) node.Application { return a }
 // (cluster id AAAAAAAAAAAAAAAAAAAAAA) when it has no meta.properties, and
 // returns the cluster id of the dir. A dir formatted earlier (also by
 // `format` with another cluster id) keeps its id.
-func ensureTestFormatted(cfg *config.Config, dirID clusterid.UUID, lg *zap.Logger) (string, error) {
+func ensureTestFormatted(cfg *config.Config, dirID uuid.UUID, lg *zap.Logger) (string, error) {
 	dir := cfg.MetadataLogDir
 	mp, err := clusterid.ReadMetaProperties(dir)
 	switch {

@@ -13,6 +13,7 @@ import (
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // runRandomUUID prints one cluster id, as kafka-storage random-uuid does.
@@ -21,7 +22,7 @@ func runRandomUUID(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, clusterid.Random().String())
+	fmt.Fprintln(stdout, uuid.Random().String())
 	return nil
 }
 
@@ -167,7 +168,7 @@ func standaloneVoter(cfg *config.Config) ([]clusterid.InitialController, error) 
 	if host == "" {
 		host = "localhost"
 	}
-	return clusterid.ParseInitialControllers(fmt.Sprintf("%d@%s:%d:%s", cfg.NodeID, host, eps[0].Port, clusterid.RandomDirectoryID()))
+	return clusterid.ParseInitialControllers(fmt.Sprintf("%d@%s:%d:%s", cfg.NodeID, host, eps[0].Port, uuid.RandomDirectoryID()))
 }
 
 // parseFeatures reads --feature name=level arguments as kafka-storage does.

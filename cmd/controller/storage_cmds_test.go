@@ -8,6 +8,7 @@ import (
 
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // dynamicConfig writes a controller config with only bootstrap servers (a
@@ -70,7 +71,7 @@ func TestFormatQuorumFlags(t *testing.T) {
 		t.Fatalf("voters %+v %v", vr, err)
 	}
 	v := vr.Voters[0]
-	if v.VoterID != 4 || clusterid.UUID(v.VoterDirectoryID) != mp.DirectoryID ||
+	if v.VoterID != 4 || uuid.UUID(v.VoterDirectoryID) != mp.DirectoryID ||
 		v.Endpoints[0] != (protocol.VotersRecordEndpoint{Name: "CONTROLLER", Host: "localhost", Port: 9093}) {
 		t.Fatalf("voter %+v, meta.properties %+v", v, mp)
 	}

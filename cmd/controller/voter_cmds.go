@@ -17,6 +17,7 @@ import (
 	"github.com/kraftd/kraftd/admin"
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // connFlags are kafka-metadata-quorum's connection flags: exactly one of
@@ -173,7 +174,7 @@ func runRemoveController(args []string, stdout, stderr io.Writer) error {
 // removeVoter sends RemoveRaftVoter. When the caller meant to unregister
 // too, a voter that is already gone (or a quorum without voter changes)
 // gets Kafka's hint to unregister by hand instead.
-func removeVoter(ctx context.Context, b admin.Bootstrap, id int32, dir clusterid.UUID, unregister bool) error {
+func removeVoter(ctx context.Context, b admin.Bootstrap, id int32, dir uuid.UUID, unregister bool) error {
 	err := admin.RemoveRaftVoter(ctx, b, id, dir)
 	if err == nil {
 		return nil
@@ -219,7 +220,7 @@ func pick(cond bool, yes, no string) string {
 // properties.
 type newVoter struct {
 	id        int32
-	dir       clusterid.UUID
+	dir       uuid.UUID
 	endpoints []config.Endpoint // in controller.listener.names order
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // The messages are what Kafka 4.4.0's `kafka-metadata-quorum
@@ -57,7 +58,7 @@ func writeControllerProps(t *testing.T, dirID, extra string) (path, logDir strin
 	dir := t.TempDir()
 	logDir = filepath.Join(dir, "meta")
 	if dirID != "" {
-		u, err := clusterid.Parse(dirID)
+		u, err := uuid.Parse(dirID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/admin"
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // revQuorum is a dynamic quorum built up by voter changes: every node has its own extra
@@ -175,7 +175,7 @@ func (q *revQuorum) checkVoters(d kafkatest.QuorumInfo, voters, observers []int3
 	var got, gotObs []int32
 	for _, v := range d.Voters {
 		got = append(got, v.ReplicaID)
-		if dir := clusterid.UUID(v.ReplicaDirectoryID).String(); dir != q.node(v.ReplicaID).dirID {
+		if dir := uuid.UUID(v.ReplicaDirectoryID).String(); dir != q.node(v.ReplicaID).dirID {
 			q.t.Errorf("voter %d has directory id %s, want %s", v.ReplicaID, dir, q.node(v.ReplicaID).dirID)
 		}
 	}

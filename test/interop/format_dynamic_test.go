@@ -23,6 +23,7 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // formatCase is one `format` run that Kafka's storage tool and kraftd's
@@ -329,7 +330,7 @@ func checkSnapshotVoters(t *testing.T, name string, r formatRun, mp clusterid.Me
 	}
 	switch name {
 	case "standalone":
-		if voters == nil || len(voters.Voters) != 1 || voters.Voters[0].VoterID != 1 || clusterid.UUID(voters.Voters[0].VoterDirectoryID) != mp.DirectoryID ||
+		if voters == nil || len(voters.Voters) != 1 || voters.Voters[0].VoterID != 1 || uuid.UUID(voters.Voters[0].VoterDirectoryID) != mp.DirectoryID ||
 			voters.Voters[0].Endpoints[0] != (protocol.VotersRecordEndpoint{Name: kafkatest.ControllerListener, Host: "localhost", Port: 19093}) {
 			t.Errorf("%s: Kafka's voters %+v, want node 1 at localhost:19093 with directory %s", name, voters, mp.DirectoryID)
 		}

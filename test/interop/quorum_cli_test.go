@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/admin"
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // cliResult is one command line tool run: what it printed and its exit status.
@@ -156,8 +156,8 @@ func TestQuorumCLIWithKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range q.Voters {
-		if dir := [...]string{1: c1.DirectoryID, 2: c2.DirectoryID}[v.ReplicaID]; clusterid.UUID(v.ReplicaDirectoryID).String() != dir {
-			t.Errorf("voter %d directory id %s, want %s", v.ReplicaID, clusterid.UUID(v.ReplicaDirectoryID).String(), dir)
+		if dir := [...]string{1: c1.DirectoryID, 2: c2.DirectoryID}[v.ReplicaID]; uuid.UUID(v.ReplicaDirectoryID).String() != dir {
+			t.Errorf("voter %d directory id %s, want %s", v.ReplicaID, uuid.UUID(v.ReplicaDirectoryID).String(), dir)
 		}
 	}
 
