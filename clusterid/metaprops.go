@@ -10,9 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 
-	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/javaprops"
 	"github.com/kraftd/kraftd/uuid"
 	"github.com/kraftd/kraftd/vfs"
 )
@@ -58,7 +57,7 @@ func Path(dir string) string { return filepath.Join(dir, MetaPropertiesFile) }
 // used in errors). A missing version means 0; version 1 requires cluster.id
 // and node.id.
 func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
-	parsed, err := config.ParseProperties(string(data))
+	parsed, err := javaprops.Parse(string(data))
 	if err != nil {
 		return MetaProperties{}, fmt.Errorf("clusterid: %s: %w", name, err)
 	}
@@ -139,9 +138,9 @@ func (mp MetaProperties) Encode(now time.Time) []byte {
 	b.WriteString(now.UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
 	b.WriteByte('\n')
 	write := func(k, v string) {
-		b.WriteString(escapeProperty(k, true))
+		b.WriteString(javaprops.Escape(k, true))
 		b.WriteByte('=')
-		b.WriteString(escapeProperty(v, false))
+		b.WriteString(javaprops.Escape(v, false))
 		b.WriteByte('\n')
 	}
 	if mp.Version == 0 {
@@ -220,36 +219,6 @@ func writeMetaProperties(fsys vfs.FS, dir string, mp MetaProperties, now time.Ti
 		return fmt.Errorf("clusterid: write %s: %w", Path(dir), err)
 	}
 	return nil
-}
-
-// escapeProperty escapes what Java's Properties.store escapes for the
-// characters meta.properties values can hold.
-func escapeProperty(s string, key bool) string {
-	var b strings.Builder
-	for i, c := range s {
-		switch {
-		case c == '\\' || c == '=' || c == ':' || c == '#' || c == '!':
-			b.WriteByte('\\')
-			b.WriteRune(c)
-		case c == ' ' && (key || i == 0):
-			b.WriteString(`\ `)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\f':
-			b.WriteString(`\f`)
-		case c < 0x20 || c > 0x7e:
-			for _, u := range utf16.Encode([]rune{c}) {
-				fmt.Fprintf(&b, `\u%04X`, u)
-			}
-		default:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
 }
 
 // clip keeps error messages bounded for hostile input.

@@ -1,8 +1,9 @@
 // Package config is a node's server configuration: Kafka's properties file
 // format, the keys kraftd reads, Kafka's defaults for them, and validation.
 //
-// ParseProperties and LoadProperties read java.util.Properties text (also
-// used for meta.properties); Load adds --override key=value arguments.
+// ParseProperties and LoadProperties read java.util.Properties text (with
+// package javaprops, which meta.properties is read with too); Load adds
+// --override key=value arguments.
 // env.go reads configuration from environment variables as the apache/kafka
 // container image does (KAFKA_NODE_ID -> node.id) and Compose layers file,
 // environment and overrides in the image's order. New
@@ -23,7 +24,6 @@
 //	cfg, err := config.New(p, false)
 //	for _, w := range cfg.Warnings { log(w) }
 //
-// The package reads no other kraftd package but security (which reads
-// none of kraftd's but protocol): clusterid uses its parser for
-// meta.properties.
+// The package reads no other kraftd package but javaprops, osched and
+// security (which reads none of kraftd's but protocol).
 package config
