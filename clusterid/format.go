@@ -10,13 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/vfs"
 
 	"github.com/kraftd/kraftd/uuid"
 )
-
-// scramMetadataLevel is metadata.version 3.5-IV2, the first with SCRAM records.
-const scramMetadataLevel = 11
 
 // FormatOptions configures Format.
 type FormatOptions struct {
@@ -31,7 +29,7 @@ type FormatOptions struct {
 	IgnoreFormatted bool
 	// MetadataVersion is --release-version; zero = Kafka's default (or the
 	// level of a "metadata.version" entry in Features).
-	MetadataVersion MetadataVersion
+	MetadataVersion features.MetadataVersion
 	// Features are --feature levels (name -> level), checked and completed
 	// with defaults for the metadata.version as Kafka 4.4 does; levels above
 	// 0 are written as FeatureLevelRecords (kraft.version never is).
@@ -142,8 +140,8 @@ func newDirWriter(o FormatOptions) (*dirWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	var release *MetadataVersion
-	if o.MetadataVersion != (MetadataVersion{}) {
+	var release *features.MetadataVersion
+	if o.MetadataVersion != (features.MetadataVersion{}) {
 		release = &o.MetadataVersion
 	}
 	fs, err := resolveFeatures(release, o.Features, o.DynamicQuorum)
@@ -157,7 +155,7 @@ func newDirWriter(o FormatOptions) (*dirWriter, error) {
 	if w.out == nil {
 		w.out = io.Discard
 	}
-	if len(o.ScramRecords) > 0 && fs.mv.Level < scramMetadataLevel {
+	if len(o.ScramRecords) > 0 && !fs.mv.ScramSupported() {
 		return nil, errors.New("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
 	}
 	w.records = append(fs.records(), o.ScramRecords...)
@@ -197,7 +195,7 @@ func (w *dirWriter) format(dir string) error {
 	}
 	t := w.now()
 	if isMeta && !w.o.Broker {
-		snap := BootstrapSnapshot(w.features.levels[featureKRaftVersion], w.o.InitialControllers, w.o.ControllerListener, w.records, t)
+		snap := BootstrapSnapshot(w.features.levels[features.KRaftVersionName], w.o.InitialControllers, w.o.ControllerListener, w.records, t)
 		if err := writeBootstrapSnapshot(w.fsys, dir, snap); err != nil {
 			return fmt.Errorf("clusterid: format %s: %w", dir, err)
 		}

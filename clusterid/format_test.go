@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
 
 	"github.com/kraftd/kraftd/uuid"
@@ -128,7 +129,7 @@ func TestFormat(t *testing.T) {
 	// metadata.version and the one requested (kraft.version 0 and a zero
 	// level write none).
 	opts := FormatOptions{Dirs: []string{data}, MetadataDir: meta, ClusterID: testClusterID, NodeID: 2,
-		MetadataVersion: MetadataVersion{"3.9-IV0", 21},
+		MetadataVersion: features.MetadataVersion{Name: "3.9-IV0", Level: 21},
 		Features:        map[string]int16{"group.version": 1, "kraft.version": 0, "share.version": 0}, Out: &out, Now: func() time.Time { return now }}
 	if err := Format(opts); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/protocol"
+
+	"github.com/kraftd/kraftd/features"
 )
 
 // fakePeer is a scripted Kafka server: it advertises the given version ranges (answering
@@ -736,8 +738,8 @@ func TestPeersOnConnectFeatures(t *testing.T) {
 		}
 	}
 	c := <-got
-	if c.node != 7 || !slices.Equal(c.features, []string{protocol.KRaftVersionFeature}) {
-		t.Fatalf("OnConnect(%d, %q), want (7, [%s])", c.node, c.features, protocol.KRaftVersionFeature)
+	if c.node != 7 || !slices.Equal(c.features, []string{features.KRaftVersionName}) {
+		t.Fatalf("OnConnect(%d, %q), want (7, [%s])", c.node, c.features, features.KRaftVersionName)
 	}
 	if len(got) != 0 {
 		t.Fatalf("OnConnect called again without a new connection: %+v", <-got)
@@ -763,7 +765,7 @@ func TestPeersConnectWithoutRequest(t *testing.T) {
 	p.Connect(7)
 	select {
 	case f := <-got:
-		if !slices.Equal(f, []string{protocol.KRaftVersionFeature}) {
+		if !slices.Equal(f, []string{features.KRaftVersionName}) {
 			t.Fatalf("OnConnect features %q", f)
 		}
 	case <-time.After(5 * time.Second):

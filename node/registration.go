@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/security"
@@ -263,7 +263,7 @@ func (r *registrar) leaderAddress(st raft.Status) (string, bool) {
 // request is this controller's registration. kraftd replicates the metadata
 // log byte for byte without interpreting it, so it supports every
 // metadata.version and feature level a Kafka 4.4 controller supports; it
-// advertises what such a controller does (clusterid.SupportedFeatures), which
+// advertises what such a controller does (features.Supported), which
 // includes kraft.version 0-1.
 func (r *registrar) request() *kmsg.ControllerRegistrationRequest {
 	req := kmsg.NewPtrControllerRegistrationRequest()
@@ -276,7 +276,7 @@ func (r *registrar) request() *kmsg.ControllerRegistrationRequest {
 		l.SecurityProtocol = securityProtocolID(r.n.listenerProtocol(ep.Name))
 		req.Listeners = append(req.Listeners, l)
 	}
-	for _, f := range clusterid.SupportedFeatures() {
+	for _, f := range features.Supported() {
 		kf := kmsg.NewControllerRegistrationRequestFeature()
 		kf.Name, kf.MinSupportedVersion, kf.MaxSupportedVersion = f.Name, f.Min, f.Max
 		req.Features = append(req.Features, kf)

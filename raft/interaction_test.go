@@ -53,6 +53,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
@@ -367,7 +368,7 @@ func (e *ienv) handleRawRequest(t *testing.T, d *datadriven.TestData) {
 	case "AddRaftVoter", "RemoveRaftVoter", "UpdateRaftVoter":
 		req = voterChangeReq(api, num("voter", 0), num("epoch", 0), num("port", 0), d.HasArg("no-ack"))
 	case "UpdateFeatures":
-		feature := protocol.KRaftVersionFeature
+		feature := features.KRaftVersionName
 		if d.HasArg("feature") {
 			d.ScanArgs(t, "feature", &feature)
 		}

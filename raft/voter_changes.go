@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/internal/javamap"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/uuid"
@@ -211,7 +212,7 @@ func (d *Driver) handleApiVersionsResponse(now time.Time, from NodeID, resp *kms
 // advertises.
 func kraftVersionFeature(resp *kmsg.ApiVersionsResponse) (VersionRange, bool) {
 	for _, f := range resp.SupportedFeatures {
-		if f.Name == protocol.KRaftVersionFeature {
+		if f.Name == features.KRaftVersionName {
 			return VersionRange{Min: f.MinVersion, Max: f.MaxVersion}, true
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/security"
 	"github.com/kraftd/kraftd/uuid"
 )
@@ -72,7 +73,7 @@ type formatFlags struct {
 func (f *formatFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.clusterID, "cluster-id", "t", "", "cluster id (22 base64url characters, see random-uuid); required")
 	fs.BoolVarP(&f.ignore, "ignore-formatted", "g", false, "skip directories that are already formatted instead of failing")
-	fs.StringVarP(&f.release, "release-version", "r", "", "release version of the initial feature settings (3.3-IV3 up to "+clusterid.DefaultMetadataVersion.Name+", the default)")
+	fs.StringVarP(&f.release, "release-version", "r", "", "release version of the initial feature settings (3.3-IV3 up to "+features.LatestProduction.Name+", the default)")
 	fs.StringArrayVarP(&f.features, "feature", "f", nil, "feature level name=level, e.g. kraft.version=1 (repeatable)")
 	fs.BoolVarP(&f.standalone, "standalone", "s", false, "format a controller as a single-node dynamic quorum (needs controller.quorum.bootstrap.servers, not controller.quorum.voters)")
 	fs.BoolVarP(&f.noInitial, "no-initial-controllers", "N", false, "format a node of a dynamic quorum without an initial voter set (it joins later)")
@@ -117,7 +118,7 @@ func (f *formatFlags) options(cfg *config.Config) (clusterid.FormatOptions, erro
 	}
 	var err error
 	if f.release != "" {
-		if opts.MetadataVersion, err = clusterid.LookupMetadataVersion(f.release); err != nil {
+		if opts.MetadataVersion, err = features.LookupMetadataVersion(f.release); err != nil {
 			return opts, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
 
@@ -113,7 +114,7 @@ func TestKraftdFormattedDirUsedByKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	mvRecord := `{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":` +
-		strconv.Itoa(int(clusterid.DefaultMetadataVersion.Level)) + `}}`
+		strconv.Itoa(int(features.LatestProduction.Level)) + `}}`
 	if len(files) != 1 || len(files[0].Batches) < 2 || !hasRecord(files[0], "payload: "+mvRecord) ||
 		!hasRecordPrefix(files[0], "SnapshotHeader ") || !hasRecordPrefix(files[0], "SnapshotFooter ") {
 		t.Errorf("kafka-dump-log of kraftd's bootstrap snapshot lacks header, %s or footer:\n%s", mvRecord, dump)
