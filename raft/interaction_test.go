@@ -52,11 +52,11 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/uuid"
 )
 
@@ -569,14 +569,14 @@ func updateFeaturesReq(feature string, level int16, typ int8, validateOnly bool)
 // writeTestBootstrapSnapshot writes the 0-0 snapshot kafka-storage format
 // --initial-controllers writes for voters (port 9000+id, directory testDir).
 func writeTestBootstrapSnapshot(t *testing.T, l *rafttest.MemLog, voters []int32) {
-	var ics []clusterid.InitialController
+	var ics []storage.InitialController
 	for _, v := range voters {
-		ics = append(ics, clusterid.InitialController{NodeID: v, Host: "127.0.0.1", Port: uint16(9000 + v),
+		ics = append(ics, storage.InitialController{NodeID: v, Host: "127.0.0.1", Port: uint16(9000 + v),
 			DirectoryID: uuid.UUID(testDir(v))})
 	}
 	w, err := l.CreateSnapshot(raft.OffsetAndEpoch{})
 	if err == nil {
-		_, err = w.Write(clusterid.BootstrapSnapshot(1, ics, "CONTROLLER", nil, time.Unix(0, 0)))
+		_, err = w.Write(storage.BootstrapSnapshot(1, ics, "CONTROLLER", nil, time.Unix(0, 0)))
 	}
 	if err == nil {
 		err = w.Freeze()

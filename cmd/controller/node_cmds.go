@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/uuid"
 	"github.com/kraftd/kraftd/vfs"
 	"github.com/kraftd/kraftd/workload"
@@ -97,7 +97,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	id, err := clusterid.Load(cfg.LogDirs, cfg.MetadataLogDir, cfg.NodeID)
+	id, err := storage.Load(cfg.LogDirs, cfg.MetadataLogDir, cfg.NodeID)
 	if err != nil {
 		return err
 	}
@@ -206,14 +206,14 @@ var wrapApp = func(a node.Application) node.Application { return a }
 // `format` with another cluster id) keeps its id.
 func ensureTestFormatted(cfg *config.Config, dirID uuid.UUID, lg *zap.Logger) (string, error) {
 	dir := cfg.MetadataLogDir
-	mp, err := clusterid.ReadMetaProperties(dir)
+	mp, err := storage.ReadMetaProperties(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := vfs.MkdirAll(vfs.OS, dir, 0o755); err != nil {
 			return "", fmt.Errorf("create metadata log dir: %w", err)
 		}
-		mp = clusterid.MetaProperties{Version: 1, ClusterID: testRaftClusterID, NodeID: cfg.NodeID, DirectoryID: dirID}
-		if err := clusterid.WriteMetaProperties(dir, mp); err != nil {
+		mp = storage.MetaProperties{Version: 1, ClusterID: testRaftClusterID, NodeID: cfg.NodeID, DirectoryID: dirID}
+		if err := storage.WriteMetaProperties(dir, mp); err != nil {
 			return "", err
 		}
 		lg.Info("formatted metadata log dir for the raft performance test", zap.String("dir", dir),
@@ -221,7 +221,7 @@ func ensureTestFormatted(cfg *config.Config, dirID uuid.UUID, lg *zap.Logger) (s
 	case err != nil:
 		return "", err
 	}
-	id, err := clusterid.Load(nil, dir, cfg.NodeID)
+	id, err := storage.Load(nil, dir, cfg.NodeID)
 	if err != nil {
 		return "", err
 	}

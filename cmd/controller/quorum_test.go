@@ -11,7 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/storage"
 
 	"github.com/kraftd/kraftd/uuid"
 )
@@ -200,7 +200,7 @@ func TestClusterIDMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	dirID, _ := uuid.Parse(bad.dirID)
-	if err := clusterid.WriteMetaProperties(bad.dataDir, clusterid.MetaProperties{Version: 1, ClusterID: uuid.Random().String(), NodeID: 3, DirectoryID: dirID}); err != nil {
+	if err := storage.WriteMetaProperties(bad.dataDir, storage.MetaProperties{Version: 1, ClusterID: uuid.Random().String(), NodeID: 3, DirectoryID: dirID}); err != nil {
 		t.Fatal(err)
 	}
 	for id := int32(1); id <= 3; id++ {

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/uuid"
 )
 
@@ -57,7 +57,7 @@ func runFormat(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts.Out = stdout
-	return clusterid.Format(opts)
+	return storage.Format(opts)
 }
 
 // formatFlags are kafka-storage format's flags.
@@ -105,8 +105,8 @@ func (f *formatFlags) check() error {
 
 // options turns the flags and the node's config into format options,
 // refusing what Kafka 4.4's StorageTool refuses, in its order.
-func (f *formatFlags) options(cfg *config.Config) (clusterid.FormatOptions, error) {
-	opts := clusterid.FormatOptions{
+func (f *formatFlags) options(cfg *config.Config) (storage.FormatOptions, error) {
+	opts := storage.FormatOptions{
 		Dirs:               cfg.LogDirs,
 		MetadataDir:        cfg.MetadataLogDir,
 		ClusterID:          f.clusterID,
@@ -137,7 +137,7 @@ func (f *formatFlags) options(cfg *config.Config) (clusterid.FormatOptions, erro
 			"If you want to use dynamic quorum, please remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead.")
 	}
 	if f.initial != "" {
-		if opts.InitialControllers, err = clusterid.ParseInitialControllers(f.initial); err != nil {
+		if opts.InitialControllers, err = storage.ParseInitialControllers(f.initial); err != nil {
 			return opts, err
 		}
 	}
@@ -157,7 +157,7 @@ func (f *formatFlags) options(cfg *config.Config) (clusterid.FormatOptions, erro
 // advertised controller endpoint ("localhost" when the listener names no
 // host) with a fresh directory id. Like Kafka, it goes through the
 // --initial-controllers parser, so an unbracketed IPv6 host is refused.
-func standaloneVoter(cfg *config.Config) ([]clusterid.InitialController, error) {
+func standaloneVoter(cfg *config.Config) ([]storage.InitialController, error) {
 	if !cfg.IsController() {
 		return nil, errors.New("You can only use --standalone on a controller.")
 	}
@@ -169,7 +169,7 @@ func standaloneVoter(cfg *config.Config) ([]clusterid.InitialController, error) 
 	if host == "" {
 		host = "localhost"
 	}
-	return clusterid.ParseInitialControllers(fmt.Sprintf("%d@%s:%d:%s", cfg.NodeID, host, eps[0].Port, uuid.RandomDirectoryID()))
+	return storage.ParseInitialControllers(fmt.Sprintf("%d@%s:%d:%s", cfg.NodeID, host, eps[0].Port, uuid.RandomDirectoryID()))
 }
 
 // parseFeatures reads --feature name=level arguments as kafka-storage does.
@@ -219,9 +219,9 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 			dirs = append(dirs, cfg.MetadataLogDir)
 		}
 	}
-	text, err := clusterid.Info(dirs)
+	text, err := storage.Info(dirs)
 	fmt.Fprint(stdout, text)
-	if errors.Is(err, clusterid.ErrInfoProblems) {
+	if errors.Is(err, storage.ErrInfoProblems) {
 		return exitError{1}
 	}
 	return err

@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/admin"
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/uuid"
 )
 
@@ -256,7 +256,7 @@ func readNewVoter(p *config.Properties) (newVoter, error) {
 	if err != nil {
 		return v, err
 	}
-	mp, err := clusterid.ReadMetaProperties(dir)
+	mp, err := storage.ReadMetaProperties(dir)
 	if err != nil {
 		return v, toolError{"Unable to read meta.properties from " + dir}
 	}

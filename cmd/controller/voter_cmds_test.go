@@ -12,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/uuid"
 )
 
@@ -65,8 +65,8 @@ func writeControllerProps(t *testing.T, dirID, extra string) (path, logDir strin
 		if err := os.Mkdir(logDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		mp := clusterid.MetaProperties{Version: 1, ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", NodeID: 4, DirectoryID: u}
-		if err := clusterid.WriteMetaProperties(logDir, mp); err != nil {
+		mp := storage.MetaProperties{Version: 1, ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", NodeID: 4, DirectoryID: u}
+		if err := storage.WriteMetaProperties(logDir, mp); err != nil {
 			t.Fatal(err)
 		}
 	}
