@@ -64,7 +64,7 @@
 // # Usage
 //
 //	l, err := metadatalog.Open(metadatalog.Options{
-//		Dir:     metadatalog.PartitionDir(metadataLogDir, metadatalog.MetadataTopic),
+//		Dir:     topics.PartitionDir(metadataLogDir, topics.ClusterMetadata),
 //		TopicID: uuid.MetadataTopicID, Logger: logger})
 //	store := metadatalog.NewQuorumStateStore(nil, l.Dir())
 //	last, err := l.Append(batches) // follower: offsets given

@@ -27,15 +27,6 @@ const (
 	defaultReadWindowBytes = 1 << 20
 )
 
-// Partition dir names of the two raft topics.
-const (
-	MetadataTopic        = "__cluster_metadata"
-	PerformanceTestTopic = "__raft_performance_test"
-)
-
-// PartitionDir returns <logDir>/<topic>-0.
-func PartitionDir(logDir, topic string) string { return filepath.Join(logDir, topic+"-0") }
-
 var (
 	// ErrOffsetOutOfRange is wrapped by Read for an offset outside [start, end].
 	ErrOffsetOutOfRange = errors.New("metadatalog: offset out of range")
@@ -54,8 +45,8 @@ var (
 
 // Options configures Open. Zero values take Kafka's defaults.
 type Options struct {
-	// Dir is the partition dir, e.g. PartitionDir(metadataLogDir,
-	// MetadataTopic). Created if missing.
+	// Dir is the partition dir, e.g. topics.PartitionDir(metadataLogDir,
+	// topics.ClusterMetadata). Created if missing.
 	Dir    string
 	FS     vfs.FS      // nil = vfs.OS
 	Logger *zap.Logger // nil = no logging

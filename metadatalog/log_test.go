@@ -449,9 +449,6 @@ func TestOpenOptions(t *testing.T) {
 	if err != nil || string(pm) != "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ" {
 		t.Fatalf("partition.metadata %q %v", pm, err)
 	}
-	if PartitionDir("/x", PerformanceTestTopic) != "/x/__raft_performance_test-0" {
-		t.Fatal("PartitionDir")
-	}
 }
 
 // readCountFS counts ReadAt calls on the files it opens.

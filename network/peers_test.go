@@ -17,9 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/protocol"
-
 	"github.com/kraftd/kraftd/features"
+	"github.com/kraftd/kraftd/protocol"
 )
 
 // fakePeer is a scripted Kafka server: it advertises the given version ranges (answering

@@ -7,9 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/raft"
-
 	"github.com/kraftd/kraftd/features"
+	"github.com/kraftd/kraftd/raft"
 )
 
 // metadataVersionFeature is the feature a Kafka controller lists in its

@@ -10,6 +10,7 @@ import (
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // reqRef routes a reply back to its connection. topicRename is set when the
@@ -109,9 +110,9 @@ func (n *Node) Handle(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.
 		ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID}
 		// kafka-metadata-quorum always asks for __cluster_metadata; a
 		// node running the performance-test partition describes that one.
-		if n.rcfg.TopicName != raft.MetadataTopicName && len(r.Topics) == 1 && r.Topics[0].Topic == raft.MetadataTopicName {
+		if n.rcfg.TopicName != topics.ClusterMetadata && len(r.Topics) == 1 && r.Topics[0].Topic == topics.ClusterMetadata {
 			r.Topics[0].Topic = n.rcfg.TopicName
-			ref.topicRename = raft.MetadataTopicName
+			ref.topicRename = topics.ClusterMetadata
 		}
 		if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
 			respond(nil)

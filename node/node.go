@@ -8,7 +8,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/kraftd/kraftd/osched"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // inboxSize bounds the run loop's inbound channel. Each inbound connection
@@ -40,7 +40,7 @@ const DefaultMaintainEvery = 60 * time.Second
 type Options struct {
 	ClusterID   string
 	DirectoryID [16]byte // this replica's directory id
-	TopicName   string   // raft.MetadataTopicName or raft.PerformanceTestTopicName
+	TopicName   string   // topics.ClusterMetadata or topics.RaftPerformanceTest
 	TopicID     [16]byte
 
 	// App interprets committed records and may append; nil runs a node that
@@ -116,7 +116,7 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	rc.ShutdownTimeout = o.ShutdownTimeout
 	// Only the metadata log has Kafka controllers to defer to;
 	// test-kraft-server-start's partition keeps normal leadership.
-	rc.DeferLeadership = cfg.DeferLeadership && o.TopicName == raft.MetadataTopicName
+	rc.DeferLeadership = cfg.DeferLeadership && o.TopicName == topics.ClusterMetadata
 	n := &Node{
 		cfg: cfg, o: o, lg: o.Logger, remote: logging.Remote(o.Logger), rcfg: rc,
 		inbox:   make(chan raft.Message, inboxSize),
@@ -145,7 +145,7 @@ func (n *Node) Status() (raft.Status, bool) {
 // on a fatal log or raft error or a panic on the loop (see panicked). Run
 // is called once.
 func (n *Node) Run(ctx context.Context) (err error) {
-	partDir := filepath.Join(n.cfg.MetadataLogDir, n.rcfg.TopicName+"-0")
+	partDir := topics.PartitionDir(n.cfg.MetadataLogDir, n.rcfg.TopicName)
 	unlock, err := lockDir(n.cfg.MetadataLogDir)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/topics"
 	"github.com/kraftd/kraftd/uuid"
 )
 
@@ -78,7 +79,7 @@ type registrar struct {
 // every Kafka controller does (Kafka has no setting to turn it off); the raft
 // test server's partition has no controllers to register with.
 func (n *Node) registrationEnabled() bool {
-	return n.cfg.IsController() && n.rcfg.TopicName == raft.MetadataTopicName
+	return n.cfg.IsController() && n.rcfg.TopicName == topics.ClusterMetadata
 }
 
 // newRegistrar prepares the registrar; it draws this process's incarnation id.

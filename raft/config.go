@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // Endpoint is one named listener of a node (controller.listener.names entry).
@@ -19,14 +22,6 @@ type Voter struct {
 	DirectoryID [16]byte // zero when unknown (static voters never record one)
 	Endpoints   []Endpoint
 }
-
-// Well-known partition identities (kraft-protocol.md 4.1).
-var (
-	MetadataTopicName        = "__cluster_metadata"
-	MetadataTopicID          = [16]byte{15: 1} // Uuid(0,1)
-	PerformanceTestTopicName = "__raft_performance_test"
-	PerformanceTestTopicID   = [16]byte{15: 2} // Uuid(0,2)
-)
 
 // Config is the validated configuration of one raft replica. Durations are
 // Kafka's controller.quorum.* settings; DefaultConfig gives Kafka's defaults.
@@ -111,8 +106,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		NodeID:              -1,
-		TopicName:           MetadataTopicName,
-		TopicID:             MetadataTopicID,
+		TopicName:           topics.ClusterMetadata,
+		TopicID:             uuid.MetadataTopicID,
 		ElectionTimeout:     1000 * time.Millisecond,
 		ElectionBackoffMax:  1000 * time.Millisecond,
 		FetchTimeout:        2000 * time.Millisecond,

@@ -57,6 +57,7 @@ import (
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
 	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/topics"
 	"github.com/kraftd/kraftd/uuid"
 )
 
@@ -593,7 +594,7 @@ func (e *ienv) handleDescribeQuorum(t *testing.T, d *datadriven.TestData) {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	req.Version = 2
 	rt := kmsg.NewDescribeQuorumRequestTopic()
-	rt.Topic = raft.MetadataTopicName
+	rt.Topic = topics.ClusterMetadata
 	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
 	req.Topics = append(req.Topics, rt)
 	resp := n.drv.DescribeQuorum(n.now, req)

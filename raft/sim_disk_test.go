@@ -15,6 +15,7 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/uuid"
 	"github.com/kraftd/kraftd/vfs"
 )
 
@@ -60,7 +61,7 @@ func newFileDisk() (*fileDisk, error) {
 	d.opts = metadatalog.Options{
 		Dir:             simPartitionDir,
 		FS:              d.fs,
-		TopicID:         raft.MetadataTopicID,
+		TopicID:         uuid.MetadataTopicID,
 		SegmentMinBytes: 1024,
 		SegmentBytes:    4096, // many segments: rolls, deletions, recovery across files
 		RetentionBytes:  1,    // delete below the newest snapshot as soon as there are two

@@ -35,9 +35,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/protocol"
-
 	"github.com/kraftd/kraftd/features"
+	"github.com/kraftd/kraftd/protocol"
 )
 
 var (

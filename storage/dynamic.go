@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/topics"
 	"github.com/kraftd/kraftd/uuid"
 	"github.com/kraftd/kraftd/vfs"
 )
@@ -168,7 +169,7 @@ func votersRecord(voters []InitialController, listener string) protocol.VotersRe
 // crash leave it), fsynced, made read-only, renamed, the partition dir
 // fsynced. vfs.MkdirAll made the partition dir's own entry durable.
 func writeBootstrapSnapshot(fsys vfs.FS, dir string, data []byte) error {
-	part := filepath.Join(dir, "__cluster_metadata-0")
+	part := topics.PartitionDir(dir, topics.ClusterMetadata)
 	if err := vfs.MkdirAll(fsys, part, 0o755); err != nil {
 		return err
 	}

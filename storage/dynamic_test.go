@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/protocol"
-
 	"github.com/kraftd/kraftd/uuid"
 )
 

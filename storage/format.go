@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/features"
-	"github.com/kraftd/kraftd/vfs"
-
 	"github.com/kraftd/kraftd/uuid"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // FormatOptions configures Format.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
-
 	"github.com/kraftd/kraftd/uuid"
 )
 

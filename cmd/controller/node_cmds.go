@@ -18,8 +18,8 @@ import (
 
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/node"
-	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/topics"
 	"github.com/kraftd/kraftd/uuid"
 	"github.com/kraftd/kraftd/vfs"
 	"github.com/kraftd/kraftd/workload"
@@ -103,7 +103,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	}
 	return runNode(f, cfg, node.Options{
 		ClusterID: id.ClusterID, DirectoryID: id.DirectoryID,
-		TopicName: raft.MetadataTopicName, TopicID: raft.MetadataTopicID,
+		TopicName: topics.ClusterMetadata, TopicID: uuid.MetadataTopicID,
 	}, lg, nil)
 }
 
@@ -191,7 +191,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	w := workload.New(wc, cfg.NodeID, cfg.IsVoter(), stdout, lg.Named("workload").With(zap.Int32("node_id", cfg.NodeID)), time.Now())
 	return runNode(f, cfg, node.Options{
 		ClusterID: clusterID, DirectoryID: dirID,
-		TopicName: raft.PerformanceTestTopicName, TopicID: raft.PerformanceTestTopicID,
+		TopicName: topics.RaftPerformanceTest, TopicID: topics.RaftPerformanceTestID,
 		App: wrapApp(w),
 	}, lg, func() { w.PrintSummary(time.Now()) })
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/storage"
-
 	"github.com/kraftd/kraftd/uuid"
 )
 
