@@ -3,6 +3,8 @@ package config
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/kraftd/kraftd/metadatalog"
 )
 
 // logKeys are the keys of the log directories and the metadata log.
@@ -13,14 +15,10 @@ var logKeys = []string{
 	"metadata.log.max.record.bytes.between.snapshots", "metadata.log.max.snapshot.interval.ms",
 }
 
-// Kafka's defaults (KRaftConfigs, ServerLogConfigs).
+// Kafka's defaults (KRaftConfigs, ServerLogConfigs) of the keys only config
+// reads; the metadata log's own are metadatalog's.
 const (
 	defaultLogDirs             = "/tmp/kafka-logs"
-	defaultSegmentBytes        = 1 << 30
-	defaultSegmentMinBytes     = 8 << 20
-	defaultSegmentMs           = 7 * 24 * 3600 * 1000
-	defaultMaxRetentionBytes   = 100 << 20
-	defaultMaxRetentionMs      = 7 * 24 * 3600 * 1000
 	defaultMaxRecordBytesSnap  = 20 << 20
 	defaultMaxSnapshotInterval = 3600 * 1000
 )
@@ -29,17 +27,17 @@ const (
 // settings.
 func (c *Config) readLog(r *reader) {
 	c.readLogDirs(r)
-	c.SegmentMinBytes = r.int("metadata.log.segment.min.bytes", defaultSegmentMinBytes, 12)
-	c.SegmentBytes = r.int("metadata.log.segment.bytes", defaultSegmentBytes, 12)
+	c.SegmentMinBytes = r.int("metadata.log.segment.min.bytes", metadatalog.DefaultSegmentMinBytes, 12)
+	c.SegmentBytes = r.int("metadata.log.segment.bytes", metadatalog.DefaultSegmentBytes, 12)
 	if c.SegmentBytes < c.SegmentMinBytes {
 		r.bad("metadata.log.segment.bytes: %d is below metadata.log.segment.min.bytes (%d)", c.SegmentBytes, c.SegmentMinBytes)
 	}
 	if c.SegmentBytes > 1<<31-1 {
 		r.bad("metadata.log.segment.bytes: %d is larger than an int", c.SegmentBytes)
 	}
-	c.SegmentMs = r.int("metadata.log.segment.ms", defaultSegmentMs, 1)
-	c.MaxRetentionBytes = r.int("metadata.max.retention.bytes", defaultMaxRetentionBytes, -1<<62)
-	c.MaxRetentionMs = r.int("metadata.max.retention.ms", defaultMaxRetentionMs, -1<<62)
+	c.SegmentMs = r.int("metadata.log.segment.ms", metadatalog.DefaultSegmentMs, 1)
+	c.MaxRetentionBytes = r.int("metadata.max.retention.bytes", metadatalog.DefaultRetentionBytes, -1<<62)
+	c.MaxRetentionMs = r.int("metadata.max.retention.ms", metadatalog.DefaultRetentionMs, -1<<62)
 	c.MaxRecordBytesBetweenSnapshots = r.int("metadata.log.max.record.bytes.between.snapshots", defaultMaxRecordBytesSnap, 1)
 	c.MaxSnapshotIntervalMs = r.int("metadata.log.max.snapshot.interval.ms", defaultMaxSnapshotInterval, 0)
 }

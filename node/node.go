@@ -32,6 +32,14 @@ import (
 // requests, bounded by what the driver sent, waits for room.
 const inboxSize = 4096
 
+// Connections to other controllers (the raft client's and the
+// registration channel's) reconnect as KafkaRaftManager's: after 50 ms,
+// doubling up to 500 ms (Kafka's clients default to 1 s).
+const (
+	peerReconnectBackoff    = 50 * time.Millisecond
+	peerReconnectBackoffMax = 500 * time.Millisecond
+)
+
 // DefaultMaintainEvery is how often the loop applies log retention (Kafka's
 // log cleaner period for the metadata log is 60 s).
 const DefaultMaintainEvery = 60 * time.Second
@@ -263,8 +271,8 @@ func (n *Node) startNetwork() (err error) {
 	pc := network.PeerConfig{
 		ClientID:            "raft-client-" + strconv.Itoa(int(n.cfg.NodeID)),
 		RequestTimeout:      n.cfg.RequestTimeout,
-		ReconnectBackoff:    50 * time.Millisecond,
-		ReconnectBackoffMax: 500 * time.Millisecond,
+		ReconnectBackoff:    peerReconnectBackoff,
+		ReconnectBackoffMax: peerReconnectBackoffMax,
 		Security:            client,
 		Logger:              n.lg.Named("peers"),
 	}

@@ -96,8 +96,8 @@ func (n *Node) newRegistrar() *registrar {
 		peers: network.NewPeers(network.PeerConfig{
 			ClientID:            "controller-" + strconv.Itoa(int(n.cfg.NodeID)) + "-to-controller-registration-channel-manager",
 			RequestTimeout:      registrationTimeout,
-			ReconnectBackoff:    50 * time.Millisecond,
-			ReconnectBackoffMax: 500 * time.Millisecond,
+			ReconnectBackoff:    peerReconnectBackoff,
+			ReconnectBackoffMax: peerReconnectBackoffMax,
 			Security:            n.outbound, // the raft client's: the active controller's listener
 			Logger:              n.lg.Named("registration"),
 		}),
