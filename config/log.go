@@ -7,9 +7,16 @@ import (
 	"github.com/kraftd/kraftd/metadatalog"
 )
 
+// The keys of the log directories, which tools read too.
+const (
+	LogDirsKey        = "log.dirs"
+	LogDirKey         = "log.dir"
+	MetadataLogDirKey = "metadata.log.dir"
+)
+
 // logKeys are the keys of the log directories and the metadata log.
 var logKeys = []string{
-	"log.dirs", "log.dir", "metadata.log.dir",
+	LogDirsKey, LogDirKey, MetadataLogDirKey,
 	"metadata.log.segment.bytes", "metadata.log.segment.min.bytes", "metadata.log.segment.ms",
 	"metadata.max.retention.bytes", "metadata.max.retention.ms",
 	"metadata.log.max.record.bytes.between.snapshots", "metadata.log.max.snapshot.interval.ms",
@@ -45,9 +52,9 @@ func (c *Config) readLog(r *reader) {
 // readLogDirs reads log.dirs (or log.dir) and metadata.log.dir, which
 // defaults to the first log dir.
 func (c *Config) readLogDirs(r *reader) {
-	dirs := r.get("log.dirs", "")
+	dirs := r.get(LogDirsKey, "")
 	if dirs == "" {
-		dirs = r.get("log.dir", defaultLogDirs)
+		dirs = r.get(LogDirKey, defaultLogDirs)
 	}
 	seen := map[string]bool{}
 	for _, d := range SplitList(dirs) {
@@ -62,7 +69,7 @@ func (c *Config) readLogDirs(r *reader) {
 	if len(c.LogDirs) == 0 {
 		r.bad("log.dirs: at least one log directory is required")
 	}
-	c.MetadataLogDir = r.get("metadata.log.dir", "")
+	c.MetadataLogDir = r.get(MetadataLogDirKey, "")
 	if c.MetadataLogDir == "" && len(c.LogDirs) > 0 {
 		c.MetadataLogDir = c.LogDirs[0]
 	}
@@ -74,13 +81,13 @@ func (c *Config) readLogDirs(r *reader) {
 // configuration a node would refuse (as kafka-storage info does).
 func RawLogDirs(p *Properties) []string {
 	var dirs []string
-	for _, k := range []string{"log.dirs", "log.dir"} {
+	for _, k := range []string{LogDirsKey, LogDirKey} {
 		if v, ok := p.Get(k); ok && strings.TrimSpace(v) != "" {
 			dirs = SplitList(v)
 			break
 		}
 	}
-	if v, ok := p.Get("metadata.log.dir"); ok {
+	if v, ok := p.Get(MetadataLogDirKey); ok {
 		if v = strings.TrimSpace(v); v != "" && !contains(dirs, v) {
 			dirs = append(dirs, v)
 		}

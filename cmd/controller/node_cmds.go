@@ -167,7 +167,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	// explicit process.roles=broker: that node is an observer (it follows
 	// the log, never votes, runs no workload).
 	observer := false
-	if v, ok := p.Get("process.roles"); ok && strings.TrimSpace(strings.ToLower(v)) == "broker" {
+	if v, ok := p.Get(config.ProcessRolesKey); ok && strings.TrimSpace(strings.ToLower(v)) == "broker" {
 		observer = true
 	}
 	cfg, err := config.New(p, !observer)

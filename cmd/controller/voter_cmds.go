@@ -271,7 +271,7 @@ func readNewVoter(p *config.Properties) (newVoter, error) {
 const notAControllerConfig = "Is this a valid controller configuration file?"
 
 func controllerID(p *config.Properties) (int32, error) {
-	s, ok := p.Get("node.id")
+	s, ok := p.Get(config.NodeIDKey)
 	if !ok {
 		return 0, toolError{"node.id not found in configuration file. " + notAControllerConfig}
 	}
@@ -283,7 +283,7 @@ func controllerID(p *config.Properties) (int32, error) {
 	if id < 0 {
 		return 0, toolError{"node.id was negative in configuration file. " + notAControllerConfig}
 	}
-	if roles, _ := p.Get("process.roles"); !strings.Contains(roles, "controller") {
+	if roles, _ := p.Get(config.ProcessRolesKey); !strings.Contains(roles, "controller") {
 		return 0, toolError{"process.roles did not contain 'controller' in configuration file. " + notAControllerConfig}
 	}
 	return int32(id), nil
@@ -292,10 +292,10 @@ func controllerID(p *config.Properties) (int32, error) {
 // metadataDirectory is metadata.log.dir, else the first of log.dirs (Kafka's
 // tool does not fall back to log.dir).
 func metadataDirectory(p *config.Properties) (string, error) {
-	if d, ok := p.Get("metadata.log.dir"); ok {
+	if d, ok := p.Get(config.MetadataLogDirKey); ok {
 		return d, nil
 	}
-	if d, ok := p.Get("log.dirs"); ok {
+	if d, ok := p.Get(config.LogDirsKey); ok {
 		first, _, _ := strings.Cut(strings.TrimSpace(d), ",")
 		return first, nil
 	}
@@ -306,7 +306,7 @@ func metadataDirectory(p *config.Properties) (string, error) {
 // advertised listener, else its listener; an empty host is "localhost".
 func controllerEndpoints(p *config.Properties) ([]config.Endpoint, error) {
 	byName := map[string]config.Endpoint{}
-	for _, key := range []string{"listeners", "advertised.listeners"} {
+	for _, key := range []string{config.ListenersKey, config.AdvertisedListenersKey} {
 		list, _ := p.Get(key)
 		for _, s := range config.SplitList(list) {
 			e, err := parseEndpoint(s)
@@ -316,7 +316,7 @@ func controllerEndpoints(p *config.Properties) ([]config.Endpoint, error) {
 			byName[e.Name] = e
 		}
 	}
-	names, ok := p.Get("controller.listener.names")
+	names, ok := p.Get(config.ControllerListenerNamesKey)
 	if !ok {
 		return nil, toolError{"controller.listener.names was not found. " + notAControllerConfig}
 	}
@@ -339,16 +339,17 @@ func controllerEndpoints(p *config.Properties) ([]config.Endpoint, error) {
 	return out, nil
 }
 
-// parseEndpoint parses NAME://host:port; the name is upper-cased as Kafka's
-// ListenerName.normalised does.
+// parseEndpoint parses a listener entry with the node's parser
+// (config.ParseListener), in the words of Kafka's tool.
 func parseEndpoint(s string) (config.Endpoint, error) {
-	name, hostPort, ok := strings.Cut(s, "://")
-	if !ok || name == "" {
+	e, err := config.ParseListener(s)
+	var le *config.ListenerError
+	switch {
+	case err == nil:
+		return e, nil
+	case errors.As(err, &le) && le.Err != nil:
+		return config.Endpoint{}, fmt.Errorf("unable to parse %s to a broker endpoint: %w", s, le.Err)
+	default:
 		return config.Endpoint{}, fmt.Errorf("unable to parse %s to a broker endpoint", s)
 	}
-	host, port, err := config.ParseHostPort(hostPort)
-	if err != nil {
-		return config.Endpoint{}, fmt.Errorf("unable to parse %s to a broker endpoint: %w", s, err)
-	}
-	return config.Endpoint{Name: strings.ToUpper(name), Host: host, Port: port}, nil
 }

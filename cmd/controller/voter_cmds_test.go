@@ -97,6 +97,13 @@ func TestAddControllerProperties(t *testing.T) {
 		{"unformatted", "", base, "Unable to read meta.properties from LOGDIR\n"},
 		{"no controller names", newDirID, "node.id=4\nlisteners=CONTROLLER://:9095\n", "controller.listener.names was not found. Is this a valid controller configuration file?\n"},
 		{"unknown listener", newDirID, "node.id=4\nlisteners=CONTROLLER://:9095\ncontroller.listener.names=CONTROLLER,OTHER\n", "Cannot find information about controller listener name: OTHER\n"},
+		// Kafka's tool takes any listener name (the node's own configuration is stricter).
+		{"dotted listener name", newDirID, "node.id=4\nlisteners=C.A://:9095\ncontroller.listener.names=c.a\n",
+			"DRY RUN of adding controller 4 with directory id " + newDirID + " and endpoints: C.A://localhost:9095\n"},
+		{"listener without a name", newDirID, "node.id=4\nlisteners=CONTROLLER:9095\ncontroller.listener.names=CONTROLLER\n",
+			"controller add-controller: listeners: unable to parse CONTROLLER:9095 to a broker endpoint\n"},
+		{"listener with a bad port", newDirID, "node.id=4\nlisteners=CONTROLLER://:9095\nadvertised.listeners=CONTROLLER://h:x\ncontroller.listener.names=CONTROLLER\n",
+			"controller add-controller: advertised.listeners: unable to parse CONTROLLER://h:x to a broker endpoint: \"h:x\": port \"x\" is not a number in 0-65535\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path, logDir := writeControllerProps(t, c.dirID, c.props)
