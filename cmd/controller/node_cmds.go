@@ -25,9 +25,10 @@ import (
 	"github.com/kraftd/kraftd/workload"
 )
 
-// TestRaftServer's fixed identity (spec section 11): a kraftd node must use
-// exactly these to share a quorum with Kafka's TestRaftServer.
-const testRaftClusterID = "AAAAAAAAAAAAAAAAAAAAAA"
+// testRaftClusterID is TestRaftServer's fixed cluster id, Uuid.ZERO_UUID
+// (spec section 11; its partition is topics.RaftPerformanceTest): a kraftd
+// node must use it to share a quorum with Kafka's TestRaftServer.
+var testRaftClusterID = uuid.Zero.String()
 
 // nodeFlags are the flags shared by start and test-kraft-server-start.
 type nodeFlags struct {
