@@ -15,7 +15,7 @@ build:
 HARNESS := test
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet ./... && $(GO) vet -tags faultfs ./cmd/controller
 	cd $(HARNESS) && $(GO) vet ./... && $(GO) vet -tags interopbench,interophostile,interoplong,faults ./...
 
 # The interop tests (test/interop, against Kafka 4.4.0) run when java is present: interop-deps

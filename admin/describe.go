@@ -9,11 +9,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-// MetadataTopic is the partition kafka-metadata-quorum describes; a kraftd
-// node on the raft performance-test partition answers for it too.
-const MetadataTopic = "__cluster_metadata"
+	"github.com/kraftd/kraftd/topics"
+)
 
 // Quorum is what DescribeQuorum learned: the cluster id from
 // DescribeCluster and the leader's DescribeQuorum answer for
@@ -58,7 +56,7 @@ func describeOnce(ctx context.Context, addr string, broker bool) (q *Quorum, ret
 	if err != nil {
 		return nil, retry, err
 	}
-	dq, err := DescribeQuorumAt(ctx, target, MetadataTopic)
+	dq, err := DescribeQuorumAt(ctx, target, topics.ClusterMetadata)
 	if err != nil {
 		err = fmt.Errorf("DescribeQuorum to %s: %w", target, err)
 		var ke *kerr.Error

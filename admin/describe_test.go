@@ -14,6 +14,7 @@ import (
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // quorumHandler answers DescribeCluster naming itself the leader, and
@@ -93,7 +94,7 @@ func TestDescribeQuorumAtNotLeader(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := DescribeQuorumAt(ctx, addr, MetadataTopic); !errors.Is(err, kerr.NotLeaderForPartition) {
+	if _, err := DescribeQuorumAt(ctx, addr, topics.ClusterMetadata); !errors.Is(err, kerr.NotLeaderForPartition) {
 		t.Fatalf("error %v, want NOT_LEADER_OR_FOLLOWER", err)
 	}
 }

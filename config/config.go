@@ -175,12 +175,13 @@ func (r *reader) int32(key string, def, min int64) int32 {
 	return int32(v)
 }
 
-// ms reads a millisecond key that Kafka holds in a Java int.
-func (r *reader) ms(key string, def, min int64) time.Duration {
-	v := r.int(key, def, min)
+// ms reads a millisecond key that Kafka holds in a Java int; def is a whole
+// number of milliseconds.
+func (r *reader) ms(key string, def time.Duration, min int64) time.Duration {
+	v := r.int(key, def.Milliseconds(), min)
 	if v > 1<<31-1 {
 		r.bad("%s: %d ms is larger than an int", key, v)
-		v = def
+		v = def.Milliseconds()
 	}
 	return time.Duration(v) * time.Millisecond
 }

@@ -47,6 +47,10 @@ log.dirs=/tmp/kraft-logs
 		c.MaxRecordBytesBetweenSnapshots != 20971520 || c.SocketRequestMaxBytes != 104857600 || c.ConnectionsMaxIdle != 10*time.Minute {
 		t.Errorf("log defaults wrong: %+v", c)
 	}
+	if c.SegmentMinBytes != 8<<20 || c.SegmentMs != 604800000 || c.MaxSnapshotIntervalMs != 3600000 || c.QueuedMaxRequests != 500 ||
+		c.FetchPace != 1500*time.Microsecond || c.FetchPaceRate != 16<<20 {
+		t.Errorf("other defaults wrong: %+v", c)
+	}
 
 	for i, id := range []string{"1", "2", "3"} {
 		three := "node.id=" + id + `

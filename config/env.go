@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/kraftd/kraftd/javaprops"
 )
 
 // The apache/kafka container image configures a server from environment
@@ -146,7 +148,7 @@ func envValue(v envVar) (string, error) {
 	if bs%2 == 1 {
 		return "", fmt.Errorf(`config: environment variable %s: the value ends in a lone backslash (write \\ for one)`, v.name)
 	}
-	value, err := unescape(v.value)
+	value, err := javaprops.Unescape(v.value)
 	if err != nil {
 		return "", fmt.Errorf("config: environment variable %s: %w", v.name, err)
 	}

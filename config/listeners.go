@@ -7,10 +7,17 @@ import (
 	"strings"
 )
 
+// The keys of the node's listeners that tools read too.
+const (
+	ListenersKey               = "listeners"
+	AdvertisedListenersKey     = "advertised.listeners"
+	ControllerListenerNamesKey = "controller.listener.names"
+)
+
 // listenerKeys are the keys of the node's listeners. The security keys
 // (ssl.*, sasl.*, listener.name.* overrides) are security.IsSecurityKey's.
 var listenerKeys = []string{
-	"listeners", "advertised.listeners", "controller.listener.names", "listener.security.protocol.map",
+	ListenersKey, AdvertisedListenersKey, ControllerListenerNamesKey, "listener.security.protocol.map",
 }
 
 const defaultListeners = "PLAINTEXT://:9092"
@@ -67,7 +74,7 @@ func (c *Config) readListeners(r *reader) {
 func (c *Config) readListenerList(r *reader) map[string]bool {
 	names := map[string]bool{}
 	ports := map[int]string{}
-	for _, e := range SplitList(r.get("listeners", defaultListeners)) {
+	for _, e := range SplitList(r.get(ListenersKey, defaultListeners)) {
 		ep, err := parseListener(e)
 		if err != nil {
 			r.bad("listeners: %v", err)
@@ -93,7 +100,7 @@ func (c *Config) readListenerList(r *reader) map[string]bool {
 // readControllerNames reads controller.listener.names and checks them
 // against the listeners as Kafka does for the node's roles.
 func (c *Config) readControllerNames(r *reader, listeners map[string]bool) {
-	for _, n := range SplitList(r.get("controller.listener.names", "")) {
+	for _, n := range SplitList(r.get(ControllerListenerNamesKey, "")) {
 		c.ControllerListenerNames = append(c.ControllerListenerNames, strings.ToUpper(n))
 	}
 	if len(c.ControllerListenerNames) == 0 {
@@ -108,7 +115,7 @@ func (c *Config) readControllerNames(r *reader, listeners map[string]bool) {
 	case c.IsController():
 		for _, n := range c.ControllerListenerNames {
 			if !listeners[n] {
-				r.bad("controller.listener.names: %s does not appear in listeners (%s)", n, r.get("listeners", defaultListeners))
+				r.bad("controller.listener.names: %s does not appear in listeners (%s)", n, r.get(ListenersKey, defaultListeners))
 			}
 		}
 		// A controller-only node may have only controller listeners.
@@ -134,7 +141,7 @@ func (c *Config) readControllerNames(r *reader, listeners map[string]bool) {
 // wins over the bind address.
 func (c *Config) readAdvertised(r *reader, listeners map[string]bool) {
 	adv := map[string]Endpoint{}
-	for _, e := range SplitList(r.get("advertised.listeners", "")) {
+	for _, e := range SplitList(r.get(AdvertisedListenersKey, "")) {
 		ep, err := parseListener(e)
 		if err != nil {
 			r.bad("advertised.listeners: %v", err)
@@ -160,22 +167,51 @@ func (c *Config) readAdvertised(r *reader, listeners map[string]bool) {
 
 func isNonRoutable(host string) bool { return host == "0.0.0.0" || host == "::" }
 
-// parseListener parses NAME://host:port (host may be empty, IPv6 bracketed).
-func parseListener(s string) (Endpoint, error) {
+// ParseListener parses one entry of listeners or advertised.listeners,
+// NAME://host:port (host may be empty, IPv6 bracketed; the name upper-cased
+// as Kafka's ListenerName.normalised does). It is the one parser of such
+// entries, as Kafka's listenerListToEndPoints is: the node's configuration
+// reads its listeners with it (and checks the names further), and
+// add-controller the new controller's. An error is a *ListenerError.
+func ParseListener(s string) (Endpoint, error) {
 	name, rest, ok := strings.Cut(s, "://")
 	if !ok || name == "" {
-		return Endpoint{}, fmt.Errorf("malformed listener %q (want NAME://host:port)", s)
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return Endpoint{}, fmt.Errorf("malformed listener %q: listener name %q may hold only letters, digits, '_' and '-'", s, name)
-		}
+		return Endpoint{}, &ListenerError{Listener: s}
 	}
 	host, port, err := ParseHostPort(rest)
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("malformed listener %q: %v", s, err)
+		return Endpoint{}, &ListenerError{Listener: s, Err: err}
 	}
 	return Endpoint{Name: strings.ToUpper(name), Host: host, Port: port}, nil
+}
+
+// ListenerError is a listener entry ParseListener refused: not
+// NAME://... at all (Err nil), or with a bad host:port (Err says why).
+type ListenerError struct {
+	Listener string
+	Err      error
+}
+
+func (e *ListenerError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("malformed listener %q (want NAME://host:port)", e.Listener)
+	}
+	return fmt.Sprintf("malformed listener %q: %v", e.Listener, e.Err)
+}
+
+func (e *ListenerError) Unwrap() error { return e.Err }
+
+// parseListener is ParseListener for the node's own listeners, whose names
+// may hold only letters, digits, '_' and '-'.
+func parseListener(s string) (Endpoint, error) {
+	if name, _, ok := strings.Cut(s, "://"); ok {
+		for _, r := range name {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+				return Endpoint{}, fmt.Errorf("malformed listener %q: listener name %q may hold only letters, digits, '_' and '-'", s, name)
+			}
+		}
+	}
+	return ParseListener(s)
 }
 
 // ParseHostPort parses host:port or [ipv6]:port with 0 <= port <= 65535.

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kraftd/kraftd/raft"
 )
 
 // quorumKeys are the keys of the voter set and the raft timers.
@@ -41,19 +43,7 @@ const (
 	FetchPaceKey     = "kraftd.controller.quorum.fetch.pace.us"
 	FetchPaceRateKey = "kraftd.controller.quorum.fetch.pace.bytes.per.second"
 
-	defaultFetchPaceUs   = 1500
-	maxFetchPaceUs       = 100000
-	defaultFetchPaceRate = 16 << 20
-)
-
-// Kafka's defaults (QuorumConfig).
-const (
-	defaultElectionTimeoutMs    = 1000
-	defaultFetchTimeoutMs       = 2000
-	defaultElectionBackoffMaxMs = 1000
-	defaultAppendLingerMs       = 25
-	defaultRequestTimeoutMs     = 2000
-	defaultRetryBackoffMs       = 20
+	maxFetchPaceUs = 100000
 )
 
 // VoterAddr is one entry of controller.quorum.voters.
@@ -97,16 +87,16 @@ func (c *Config) readQuorum(r *reader) {
 		r.bad("node.id: %d is not in controller.quorum.voters (%s); a controller must be a voter (process.roles=broker runs an observer)",
 			c.NodeID, voters)
 	}
-	c.ElectionTimeout = r.ms("controller.quorum.election.timeout.ms", defaultElectionTimeoutMs, 1)
-	c.FetchTimeout = r.ms("controller.quorum.fetch.timeout.ms", defaultFetchTimeoutMs, 1)
-	c.ElectionBackoffMax = r.ms("controller.quorum.election.backoff.max.ms", defaultElectionBackoffMaxMs, 0)
-	c.AppendLinger = r.ms("controller.quorum.append.linger.ms", defaultAppendLingerMs, 0)
-	c.RequestTimeout = r.ms("controller.quorum.request.timeout.ms", defaultRequestTimeoutMs, 1)
-	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", defaultRetryBackoffMs, 0)
+	c.ElectionTimeout = r.ms("controller.quorum.election.timeout.ms", raft.DefaultElectionTimeout, 1)
+	c.FetchTimeout = r.ms("controller.quorum.fetch.timeout.ms", raft.DefaultFetchTimeout, 1)
+	c.ElectionBackoffMax = r.ms("controller.quorum.election.backoff.max.ms", raft.DefaultElectionBackoffMax, 0)
+	c.AppendLinger = r.ms("controller.quorum.append.linger.ms", raft.DefaultAppendLinger, 0)
+	c.RequestTimeout = r.ms("controller.quorum.request.timeout.ms", raft.DefaultRequestTimeout, 1)
+	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", raft.DefaultRetryBackoff, 0)
 	c.AutoJoin = r.bool("controller.quorum.auto.join.enable", false)
 	c.DeferLeadership = r.bool(LeadershipDeferralKey, true)
 	c.DeferLeaderFsync = r.bool(LeaderFsyncDeferralKey, true)
-	if us := r.int(FetchPaceKey, defaultFetchPaceUs, 0); us > maxFetchPaceUs {
+	if us := r.int(FetchPaceKey, raft.DefaultFetchPace.Microseconds(), 0); us > maxFetchPaceUs {
 		r.bad("%s=%d: want 0 (no pacing) to %d", FetchPaceKey, us, maxFetchPaceUs)
 	} else if d := time.Duration(us) * time.Microsecond; us > 0 && d >= c.FetchTimeout {
 		// A follower paused that long would miss its own fetch timeout.
@@ -114,7 +104,7 @@ func (c *Config) readQuorum(r *reader) {
 	} else {
 		c.FetchPace = d
 	}
-	c.FetchPaceRate = r.int(FetchPaceRateKey, defaultFetchPaceRate, 1)
+	c.FetchPaceRate = r.int(FetchPaceRateKey, raft.DefaultFetchPaceRate, 1)
 }
 
 // readVoters reads controller.quorum.voters and returns the set of ids.

@@ -2,8 +2,14 @@ package config
 
 import "strings"
 
+// The keys of the node's identity and roles.
+const (
+	NodeIDKey       = "node.id"
+	ProcessRolesKey = "process.roles"
+)
+
 // roleKeys are the keys of the node's identity and roles.
-var roleKeys = []string{"node.id", "process.roles"}
+var roleKeys = []string{NodeIDKey, ProcessRolesKey}
 
 // IsController reports whether process.roles holds "controller".
 func (c *Config) IsController() bool {
@@ -17,7 +23,7 @@ func (c *Config) IsController() bool {
 
 // readRoles reads node.id and process.roles.
 func (c *Config) readRoles(r *reader, forceController bool) {
-	nodeID := r.int("node.id", -1, -1)
+	nodeID := r.int(NodeIDKey, -1, -1)
 	if nodeID > 1<<31-1 {
 		r.bad("node.id: %d is larger than an int32", nodeID)
 		nodeID = -1
@@ -35,7 +41,7 @@ func (c *Config) readRoles(r *reader, forceController bool) {
 
 func (c *Config) readProcessRoles(r *reader) {
 	seen := map[string]bool{}
-	for _, role := range SplitList(r.get("process.roles", "")) {
+	for _, role := range SplitList(r.get(ProcessRolesKey, "")) {
 		role = strings.ToLower(role)
 		if role != "broker" && role != "controller" {
 			r.bad("process.roles: unknown role %q (want broker and/or controller)", role)

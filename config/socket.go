@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kraftd/kraftd/network"
+	"github.com/kraftd/kraftd/protocol"
 )
 
 // socketKeys are the keys of the network server.
@@ -15,12 +18,11 @@ var socketKeys = []string{
 	"max.connection.creation.rate", "queued.max.requests", "queued.max.request.bytes",
 }
 
-// Kafka's defaults (SocketServerConfigs).
+// Kafka's defaults (SocketServerConfigs) are the network server's
+// (network.DefaultIdleTimeout, network.DefaultQueuedMaxRequests) and
+// protocol.DefaultMaxFrameSize; these are config's own.
 const (
-	defaultSocketRequestMax     = 104857600
-	defaultConnectionsMaxIdleMs = 600000
-	defaultQueuedMaxRequests    = 500
-	unlimited                   = math.MaxInt32 // max.connections* and the creation rate
+	unlimited = math.MaxInt32 // max.connections* and the creation rate
 	// failedAuthDelayMs is failed.authentication.delay.ms's default, which Kafka
 	// requires connections.max.idle.ms to exceed when it is not negative.
 	failedAuthDelayMs = 100
@@ -33,7 +35,7 @@ const NeverIdle time.Duration = -1
 // readSocket reads the request size limit, the idle timeout and the connection and
 // queued request limits.
 func (c *Config) readSocket(r *reader) {
-	c.SocketRequestMaxBytes = r.int32("socket.request.max.bytes", defaultSocketRequestMax, 1)
+	c.SocketRequestMaxBytes = r.int32("socket.request.max.bytes", int64(protocol.DefaultMaxFrameSize), 1)
 	c.ConnectionsMaxIdle = readIdle(r)
 	c.MaxConnections = r.int32("max.connections", unlimited, 0)
 	c.MaxConnectionsPerIP = r.int32("max.connections.per.ip", unlimited, 0)
@@ -42,7 +44,7 @@ func (c *Config) readSocket(r *reader) {
 		r.bad("max.connections.per.ip: 0 is only allowed with max.connections.per.ip.overrides set")
 	}
 	c.MaxConnectionCreationRate = r.int32("max.connection.creation.rate", unlimited, 0)
-	c.QueuedMaxRequests = r.int32("queued.max.requests", defaultQueuedMaxRequests, 1)
+	c.QueuedMaxRequests = r.int32("queued.max.requests", network.DefaultQueuedMaxRequests, 1)
 	c.QueuedMaxRequestBytes = r.int("queued.max.request.bytes", -1, math.MinInt64)
 	if c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes) {
 		r.bad("queued.max.request.bytes: %d must be at least socket.request.max.bytes (%d), or not positive for no bound",
@@ -53,14 +55,14 @@ func (c *Config) readSocket(r *reader) {
 // readIdle reads connections.max.idle.ms: negative means never; a value beyond what a
 // Duration holds (292 years) is never in practice too.
 func readIdle(r *reader) time.Duration {
-	ms := r.int("connections.max.idle.ms", defaultConnectionsMaxIdleMs, math.MinInt64)
+	ms := r.int("connections.max.idle.ms", network.DefaultIdleTimeout.Milliseconds(), math.MinInt64)
 	switch {
 	case ms < 0 || ms > math.MaxInt64/int64(time.Millisecond):
 		return NeverIdle
 	case ms <= failedAuthDelayMs:
 		r.bad("connections.max.idle.ms: %d must be above failed.authentication.delay.ms (%d), or negative for never",
 			ms, failedAuthDelayMs)
-		return defaultConnectionsMaxIdleMs * time.Millisecond
+		return network.DefaultIdleTimeout
 	}
 	return time.Duration(ms) * time.Millisecond
 }

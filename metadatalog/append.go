@@ -8,8 +8,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // AppendAsLeader stamps batches (whole v2 batches, offsets arbitrary) with

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // TestQuorumStateCrashAtEveryStep crashes (power loss, MemFS.CrashClone)

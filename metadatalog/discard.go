@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // A segment leaves the log by discard. Unlinking a large file is slow (a

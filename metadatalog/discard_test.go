@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // blockingRemoveFS holds every Remove of a *.deleted file until release is

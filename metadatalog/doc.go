@@ -64,8 +64,8 @@
 // # Usage
 //
 //	l, err := metadatalog.Open(metadatalog.Options{
-//		Dir:     metadatalog.PartitionDir(metadataLogDir, metadatalog.MetadataTopic),
-//		TopicID: clusterid.MetadataTopicID, Logger: logger})
+//		Dir:     topics.PartitionDir(metadataLogDir, topics.ClusterMetadata),
+//		TopicID: uuid.MetadataTopicID, Logger: logger})
 //	store := metadatalog.NewQuorumStateStore(nil, l.Dir())
 //	last, err := l.Append(batches) // follower: offsets given
 //	last, err = l.AppendAsLeader(batches, epoch) // leader: offsets and epoch stamped
@@ -86,5 +86,5 @@
 // All file access goes through vfs.FS (Options.FS, NewQuorumStateStore),
 // so the crash tests run the log on vfs.MemFS and open it on the power-loss
 // image taken after every single file-system operation, and the fault tests
-// run it under vfs.FaultFS (full disk, fsync errors).
+// run it under faultfs.FS (full disk, fsync errors).
 package metadatalog

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/vfs"
+	"github.com/kraftd/kraftd/vfs/faultfs"
 )
 
 // A flush job runs on another goroutine while the driver's goroutine keeps
@@ -158,7 +159,7 @@ func TestFlushJobPowerLoss(t *testing.T) {
 // An fsync error in a job is its result, and the log refuses writes once
 // it settles the job.
 func TestFlushJobError(t *testing.T) {
-	ffs := vfs.NewFaultFS(vfs.OS)
+	ffs := faultfs.Wrap(vfs.OS)
 	o := smallOpts(t.TempDir())
 	o.FS = ffs
 	l := openTest(t, o)
@@ -168,7 +169,7 @@ func TestFlushJobError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ffs.Inject(vfs.Fail(syscall.EIO, vfs.OpSync))
+	ffs.Inject(faultfs.Fail(syscall.EIO, faultfs.OpSync))
 	if err := job.Run(); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("run: %v, want EIO", err)
 	}
@@ -184,7 +185,7 @@ func TestFlushJobError(t *testing.T) {
 }
 
 func TestSlowFlushIsLogged(t *testing.T) {
-	ffs := vfs.NewFaultFS(vfs.OS)
+	ffs := faultfs.Wrap(vfs.OS)
 	o := smallOpts(t.TempDir())
 	o.FS = ffs
 	o.SlowFlush = 20 * time.Millisecond
@@ -199,8 +200,8 @@ func TestSlowFlushIsLogged(t *testing.T) {
 		t.Fatalf("%d slow-flush warnings for a fast flush", n)
 	}
 
-	ffs.Inject(vfs.InjectorFunc(func(op vfs.Op) error {
-		if op.Kind == vfs.OpSync {
+	ffs.Inject(faultfs.InjectorFunc(func(op faultfs.Op) error {
+		if op.Kind == faultfs.OpSync {
 			time.Sleep(50 * time.Millisecond)
 		}
 		return nil

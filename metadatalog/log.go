@@ -10,31 +10,25 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/vfs"
 )
 
-// Kafka defaults and limits of the metadata log (KRaftConfigs, MetadataLogConfig).
+// Kafka's defaults of the metadata log's settings (KRaftConfigs,
+// MetadataLogConfig): Options' for zero fields, and config's for the keys.
 const (
 	DefaultSegmentBytes    = 1 << 30           // metadata.log.segment.bytes
-	MinSegmentBytes        = 8 << 20           // metadata.log.segment.min.bytes (internal)
+	DefaultSegmentMinBytes = 8 << 20           // metadata.log.segment.min.bytes (internal)
 	DefaultSegmentMs       = 7 * 24 * 3600_000 // metadata.log.segment.ms
 	DefaultRetentionBytes  = 100 << 20         // metadata.max.retention.bytes
 	DefaultRetentionMs     = 7 * 24 * 3600_000 // metadata.max.retention.ms
-	DefaultMaxBatchBytes   = 8 << 20           // raft's MAX_BATCH_SIZE_BYTES
+)
+
+const (
 	PartitionMetadataFile  = "partition.metadata"
 	defaultReadWindowBytes = 1 << 20
 )
-
-// Partition dir names of the two raft topics.
-const (
-	MetadataTopic        = "__cluster_metadata"
-	PerformanceTestTopic = "__raft_performance_test"
-)
-
-// PartitionDir returns <logDir>/<topic>-0.
-func PartitionDir(logDir, topic string) string { return filepath.Join(logDir, topic+"-0") }
 
 var (
 	// ErrOffsetOutOfRange is wrapped by Read for an offset outside [start, end].
@@ -54,8 +48,8 @@ var (
 
 // Options configures Open. Zero values take Kafka's defaults.
 type Options struct {
-	// Dir is the partition dir, e.g. PartitionDir(metadataLogDir,
-	// MetadataTopic). Created if missing.
+	// Dir is the partition dir, e.g. topics.PartitionDir(metadataLogDir,
+	// topics.ClusterMetadata). Created if missing.
 	Dir    string
 	FS     vfs.FS      // nil = vfs.OS
 	Logger *zap.Logger // nil = no logging
@@ -64,16 +58,17 @@ type Options struct {
 	TopicID [16]byte
 	// SegmentBytes: metadata.log.segment.bytes; must be >= SegmentMinBytes.
 	SegmentBytes int64
-	// SegmentMinBytes: metadata.log.segment.min.bytes (8 MiB); tests lower it.
+	// SegmentMinBytes: metadata.log.segment.min.bytes; tests lower it.
 	SegmentMinBytes int64
 	// SegmentMs: metadata.log.segment.ms, compared with batch timestamps as
 	// Kafka does (ms).
 	SegmentMs int64
 	// RetentionBytes, RetentionMs: metadata.max.retention.bytes / .ms; < 0
-	// disables. Applied by MaybeClean.
+	// disables. Applied by MaybeClean. Zero, like every zero here, takes
+	// the default, although Kafka reads a retention of 0 as keep nothing.
 	RetentionBytes int64
 	RetentionMs    int64
-	// MaxBatchBytes bounds one appended batch (8 MiB).
+	// MaxBatchBytes bounds one appended batch (raft.DefaultMaxBatchBytes).
 	MaxBatchBytes int
 	// ReadOnly opens without changing any file: a torn tail is ignored in
 	// memory, nothing is deleted or written (for tools and interop tests).
@@ -144,7 +139,7 @@ func (o *Options) fill() error {
 		o.SlowFlush = DefaultSlowFlush
 	}
 	if o.SegmentMinBytes == 0 {
-		o.SegmentMinBytes = MinSegmentBytes
+		o.SegmentMinBytes = DefaultSegmentMinBytes
 	}
 	if o.SegmentBytes == 0 {
 		o.SegmentBytes = DefaultSegmentBytes
@@ -165,7 +160,7 @@ func (o *Options) fill() error {
 		o.RetentionMs = DefaultRetentionMs
 	}
 	if o.MaxBatchBytes == 0 {
-		o.MaxBatchBytes = DefaultMaxBatchBytes
+		o.MaxBatchBytes = raft.DefaultMaxBatchBytes
 	}
 	return nil
 }

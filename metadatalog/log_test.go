@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/vfs"
+	"github.com/kraftd/kraftd/vfs/faultfs"
 )
 
 // Golden batches of docs/design/storage.md 6.1 and 6.2: a LeaderChange control
@@ -329,14 +330,14 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestFlushedOffsetAndDeferredFlush(t *testing.T) {
-	ffs := vfs.NewFaultFS(vfs.OS)
+	ffs := faultfs.Wrap(vfs.OS)
 	l := openTest(t, Options{Dir: t.TempDir(), FS: ffs})
-	base := ffs.Count(vfs.OpSync)
+	base := ffs.Count(faultfs.OpSync)
 	for i := int64(0); i < 10; i++ {
 		l.mustAppend(mkBatch(i, 1, 1, 10))
 	}
-	if l.FlushedOffset() != 0 || ffs.Count(vfs.OpSync) != base {
-		t.Fatalf("append must not fsync: flushed %d, syncs %d", l.FlushedOffset(), ffs.Count(vfs.OpSync)-base)
+	if l.FlushedOffset() != 0 || ffs.Count(faultfs.OpSync) != base {
+		t.Fatalf("append must not fsync: flushed %d, syncs %d", l.FlushedOffset(), ffs.Count(faultfs.OpSync)-base)
 	}
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
@@ -345,21 +346,21 @@ func TestFlushedOffsetAndDeferredFlush(t *testing.T) {
 		t.Fatalf("flushed %d", l.FlushedOffset())
 	}
 	// One segment fsync plus the epoch checkpoint (file + dir) the first time.
-	n := ffs.Count(vfs.OpSync)
+	n := ffs.Count(faultfs.OpSync)
 	l.mustAppend(mkBatch(10, 1, 1, 10))
 	l.Flush()
-	if ffs.Count(vfs.OpSync)-n != 1 {
-		t.Fatalf("a flush with no new epoch should fsync once, did %d", ffs.Count(vfs.OpSync)-n)
+	if ffs.Count(faultfs.OpSync)-n != 1 {
+		t.Fatalf("a flush with no new epoch should fsync once, did %d", ffs.Count(faultfs.OpSync)-n)
 	}
-	n = ffs.Count(vfs.OpSync)
-	if err := l.Flush(); err != nil || ffs.Count(vfs.OpSync) != n {
-		t.Fatalf("an idle flush must not fsync: %v %d", err, ffs.Count(vfs.OpSync)-n)
+	n = ffs.Count(faultfs.OpSync)
+	if err := l.Flush(); err != nil || ffs.Count(faultfs.OpSync) != n {
+		t.Fatalf("an idle flush must not fsync: %v %d", err, ffs.Count(faultfs.OpSync)-n)
 	}
 }
 
 func TestDiskFull(t *testing.T) {
 	dir := t.TempDir()
-	ffs := vfs.NewFaultFS(vfs.OS)
+	ffs := faultfs.Wrap(vfs.OS)
 	l := openTest(t, Options{Dir: dir, FS: ffs})
 	var flushed []byte
 	for i := int64(0); i < 5; i++ {
@@ -370,7 +371,7 @@ func TestDiskFull(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	ffs.Inject(vfs.DiskFull(50)) // the next batch is torn after 50 bytes
+	ffs.Inject(faultfs.DiskFull(50)) // the next batch is torn after 50 bytes
 	_, err := l.Append(mkBatch(5, 1, 1, 100))
 	if err == nil || !strings.Contains(err.Error(), "no space left") || !strings.Contains(err.Error(), "offset 5") {
 		t.Fatalf("append on a full disk: %v", err)
@@ -398,10 +399,10 @@ func TestDiskFull(t *testing.T) {
 
 	// A full disk at roll time (creating the next segment's content).
 	dir2 := t.TempDir()
-	ffs2 := vfs.NewFaultFS(vfs.OS)
+	ffs2 := faultfs.Wrap(vfs.OS)
 	l3 := openTest(t, Options{Dir: dir2, FS: ffs2, SegmentMinBytes: 1024, SegmentBytes: 1024})
 	l3.mustAppend(mkBatch(0, 1, 1, 900))
-	ffs2.Inject(vfs.DiskFull(0))
+	ffs2.Inject(faultfs.DiskFull(0))
 	if _, err := l3.Append(mkBatch(1, 1, 1, 900)); err == nil {
 		t.Fatal("append into a new segment on a full disk must fail")
 	}
@@ -413,14 +414,14 @@ func TestDiskFull(t *testing.T) {
 }
 
 func TestFsyncFailureIsFinal(t *testing.T) {
-	ffs := vfs.NewFaultFS(vfs.OS)
+	ffs := faultfs.Wrap(vfs.OS)
 	l := openTest(t, Options{Dir: t.TempDir(), FS: ffs})
 	l.mustAppend(mkBatch(0, 1, 1, 10))
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	l.mustAppend(mkBatch(1, 1, 1, 10))
-	ffs.Inject(vfs.Fail(&os.PathError{Op: "fsync", Path: "x", Err: errors.New("input/output error")}, vfs.OpSync))
+	ffs.Inject(faultfs.Fail(&os.PathError{Op: "fsync", Path: "x", Err: errors.New("input/output error")}, faultfs.OpSync))
 	err := l.Flush()
 	if err == nil || !strings.Contains(err.Error(), "fsync") || !strings.Contains(err.Error(), "00000000000000000000.log") {
 		t.Fatalf("flush: %v", err)
@@ -447,9 +448,6 @@ func TestOpenOptions(t *testing.T) {
 	pm, err := os.ReadFile(filepath.Join(dir, PartitionMetadataFile))
 	if err != nil || string(pm) != "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ" {
 		t.Fatalf("partition.metadata %q %v", pm, err)
-	}
-	if PartitionDir("/x", PerformanceTestTopic) != "/x/__raft_performance_test-0" {
-		t.Fatal("PartitionDir")
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 type modelBatch struct {

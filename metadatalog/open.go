@@ -11,10 +11,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/uuid"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // OpenReadOnly opens a partition dir for reading without changing it.
@@ -240,7 +240,7 @@ func (l *Log) persistRecovered() error {
 	if _, err := l.fs.Stat(p); !errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	data := "version: 0\ntopic_id: " + clusterid.UUID(l.opts.TopicID).String()
+	data := "version: 0\ntopic_id: " + uuid.UUID(l.opts.TopicID).String()
 	return vfs.WriteFileAtomic(l.fs, p, []byte(data))
 }
 

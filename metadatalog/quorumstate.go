@@ -2,7 +2,6 @@ package metadatalog
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/kraftd/kraftd/clusterid"
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/uuid"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // QuorumStateFile is the election state file in the partition dir.
@@ -99,7 +98,7 @@ func EncodeQuorumState(st raft.ElectionState) ([]byte, error) {
 		return b.Bytes(), nil
 	}
 	fmt.Fprintf(&b, `{"leaderId":%d,"leaderEpoch":%d,"votedId":%d,"votedDirectoryId":"%s","data_version":1}`,
-		st.LeaderID, st.Epoch, st.VotedID, base64.RawURLEncoding.EncodeToString(st.VotedDirectoryID[:]))
+		st.LeaderID, st.Epoch, st.VotedID, uuid.UUID(st.VotedDirectoryID))
 	return b.Bytes(), nil
 }
 
@@ -222,18 +221,18 @@ func (f quorumStateFields) int32(name string) (int32, error) {
 	return int32(n), err
 }
 
-func (f quorumStateFields) uuid(name string) (clusterid.UUID, error) {
+func (f quorumStateFields) uuid(name string) (uuid.UUID, error) {
 	raw, err := f.need(name)
 	if err != nil {
-		return clusterid.UUID{}, err
+		return uuid.UUID{}, err
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return clusterid.UUID{}, fmt.Errorf("%s: %w", name, err)
+		return uuid.UUID{}, fmt.Errorf("%s: %w", name, err)
 	}
-	id, err := clusterid.Parse(s)
+	id, err := uuid.Parse(s)
 	if err != nil {
-		return clusterid.UUID{}, fmt.Errorf("%s: %w", name, err)
+		return uuid.UUID{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return id, nil
 }

@@ -10,8 +10,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/vfs"
+	"github.com/kraftd/kraftd/vfs/faultfs"
 )
 
 // Files written by Kafka's FileQuorumStateStore (testdata/quorum-state).
@@ -161,19 +162,19 @@ func TestQuorumStateWriteRefusesUnusableState(t *testing.T) {
 // Every step of a write can fail; the file then still holds the old state.
 func TestQuorumStateWriteFailures(t *testing.T) {
 	dir := t.TempDir()
-	ffs := vfs.NewFaultFS(vfs.OS)
+	ffs := faultfs.Wrap(vfs.OS)
 	s := NewQuorumStateStore(ffs, dir)
 	old := raft.ElectionState{Epoch: 4, LeaderID: 1, VotedID: -1}
 	if err := s.Write(old); err != nil {
 		t.Fatal(err)
 	}
-	ffs.Inject(vfs.DiskFull(10))
+	ffs.Inject(faultfs.DiskFull(10))
 	err := s.Write(raft.ElectionState{Epoch: 5, LeaderID: -1, VotedID: 2})
 	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), s.Path()) {
 		t.Fatalf("disk full: %v", err)
 	}
 	ffs.Reset()
-	ffs.Inject(vfs.Fail(syscall.EIO, vfs.OpSync))
+	ffs.Inject(faultfs.Fail(syscall.EIO, faultfs.OpSync))
 	if err := s.Write(raft.ElectionState{Epoch: 5, LeaderID: -1, VotedID: 2}); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("fsync failure: %v", err)
 	}

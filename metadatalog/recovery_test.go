@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // buildSegment writes a fresh log of n batches into dir and returns the

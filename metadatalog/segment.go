@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // indexInterval is the spacing, in bytes, of the in-memory offset index

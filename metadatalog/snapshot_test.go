@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // snapshotBytes builds snapshot content as Kafka writes it: header control

@@ -22,7 +22,10 @@ import (
 
 // Defaults applied by NewPeers to zero PeerConfig fields (Kafka's names in comments).
 const (
-	DefaultRequestTimeout      = 2 * time.Second         // controller.quorum.request.timeout.ms
+	// DefaultRequestTimeout is Kafka's client request.timeout.ms, for a client given
+	// none: the peer client decides nothing about raft, and a node passes its
+	// controller.quorum.request.timeout.ms (raft.DefaultRequestTimeout by default).
+	DefaultRequestTimeout      = 30 * time.Second        // request.timeout.ms
 	DefaultReconnectBackoff    = 50 * time.Millisecond   // reconnect.backoff.ms
 	DefaultReconnectBackoffMax = 1000 * time.Millisecond // reconnect.backoff.max.ms
 	// SoftwareName and SoftwareVersion are sent in ApiVersions v3+ (they must match

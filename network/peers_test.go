@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -739,8 +740,8 @@ func TestPeersOnConnectFeatures(t *testing.T) {
 		}
 	}
 	c := <-got
-	if c.node != 7 || !slices.Equal(c.features, []string{protocol.KRaftVersionFeature}) {
-		t.Fatalf("OnConnect(%d, %q), want (7, [%s])", c.node, c.features, protocol.KRaftVersionFeature)
+	if c.node != 7 || !slices.Equal(c.features, []string{features.KRaftVersionName}) {
+		t.Fatalf("OnConnect(%d, %q), want (7, [%s])", c.node, c.features, features.KRaftVersionName)
 	}
 	if len(got) != 0 {
 		t.Fatalf("OnConnect called again without a new connection: %+v", <-got)
@@ -766,7 +767,7 @@ func TestPeersConnectWithoutRequest(t *testing.T) {
 	p.Connect(7)
 	select {
 	case f := <-got:
-		if !slices.Equal(f, []string{protocol.KRaftVersionFeature}) {
+		if !slices.Equal(f, []string{features.KRaftVersionName}) {
 			t.Fatalf("OnConnect features %q", f)
 		}
 	case <-time.After(5 * time.Second):

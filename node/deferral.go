@@ -7,13 +7,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/raft"
 )
 
 // metadataVersionFeature is the feature a Kafka controller lists in its
 // ApiVersions SupportedFeatures because it runs the QuorumController that
 // interprets the metadata log; kraftd lists only kraft.version.
-const metadataVersionFeature = "metadata.version"
+const metadataVersionFeature = features.MetadataVersionName
 
 // controllers tracks which peers can act as the active controller, as the
 // peer client's connections learn it (PeerConfig.OnConnect, on client

@@ -13,6 +13,7 @@ import (
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // Peers that list metadata.version are controllers; a change, and only a change, wakes the
@@ -60,10 +61,10 @@ func TestDeferralOnlyOnTheMetadataLog(t *testing.T) {
 		key   string
 		want  bool
 	}{
-		{raft.MetadataTopicName, "", true},
-		{raft.MetadataTopicName, "false", false},
-		{raft.PerformanceTestTopicName, "", false},
-		{raft.PerformanceTestTopicName, "true", false},
+		{topics.ClusterMetadata, "", true},
+		{topics.ClusterMetadata, "false", false},
+		{topics.RaftPerformanceTest, "", false},
+		{topics.RaftPerformanceTest, "true", false},
 	} {
 		p, _ := config.ParseProperties(baseConfig)
 		if tc.key != "" {
@@ -93,7 +94,7 @@ func TestLeaderProbesUnknownVoters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := New(cfg, Options{TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
+	n, err := New(cfg, Options{TopicName: topics.ClusterMetadata, ShutdownTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

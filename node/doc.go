@@ -5,7 +5,7 @@
 // around it; tests and other programs run nodes without exec.
 //
 //	n, err := node.New(cfg, node.Options{ClusterID: id, DirectoryID: dir,
-//	    TopicName: raft.MetadataTopicName, TopicID: raft.MetadataTopicID,
+//	    TopicName: topics.ClusterMetadata, TopicID: uuid.MetadataTopicID,
 //	    Logger: lg, ShutdownTimeout: 5 * time.Second})
 //	err = n.Run(ctx) // cancel ctx for a graceful shutdown
 //

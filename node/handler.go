@@ -10,6 +10,7 @@ import (
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // reqRef routes a reply back to its connection. topicRename is set when the
@@ -96,9 +97,9 @@ func (n *Node) toRaft(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.
 func (n *Node) describeQuorumToRaft(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeQuorumRequest)
 	ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: n.requestClusterID(req)}
-	if n.rcfg.TopicName != raft.MetadataTopicName && len(r.Topics) == 1 && r.Topics[0].Topic == raft.MetadataTopicName {
+	if n.rcfg.TopicName != topics.ClusterMetadata && len(r.Topics) == 1 && r.Topics[0].Topic == topics.ClusterMetadata {
 		r.Topics[0].Topic = n.rcfg.TopicName
-		ref.topicRename = raft.MetadataTopicName
+		ref.topicRename = topics.ClusterMetadata
 	}
 	if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
 		respond(nil)

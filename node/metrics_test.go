@@ -14,7 +14,7 @@ import (
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/internal/freeport"
 	"github.com/kraftd/kraftd/metrics"
-	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // metricsQuorum is a quorum of nodes run in this process, each with a
@@ -64,7 +64,7 @@ func (q *metricsQuorum) start(i int) {
 	if err != nil {
 		q.t.Fatal(err)
 	}
-	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
+	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: topics.ClusterMetadata, ShutdownTimeout: time.Second})
 	if err != nil {
 		q.t.Fatal(err)
 	}

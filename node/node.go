@@ -8,7 +8,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // inboxSize bounds the run loop's inbound channel. Each inbound connection
@@ -33,6 +33,14 @@ import (
 // requests, bounded by what the driver sent, waits for room.
 const inboxSize = 4096
 
+// Connections to other controllers (the raft client's and the
+// registration channel's) reconnect as KafkaRaftManager's: after 50 ms,
+// doubling up to 500 ms (Kafka's clients default to 1 s).
+const (
+	peerReconnectBackoff    = 50 * time.Millisecond
+	peerReconnectBackoffMax = 500 * time.Millisecond
+)
+
 // DefaultMaintainEvery is how often the loop applies log retention (Kafka's
 // log cleaner period for the metadata log is 60 s).
 const DefaultMaintainEvery = 60 * time.Second
@@ -41,7 +49,7 @@ const DefaultMaintainEvery = 60 * time.Second
 type Options struct {
 	ClusterID   string
 	DirectoryID [16]byte // this replica's directory id
-	TopicName   string   // raft.MetadataTopicName or raft.PerformanceTestTopicName
+	TopicName   string   // topics.ClusterMetadata or topics.RaftPerformanceTest
 	TopicID     [16]byte
 
 	// App interprets committed records and may append; nil runs a node that
@@ -121,7 +129,7 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	rc.ShutdownTimeout = o.ShutdownTimeout
 	// Only the metadata log has Kafka controllers to defer to;
 	// test-kraft-server-start's partition keeps normal leadership.
-	rc.DeferLeadership = cfg.DeferLeadership && o.TopicName == raft.MetadataTopicName
+	rc.DeferLeadership = cfg.DeferLeadership && o.TopicName == topics.ClusterMetadata
 	n := &Node{
 		cfg: cfg, o: o, lg: o.Logger, remote: logging.Remote(o.Logger), rcfg: rc,
 		inbox:   make(chan raft.Message, inboxSize),
@@ -152,7 +160,7 @@ func (n *Node) Status() (raft.Status, bool) {
 // on a fatal log or raft error or a panic on the loop (see panicked). Run
 // is called once.
 func (n *Node) Run(ctx context.Context) (err error) {
-	partDir := filepath.Join(n.cfg.MetadataLogDir, n.rcfg.TopicName+"-0")
+	partDir := topics.PartitionDir(n.cfg.MetadataLogDir, n.rcfg.TopicName)
 	unlock, err := lockDir(n.cfg.MetadataLogDir)
 	if err != nil {
 		return err
@@ -272,8 +280,8 @@ func (n *Node) startNetwork() (err error) {
 		ClientID:            "raft-client-" + strconv.Itoa(int(n.cfg.NodeID)),
 		Apis:                n.apis,
 		RequestTimeout:      n.cfg.RequestTimeout,
-		ReconnectBackoff:    50 * time.Millisecond,
-		ReconnectBackoffMax: 500 * time.Millisecond,
+		ReconnectBackoff:    peerReconnectBackoff,
+		ReconnectBackoffMax: peerReconnectBackoffMax,
 		Security:            client,
 		Logger:              n.lg.Named("peers"),
 	}

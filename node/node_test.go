@@ -14,6 +14,7 @@ import (
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // baseConfig is a valid three-voter controller configuration.
@@ -41,7 +42,7 @@ func testNodeWith(t *testing.T, lg *zap.Logger) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, Logger: lg, ShutdownTimeout: time.Second})
+	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: topics.ClusterMetadata, Logger: lg, ShutdownTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,25 +122,25 @@ func TestControllerRegistrationTurnedAway(t *testing.T) {
 // node's topic and the reply carries the requested name again.
 func TestDescribeQuorumTopicRename(t *testing.T) {
 	n := testNode(t)
-	n.rcfg.TopicName = raft.PerformanceTestTopicName
+	n.rcfg.TopicName = topics.RaftPerformanceTest
 	ci := &network.ConnInfo{Listener: "CONTROLLER", Remote: &net.TCPAddr{}}
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	tp := kmsg.NewDescribeQuorumRequestTopic()
-	tp.Topic = raft.MetadataTopicName
+	tp.Topic = topics.ClusterMetadata
 	tp.Partitions = append(tp.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
 	req.Topics = append(req.Topics, tp)
 	var got kmsg.Response
 	n.Handle(ci, protocolHeader(55), req, func(r kmsg.Response) { got = r })
 	m := <-n.inbox
-	if m.Request.(*kmsg.DescribeQuorumRequest).Topics[0].Topic != raft.PerformanceTestTopicName {
+	if m.Request.(*kmsg.DescribeQuorumRequest).Topics[0].Topic != topics.RaftPerformanceTest {
 		t.Fatal("request not renamed for the driver")
 	}
 	resp := kmsg.NewPtrDescribeQuorumResponse()
 	rt := kmsg.NewDescribeQuorumResponseTopic()
-	rt.Topic = raft.PerformanceTestTopicName
+	rt.Topic = topics.RaftPerformanceTest
 	resp.Topics = append(resp.Topics, rt)
 	transport{n}.Reply(m.Ref, resp)
-	if got == nil || got.(*kmsg.DescribeQuorumResponse).Topics[0].Topic != raft.MetadataTopicName {
+	if got == nil || got.(*kmsg.DescribeQuorumResponse).Topics[0].Topic != topics.ClusterMetadata {
 		t.Fatalf("reply %+v", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // panickingApp panics in the first Tick after its node became leader.
@@ -30,7 +31,7 @@ func (panickingApp) Tick(now time.Time, st raft.Status, _ Writer) time.Time {
 func TestLoopPanicStopsTheNode(t *testing.T) {
 	cfg, _ := singleVoter(t)
 	core, logs := observer.New(zap.InfoLevel)
-	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName,
+	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: topics.ClusterMetadata,
 		App: panickingApp{}, Logger: zap.New(core), ShutdownTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)

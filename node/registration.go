@@ -12,10 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // Controller registration (KIP-919). A Kafka 4.4 controller sends
@@ -77,7 +79,7 @@ type registrar struct {
 // every Kafka controller does (Kafka has no setting to turn it off); the raft
 // test server's partition has no controllers to register with.
 func (n *Node) registrationEnabled() bool {
-	return n.cfg.IsController() && n.rcfg.TopicName == raft.MetadataTopicName
+	return n.cfg.IsController() && n.rcfg.TopicName == topics.ClusterMetadata
 }
 
 // newRegistrar prepares the registrar; it draws this process's incarnation id.
@@ -89,14 +91,14 @@ func (n *Node) newRegistrar() *registrar {
 	return &registrar{
 		n:           n,
 		lg:          n.remote.Named("registration"),
-		incarnation: [16]byte(clusterid.Random()),
+		incarnation: [16]byte(uuid.Random()),
 		wake:        make(chan struct{}, 1),
 		peers: network.NewPeers(network.PeerConfig{
 			ClientID:            "controller-" + strconv.Itoa(int(n.cfg.NodeID)) + "-to-controller-registration-channel-manager",
 			Apis:                n.apis,
 			RequestTimeout:      registrationTimeout,
-			ReconnectBackoff:    50 * time.Millisecond,
-			ReconnectBackoffMax: 500 * time.Millisecond,
+			ReconnectBackoff:    peerReconnectBackoff,
+			ReconnectBackoffMax: peerReconnectBackoffMax,
 			Security:            n.outbound, // the raft client's: the active controller's listener
 			Logger:              n.lg.Named("registration"),
 		}),
@@ -263,7 +265,7 @@ func (r *registrar) leaderAddress(st raft.Status) (string, bool) {
 // request is this controller's registration. kraftd replicates the metadata
 // log byte for byte without interpreting it, so it supports every
 // metadata.version and feature level a Kafka 4.4 controller supports; it
-// advertises what such a controller does (clusterid.SupportedFeatures), which
+// advertises what such a controller does (features.Supported), which
 // includes kraft.version 0-1.
 func (r *registrar) request() *kmsg.ControllerRegistrationRequest {
 	req := kmsg.NewPtrControllerRegistrationRequest()
@@ -276,7 +278,7 @@ func (r *registrar) request() *kmsg.ControllerRegistrationRequest {
 		l.SecurityProtocol = securityProtocolID(r.n.listenerProtocol(ep.Name))
 		req.Listeners = append(req.Listeners, l)
 	}
-	for _, f := range clusterid.SupportedFeatures() {
+	for _, f := range features.Supported() {
 		kf := kmsg.NewControllerRegistrationRequestFeature()
 		kf.Name, kf.MinSupportedVersion, kf.MaxSupportedVersion = f.Name, f.Min, f.Max
 		req.Features = append(req.Features, kf)
@@ -325,4 +327,4 @@ func clipMessage(s string) string {
 	return s
 }
 
-func uuidString(u [16]byte) string { return clusterid.UUID(u).String() }
+func uuidString(u [16]byte) string { return uuid.UUID(u).String() }

@@ -17,6 +17,7 @@ import (
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // fakeLeader answers ControllerRegistration with the queued error codes, then
@@ -131,7 +132,7 @@ func (n *Node) setStatus(st raft.Status) {
 // itself.
 func TestRegistrationWithLeader(t *testing.T) {
 	f := &fakeLeader{codes: []int16{kerr.NotController.Code, kerr.UnsupportedVersion.Code}, seen: make(chan struct{}, 1)}
-	n := registrationNode(t, f, nil, raft.MetadataTopicName)
+	n := registrationNode(t, f, nil, topics.ClusterMetadata)
 	if !n.registrationEnabled() {
 		t.Fatal("a controller on __cluster_metadata does not register")
 	}
@@ -189,7 +190,7 @@ func TestRegistrationNonRetriableLoggedOnce(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	codes := []int16{kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code}
 	f := &fakeLeader{codes: codes, seen: make(chan struct{}, 1)}
-	n := registrationNode(t, f, zap.New(core), raft.MetadataTopicName)
+	n := registrationNode(t, f, zap.New(core), topics.ClusterMetadata)
 	startRegistrar(t, n)
 	n.setStatus(raft.Status{NodeID: 1, LeaderID: 2, Epoch: 4})
 	f.waitRequests(t, 4)
@@ -202,7 +203,7 @@ func TestRegistrationNonRetriableLoggedOnce(t *testing.T) {
 // registrar: it registers once the leader changes to one that answers.
 func TestRegistrationUnreachableLeader(t *testing.T) {
 	f := &fakeLeader{seen: make(chan struct{}, 1)}
-	n := registrationNode(t, f, nil, raft.MetadataTopicName)
+	n := registrationNode(t, f, nil, topics.ClusterMetadata)
 	startRegistrar(t, n)
 	n.setStatus(raft.Status{NodeID: 1, LeaderID: 3, Epoch: 4}) // 127.0.0.1:19095: nothing listens
 	time.Sleep(300 * time.Millisecond)
@@ -214,7 +215,7 @@ func TestRegistrationUnreachableLeader(t *testing.T) {
 
 // The raft test server's partition has no Kafka controller to register with.
 func TestRegistrationOffForPerformanceTopic(t *testing.T) {
-	n := registrationNode(t, &fakeLeader{}, nil, raft.PerformanceTestTopicName)
+	n := registrationNode(t, &fakeLeader{}, nil, topics.RaftPerformanceTest)
 	if n.registrationEnabled() {
 		t.Error("a __raft_performance_test node registers")
 	}

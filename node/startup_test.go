@@ -12,7 +12,7 @@ import (
 
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/protocol"
-	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // A DescribeCluster that arrives the moment the listener is bound is
@@ -50,7 +50,7 @@ func singleVoter(t *testing.T) (*config.Config, int) {
 
 func describeClusterAtStartup(t *testing.T) {
 	cfg, port := singleVoter(t)
-	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
+	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: topics.ClusterMetadata, ShutdownTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

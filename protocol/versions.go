@@ -3,6 +3,8 @@ package protocol
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/features"
 )
 
 // VersionRange is an inclusive range of api versions.
@@ -40,9 +42,6 @@ func IsFlexible(key, version int16) bool {
 	return f >= 0 && version >= f
 }
 
-// KRaftVersionFeature is the feature name ApiVersions v4+ advertises for KIP-853.
-const KRaftVersionFeature = "kraft.version"
-
 // MaxKRaftVersion is the highest kraft.version kraftd supports (1: KIP-853 dynamic quorum).
 const MaxKRaftVersion int16 = 1
 
@@ -79,7 +78,7 @@ func (t *Table) ApiVersionsResponse(reqVersion int16) *kmsg.ApiVersionsResponse 
 	// clients rejected a zero minimum. kraft.version's minimum is 0.
 	if reqVersion >= 4 {
 		f := kmsg.NewApiVersionsResponseSupportedFeature()
-		f.Name, f.MinVersion, f.MaxVersion = KRaftVersionFeature, 0, MaxKRaftVersion
+		f.Name, f.MinVersion, f.MaxVersion = features.KRaftVersionName, 0, MaxKRaftVersion
 		resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{f}
 	}
 	return resp
@@ -92,6 +91,6 @@ func SetFinalizedKRaftVersion(resp *kmsg.ApiVersionsResponse, level int16) {
 		return
 	}
 	f := kmsg.NewApiVersionsResponseFinalizedFeature()
-	f.Name, f.MinVersionLevel, f.MaxVersionLevel = KRaftVersionFeature, level, level
+	f.Name, f.MinVersionLevel, f.MaxVersionLevel = features.KRaftVersionName, level, level
 	resp.FinalizedFeatures = append(resp.FinalizedFeatures, f)
 }

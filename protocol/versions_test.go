@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/features"
 )
 
 // TestFlexibleVersionsMatchKafka440Schemas checks the flexible-version rule (kmsg's)
@@ -90,7 +92,7 @@ func TestSetFinalizedKRaftVersion(t *testing.T) {
 		t.Fatalf("level 0 listed: %+v", resp.FinalizedFeatures)
 	}
 	SetFinalizedKRaftVersion(resp, 1)
-	if f := resp.FinalizedFeatures; len(f) != 1 || f[0].Name != KRaftVersionFeature || f[0].MinVersionLevel != 1 || f[0].MaxVersionLevel != 1 {
+	if f := resp.FinalizedFeatures; len(f) != 1 || f[0].Name != features.KRaftVersionName || f[0].MinVersionLevel != 1 || f[0].MaxVersionLevel != 1 {
 		t.Fatalf("level 1: %+v", f)
 	}
 }

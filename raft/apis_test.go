@@ -11,6 +11,8 @@ import (
 
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // The driver serves the raft apis of a Kafka controller's listener, each
@@ -54,19 +56,19 @@ type shape struct {
 func shapedRequest(key, v int16, s shape) (req kmsg.Request, ok bool) {
 	req = kmsg.RequestForKey(key)
 	req.SetVersion(v)
-	topics := reflect.ValueOf(req).Elem().FieldByName("Topics")
-	if !topics.IsValid() {
+	topicsField := reflect.ValueOf(req).Elem().FieldByName("Topics")
+	if !topicsField.IsValid() {
 		return nil, false
 	}
 	name, id := s.topic, s.topicID
 	if name == "" {
-		name = raft.MetadataTopicName
+		name = topics.ClusterMetadata
 	}
 	if id == ([16]byte{}) {
-		id = raft.MetadataTopicID
+		id = [16]byte(uuid.MetadataTopicID)
 	}
 	for range s.topics {
-		t := reflect.New(topics.Type().Elem()).Elem()
+		t := reflect.New(topicsField.Type().Elem()).Elem()
 		t.FieldByName("Topic").SetString(name)
 		if f := t.FieldByName("TopicID"); f.IsValid() {
 			f.Set(reflect.ValueOf(id))
@@ -77,7 +79,7 @@ func shapedRequest(key, v int16, s shape) (req kmsg.Request, ok bool) {
 			p.FieldByName("Partition").SetInt(int64(s.partition))
 			parts.Set(reflect.Append(parts, p))
 		}
-		topics.Set(reflect.Append(topics, t))
+		topicsField.Set(reflect.Append(topicsField, t))
 	}
 	return req, true
 }
@@ -85,9 +87,9 @@ func shapedRequest(key, v int16, s shape) (req kmsg.Request, ok bool) {
 // partitionCodes are the error codes of every partition of a raft answer.
 func partitionCodes(resp kmsg.Response) []int16 {
 	var codes []int16
-	topics := reflect.ValueOf(resp).Elem().FieldByName("Topics")
-	for i := range topics.Len() {
-		parts := topics.Index(i).FieldByName("Partitions")
+	topicsField := reflect.ValueOf(resp).Elem().FieldByName("Topics")
+	for i := range topicsField.Len() {
+		parts := topicsField.Index(i).FieldByName("Partitions")
 		for j := range parts.Len() {
 			codes = append(codes, int16(parts.Index(j).FieldByName("ErrorCode").Int()))
 		}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // Endpoint is one named listener of a node (controller.listener.names entry).
@@ -20,14 +23,6 @@ type Voter struct {
 	Endpoints   []Endpoint
 }
 
-// Well-known partition identities (docs/design/state-machine.md 1.5).
-var (
-	MetadataTopicName        = "__cluster_metadata"
-	MetadataTopicID          = [16]byte{15: 1} // Uuid(0,1)
-	PerformanceTestTopicName = "__raft_performance_test"
-	PerformanceTestTopicID   = [16]byte{15: 2} // Uuid(0,2)
-)
-
 // Config is the validated configuration of one raft replica. Durations are
 // Kafka's controller.quorum.* settings; DefaultConfig gives Kafka's defaults.
 type Config struct {
@@ -43,17 +38,17 @@ type Config struct {
 	ListenerName string     // this node's default controller listener name (upper-cased)
 	Endpoints    []Endpoint // this node's own controller listeners (sent in BeginQuorumEpoch)
 
-	ElectionTimeout    time.Duration // controller.quorum.election.timeout.ms (1000)
-	ElectionBackoffMax time.Duration // controller.quorum.election.backoff.max.ms (1000)
-	FetchTimeout       time.Duration // controller.quorum.fetch.timeout.ms (2000)
-	RequestTimeout     time.Duration // controller.quorum.request.timeout.ms (2000): enforced by the transport
-	AppendLinger       time.Duration // controller.quorum.append.linger.ms (25)
-	RetryBackoff       time.Duration // controller.quorum.retry.backoff.ms (20)
+	ElectionTimeout    time.Duration // controller.quorum.election.timeout.ms
+	ElectionBackoffMax time.Duration // controller.quorum.election.backoff.max.ms
+	FetchTimeout       time.Duration // controller.quorum.fetch.timeout.ms
+	RequestTimeout     time.Duration // controller.quorum.request.timeout.ms: enforced by the transport
+	AppendLinger       time.Duration // controller.quorum.append.linger.ms
+	RetryBackoff       time.Duration // controller.quorum.retry.backoff.ms
 	MaxFetchWait       time.Duration // MaxWaitMs a follower sends (500)
 	ShutdownTimeout    time.Duration // graceful shutdown bound (5000)
 	ObserverSession    time.Duration // observers unseen this long drop out of DescribeQuorum (300000)
 
-	MaxBatchBytes       int // record batch size cap (8 MiB)
+	MaxBatchBytes       int // record batch size cap (DefaultMaxBatchBytes)
 	MaxFetchBytes       int // MaxBytes a follower asks for in a Fetch (8 MiB, as Kafka)
 	MaxSnapshotChunk    int // bytes requested/returned per FetchSnapshot (8 MiB)
 	MaxUndrainedBatches int // completed batches waiting for drain before Append refuses (10)
@@ -106,29 +101,45 @@ type Config struct {
 	Observer Observer
 }
 
+// Kafka's defaults of the controller.quorum.* settings (QuorumConfig) and
+// of kraftd's fetch pacing: DefaultConfig's, and config's for the keys.
+const (
+	DefaultElectionTimeout    = 1000 * time.Millisecond // controller.quorum.election.timeout.ms
+	DefaultElectionBackoffMax = 1000 * time.Millisecond // controller.quorum.election.backoff.max.ms
+	DefaultFetchTimeout       = 2000 * time.Millisecond // controller.quorum.fetch.timeout.ms
+	DefaultRequestTimeout     = 2000 * time.Millisecond // controller.quorum.request.timeout.ms
+	DefaultAppendLinger       = 25 * time.Millisecond   // controller.quorum.append.linger.ms
+	DefaultRetryBackoff       = 20 * time.Millisecond   // controller.quorum.retry.backoff.ms
+	DefaultFetchPace          = 1500 * time.Microsecond // kraftd.controller.quorum.fetch.pace.us
+	DefaultFetchPaceRate      = 16 << 20                // kraftd.controller.quorum.fetch.pace.bytes.per.second
+	// DefaultMaxBatchBytes is KafkaRaftClient's MAX_BATCH_SIZE_BYTES: the
+	// largest batch a leader writes and the metadata log accepts.
+	DefaultMaxBatchBytes = 8 << 20
+)
+
 // DefaultConfig returns Kafka's defaults for the timing and size settings.
 // Identity fields (NodeID, ClusterID, Voters, ...) must be filled by the caller.
 func DefaultConfig() Config {
 	return Config{
 		NodeID:              -1,
-		TopicName:           MetadataTopicName,
-		TopicID:             MetadataTopicID,
-		ElectionTimeout:     1000 * time.Millisecond,
-		ElectionBackoffMax:  1000 * time.Millisecond,
-		FetchTimeout:        2000 * time.Millisecond,
-		RequestTimeout:      2000 * time.Millisecond,
-		AppendLinger:        25 * time.Millisecond,
-		RetryBackoff:        20 * time.Millisecond,
+		TopicName:           topics.ClusterMetadata,
+		TopicID:             uuid.MetadataTopicID,
+		ElectionTimeout:     DefaultElectionTimeout,
+		ElectionBackoffMax:  DefaultElectionBackoffMax,
+		FetchTimeout:        DefaultFetchTimeout,
+		RequestTimeout:      DefaultRequestTimeout,
+		AppendLinger:        DefaultAppendLinger,
+		RetryBackoff:        DefaultRetryBackoff,
 		MaxFetchWait:        500 * time.Millisecond,
 		ShutdownTimeout:     5000 * time.Millisecond,
 		ObserverSession:     300000 * time.Millisecond,
-		MaxBatchBytes:       8 << 20,
+		MaxBatchBytes:       DefaultMaxBatchBytes,
 		MaxFetchBytes:       8 << 20,
 		MaxReadBytes:        1 << 20,
 		MaxSnapshotChunk:    8 << 20,
 		MaxUndrainedBatches: 10,
-		FetchPace:           1500 * time.Microsecond,
-		FetchPaceRate:       16 << 20,
+		FetchPace:           DefaultFetchPace,
+		FetchPaceRate:       DefaultFetchPaceRate,
 		PreVote:             true,
 		FsyncAsObserver:     true,
 	}

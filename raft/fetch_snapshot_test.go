@@ -7,12 +7,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 func snapshotResp(leader, epoch int32, id raft.OffsetAndEpoch, size, pos int64, data []byte) *kmsg.FetchSnapshotResponse {
 	r := kmsg.NewPtrFetchSnapshotResponse()
 	t := kmsg.NewFetchSnapshotResponseTopic()
-	t.Topic = raft.MetadataTopicName
+	t.Topic = topics.ClusterMetadata
 	p := kmsg.NewFetchSnapshotResponseTopicPartition()
 	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = leader, epoch
 	p.SnapshotID.EndOffset, p.SnapshotID.Epoch = id.Offset, id.Epoch
@@ -130,7 +131,7 @@ func fetchSnapshotReq(epoch int32, id raft.OffsetAndEpoch, pos int64) *kmsg.Fetc
 	r.ReplicaID = 2
 	r.MaxBytes = 1 << 20
 	tp := kmsg.NewFetchSnapshotRequestTopic()
-	tp.Topic = raft.MetadataTopicName
+	tp.Topic = topics.ClusterMetadata
 	pp := kmsg.NewFetchSnapshotRequestTopicPartition()
 	pp.CurrentLeaderEpoch = epoch
 	pp.SnapshotID.EndOffset, pp.SnapshotID.Epoch = id.Offset, id.Epoch

@@ -14,6 +14,7 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/topics"
 )
 
 func TestLeaderFetchValidationOrder(t *testing.T) {
@@ -26,7 +27,7 @@ func TestLeaderFetchValidationOrder(t *testing.T) {
 		t.Errorf("cluster id \"\": %d", top)
 	}
 	r = fetchReq(2, 1, 0, 0, 0)
-	r.Topics[0].TopicID = raft.PerformanceTestTopicID
+	r.Topics[0].TopicID = topics.RaftPerformanceTestID
 	if top, _ := fetchPart(c.request(r)); top != kerr.InvalidRequest.Code {
 		t.Errorf("wrong topic id: %d", top)
 	}
@@ -201,7 +202,7 @@ func TestLeaderSnapshotAnswer(t *testing.T) {
 		r.ReplicaID = 2
 		r.MaxBytes = maxBytes
 		tp := kmsg.NewFetchSnapshotRequestTopic()
-		tp.Topic = raft.MetadataTopicName
+		tp.Topic = topics.ClusterMetadata
 		pp := kmsg.NewFetchSnapshotRequestTopicPartition()
 		pp.CurrentLeaderEpoch = 2
 		pp.SnapshotID.EndOffset, pp.SnapshotID.Epoch = 2, 1

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/protocol"
-	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // The seed corpus of FuzzNode (testdata/fuzz/FuzzNode) is written by
@@ -92,7 +92,7 @@ func fuzzNodeSeeds() map[string]fuzzScript {
 	snap.ClusterID = strp(testCluster)
 	snap.ReplicaID = 2
 	st := kmsg.NewFetchSnapshotRequestTopic()
-	st.Topic = raft.MetadataTopicName
+	st.Topic = topics.ClusterMetadata
 	sp := kmsg.NewFetchSnapshotRequestTopicPartition()
 	sp.CurrentLeaderEpoch, sp.SnapshotID.EndOffset, sp.SnapshotID.Epoch, sp.Position = 1, 1, 1, math.MaxInt64
 	st.Partitions = append(st.Partitions, sp)

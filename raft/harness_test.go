@@ -13,6 +13,8 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // The unit tests drive one Driver the way Kafka's RaftClientTestContext
@@ -230,7 +232,7 @@ func voteReq(candidate, epoch int32, lastEpoch int32, lastOffset int64, preVote 
 	r.Version = 2
 	r.ClusterID = strp(testCluster)
 	t := kmsg.NewVoteRequestTopic()
-	t.Topic = raft.MetadataTopicName
+	t.Topic = topics.ClusterMetadata
 	p := kmsg.NewVoteRequestTopicPartition()
 	p.CandidateEpoch = epoch
 	p.CandidateID = candidate
@@ -253,7 +255,7 @@ func votePart(resp kmsg.Response) (top int16, p kmsg.VoteResponseTopicPartition)
 func voteResp(epoch, leader int32, granted bool) *kmsg.VoteResponse {
 	r := kmsg.NewPtrVoteResponse()
 	t := kmsg.NewVoteResponseTopic()
-	t.Topic = raft.MetadataTopicName
+	t.Topic = topics.ClusterMetadata
 	p := kmsg.NewVoteResponseTopicPartition()
 	p.LeaderEpoch, p.LeaderID, p.VoteGranted = epoch, leader, granted
 	t.Partitions = append(t.Partitions, p)
@@ -266,7 +268,7 @@ func beginReq(leader, epoch int32) *kmsg.BeginQuorumEpochRequest {
 	r.Version = 1
 	r.ClusterID = strp(testCluster)
 	t := kmsg.NewBeginQuorumEpochRequestTopic()
-	t.Topic = raft.MetadataTopicName
+	t.Topic = topics.ClusterMetadata
 	p := kmsg.NewBeginQuorumEpochRequestTopicPartition()
 	p.LeaderID, p.LeaderEpoch = leader, epoch
 	t.Partitions = append(t.Partitions, p)
@@ -287,7 +289,7 @@ func endReq(leader, epoch int32, preferred ...int32) *kmsg.EndQuorumEpochRequest
 	r.Version = 1
 	r.ClusterID = strp(testCluster)
 	t := kmsg.NewEndQuorumEpochRequestTopic()
-	t.Topic = raft.MetadataTopicName
+	t.Topic = topics.ClusterMetadata
 	p := kmsg.NewEndQuorumEpochRequestTopicPartition()
 	p.LeaderID, p.LeaderEpoch = leader, epoch
 	for _, id := range preferred {
@@ -307,7 +309,7 @@ func fetchReq(replica, epoch int32, offset int64, lastEpoch int32, maxWaitMs int
 	r.ReplicaState.ID = replica
 	r.MaxWaitMillis = maxWaitMs
 	t := kmsg.NewFetchRequestTopic()
-	t.TopicID = raft.MetadataTopicID
+	t.TopicID = uuid.MetadataTopicID
 	p := kmsg.NewFetchRequestTopicPartition()
 	p.CurrentLeaderEpoch = epoch
 	p.FetchOffset = offset
@@ -329,7 +331,7 @@ func fetchPart(resp kmsg.Response) (int16, kmsg.FetchResponseTopicPartition) {
 func fetchResp(leader, epoch int32, hw int64, records []byte) *kmsg.FetchResponse {
 	r := kmsg.NewPtrFetchResponse()
 	t := kmsg.NewFetchResponseTopic()
-	t.TopicID = raft.MetadataTopicID
+	t.TopicID = uuid.MetadataTopicID
 	p := kmsg.NewFetchResponseTopicPartition()
 	p.HighWatermark = hw
 	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = leader, epoch

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // reseal sets a 4-byte header field of batch b and recomputes the CRC, as a
@@ -74,7 +75,7 @@ func TestLeaderRefusesOutOfRangeFetches(t *testing.T) {
 	fs := kmsg.NewPtrFetchSnapshotRequest()
 	fs.ClusterID = strp(testCluster)
 	ft := kmsg.NewFetchSnapshotRequestTopic()
-	ft.Topic = raft.MetadataTopicName
+	ft.Topic = topics.ClusterMetadata
 	fp := kmsg.NewFetchSnapshotRequestTopicPartition()
 	fp.CurrentLeaderEpoch = 1
 	fp.SnapshotID.EndOffset, fp.SnapshotID.Epoch = -3, 1

@@ -52,10 +52,13 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 func TestInteraction(t *testing.T) {
@@ -366,7 +369,7 @@ func (e *ienv) handleRawRequest(t *testing.T, d *datadriven.TestData) {
 	case "AddRaftVoter", "RemoveRaftVoter", "UpdateRaftVoter":
 		req = voterChangeReq(api, num("voter", 0), num("epoch", 0), num("port", 0), d.HasArg("no-ack"))
 	case "UpdateFeatures":
-		feature := protocol.KRaftVersionFeature
+		feature := features.KRaftVersionName
 		if d.HasArg("feature") {
 			d.ScanArgs(t, "feature", &feature)
 		}
@@ -567,14 +570,14 @@ func updateFeaturesReq(feature string, level int16, typ int8, validateOnly bool)
 // writeTestBootstrapSnapshot writes the 0-0 snapshot kafka-storage format
 // --initial-controllers writes for voters (port 9000+id, directory testDir).
 func writeTestBootstrapSnapshot(t *testing.T, l *rafttest.MemLog, voters []int32) {
-	var ics []clusterid.InitialController
+	var ics []storage.InitialController
 	for _, v := range voters {
-		ics = append(ics, clusterid.InitialController{NodeID: v, Host: "127.0.0.1", Port: uint16(9000 + v),
-			DirectoryID: clusterid.UUID(testDir(v))})
+		ics = append(ics, storage.InitialController{NodeID: v, Host: "127.0.0.1", Port: uint16(9000 + v),
+			DirectoryID: uuid.UUID(testDir(v))})
 	}
 	w, err := l.CreateSnapshot(raft.OffsetAndEpoch{})
 	if err == nil {
-		_, err = w.Write(clusterid.BootstrapSnapshot(1, ics, "CONTROLLER", nil, time.Unix(0, 0)))
+		_, err = w.Write(storage.BootstrapSnapshot(1, ics, "CONTROLLER", nil, time.Unix(0, 0)))
 	}
 	if err == nil {
 		err = w.Freeze()
@@ -591,7 +594,7 @@ func (e *ienv) handleDescribeQuorum(t *testing.T, d *datadriven.TestData) {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	req.Version = 2
 	rt := kmsg.NewDescribeQuorumRequestTopic()
-	rt.Topic = raft.MetadataTopicName
+	rt.Topic = topics.ClusterMetadata
 	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
 	req.Topics = append(req.Topics, rt)
 	resp := n.drv.DescribeQuorum(n.now, req)

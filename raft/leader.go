@@ -149,19 +149,7 @@ func (d *Driver) appendControlBatch(now time.Time, recs []protocol.Record) int64
 // endpoints for this node, KRaftVersion and a Voters record with this
 // node's current endpoints follow, so the log holds the set.
 func (d *Driver) epochStartRecords(granted []int32) []protocol.Record {
-	msg := kmsg.NewLeaderChangeMessage()
-	msg.Version = 0
-	msg.LeaderID = int32(d.self())
-	for _, id := range d.voters.IDs() {
-		mv := kmsg.NewLeaderChangeMessageVoter()
-		mv.VoterID = id
-		msg.Voters = append(msg.Voters, mv)
-	}
-	for _, id := range granted {
-		mv := kmsg.NewLeaderChangeMessageVoter()
-		mv.VoterID = id
-		msg.GrantingVoters = append(msg.GrantingVoters, mv)
-	}
+	msg := protocol.NewLeaderChange(int32(d.self()), d.voters.IDs(), granted)
 	recs := []protocol.Record{protocol.ControlRecord(0, protocol.ControlLeaderChange, msg.AppendTo(nil))}
 	version := d.kraftVersion()
 	vs, off := d.kraft.latestVoters()

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 func TestBeginQuorumEpoch(t *testing.T) {
@@ -121,7 +122,7 @@ func TestEndQuorumEpochAcknowledged(t *testing.T) {
 	ack := func(o raft.Outbound, topic ...string) {
 		r := kmsg.NewPtrEndQuorumEpochResponse()
 		tp := kmsg.NewEndQuorumEpochResponseTopic()
-		tp.Topic = raft.MetadataTopicName
+		tp.Topic = topics.ClusterMetadata
 		if len(topic) > 0 {
 			tp.Topic = topic[0]
 		}
@@ -151,7 +152,7 @@ func TestDescribeQuorum(t *testing.T) {
 		r := kmsg.NewPtrDescribeQuorumRequest()
 		r.Version = 2
 		tp := kmsg.NewDescribeQuorumRequestTopic()
-		tp.Topic = raft.MetadataTopicName
+		tp.Topic = topics.ClusterMetadata
 		tp.Partitions = append(tp.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
 		r.Topics = append(r.Topics, tp)
 		return c.request(r).(*kmsg.DescribeQuorumResponse).Topics[0].Partitions[0]

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/metadatalog"
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/uuid"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // simDisk is a node's log as the simulator and checker see it.
@@ -60,7 +61,7 @@ func newFileDisk() (*fileDisk, error) {
 	d.opts = metadatalog.Options{
 		Dir:             simPartitionDir,
 		FS:              d.fs,
-		TopicID:         raft.MetadataTopicID,
+		TopicID:         uuid.MetadataTopicID,
 		SegmentMinBytes: 1024,
 		SegmentBytes:    4096, // many segments: rolls, deletions, recovery across files
 		RetentionBytes:  1,    // delete below the newest snapshot as soon as there are two

@@ -15,9 +15,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 type evKind uint8
@@ -420,19 +421,19 @@ func (s *sim) config(n *simNode) raft.Config {
 // --initial-controllers writes: kraft.version 1 and the voters with their
 // directory ids (voter i+1 has directory dir with dir[0] = i+1).
 func writeBootstrapSnapshot(disk simDisk, voters []raft.Voter, self [16]byte) error {
-	var ics []clusterid.InitialController
+	var ics []storage.InitialController
 	for _, v := range voters {
 		var dir [16]byte
 		dir[0], dir[15] = byte(v.ID), self[15]
-		ics = append(ics, clusterid.InitialController{NodeID: v.ID, Host: v.Endpoints[0].Host,
-			Port: uint16(v.Endpoints[0].Port), DirectoryID: clusterid.UUID(dir)})
+		ics = append(ics, storage.InitialController{NodeID: v.ID, Host: v.Endpoints[0].Host,
+			Port: uint16(v.Endpoints[0].Port), DirectoryID: uuid.UUID(dir)})
 	}
 	w, err := disk.CreateSnapshot(raft.OffsetAndEpoch{})
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if _, err := w.Write(clusterid.BootstrapSnapshot(1, ics, "CONTROLLER", nil, simEpochBase)); err != nil {
+	if _, err := w.Write(storage.BootstrapSnapshot(1, ics, "CONTROLLER", nil, simEpochBase)); err != nil {
 		return err
 	}
 	return w.Freeze()

@@ -24,6 +24,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 )
@@ -44,7 +45,7 @@ func upgradeRequest(validateOnly bool) *kmsg.UpdateFeaturesRequest {
 	req := kmsg.NewPtrUpdateFeaturesRequest()
 	req.Version = 2
 	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
-	u.Feature, u.MaxVersionLevel, u.UpgradeType = protocol.KRaftVersionFeature, 1, 1
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = features.KRaftVersionName, 1, 1
 	req.FeatureUpdates = append(req.FeatureUpdates, u)
 	req.ValidateOnly = validateOnly
 	return req

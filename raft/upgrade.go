@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -122,7 +123,7 @@ func (d *Driver) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, r
 		return invalid("The controller does not support the given upgrade type.")
 	case level < 0:
 		return invalid("A feature version cannot be less than 0.")
-	case u.Feature != protocol.KRaftVersionFeature:
+	case u.Feature != features.KRaftVersionName:
 		// kraftd finalizes no other feature: refused as by a controller
 		// that does not know it.
 		return invalid(fmt.Sprintf("Local controller %d does not support this feature.", d.self()))
@@ -141,7 +142,7 @@ func (d *Driver) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, r
 	if vs := d.upgradeVoters(); !vs.supportsVersion(level) {
 		d.lg.Info("not all voters support the kraft.version", zap.Int16("level", level), zap.Stringer("voters", vs))
 		return errInvalidUpdateVersion, fmt.Sprintf("Invalid upgrade of %s to %s because not all of the voters support it",
-			protocol.KRaftVersionFeature, javaKRaftVersion(level)), false
+			features.KRaftVersionName, javaKRaftVersion(level)), false
 	}
 	return errNone, "", true
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
@@ -40,7 +41,7 @@ func upgradeReq(version, level int16, validateOnly bool) *kmsg.UpdateFeaturesReq
 	req := kmsg.NewPtrUpdateFeaturesRequest()
 	req.Version = version
 	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
-	u.Feature, u.MaxVersionLevel, u.UpgradeType = protocol.KRaftVersionFeature, level, 1
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = features.KRaftVersionName, level, 1
 	req.FeatureUpdates = append(req.FeatureUpdates, u)
 	req.ValidateOnly = validateOnly
 	return req
@@ -60,7 +61,7 @@ func TestUpgradeKRaftVersion(t *testing.T) {
 	}
 	_, resp := c.step(upgradeReq(1, 1, false))
 	r, ok := resp.(*kmsg.UpdateFeaturesResponse)
-	if !ok || r.ErrorCode != 0 || len(r.Results) != 1 || r.Results[0].Feature != protocol.KRaftVersionFeature || r.Results[0].ErrorCode != 0 {
+	if !ok || r.ErrorCode != 0 || len(r.Results) != 1 || r.Results[0].Feature != features.KRaftVersionName || r.Results[0].ErrorCode != 0 {
 		t.Fatalf("upgrade answer: %+v", resp)
 	}
 	b, ok := l.BatchAt(end.Offset)

@@ -27,7 +27,6 @@ package raft
 // lost. A leader removed from the set resigns once the change commits.
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strings"
 	"time"
@@ -36,8 +35,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/internal/javamap"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 var (
@@ -252,7 +253,7 @@ func (d *Driver) handleApiVersionsResponse(now time.Time, from NodeID, resp *kms
 // advertises.
 func kraftVersionFeature(resp *kmsg.ApiVersionsResponse) (VersionRange, bool) {
 	for _, f := range resp.SupportedFeatures {
-		if f.Name == protocol.KRaftVersionFeature {
+		if f.Name == features.KRaftVersionName {
 			return VersionRange{Min: f.MinVersion, Max: f.MaxVersion}, true
 		}
 	}
@@ -466,7 +467,7 @@ func endpointNamed(es []Endpoint, name string) (Endpoint, bool) {
 func javaKey(k ReplicaKey) string {
 	dir := "Optional.empty"
 	if k.HasDirectory() {
-		dir = "Optional[" + base64.RawURLEncoding.EncodeToString(k.DirectoryID[:]) + "]"
+		dir = "Optional[" + uuid.UUID(k.DirectoryID).String() + "]"
 	}
 	return fmt.Sprintf("ReplicaKey(id=%d, directoryId=%s)", k.ID, dir)
 }

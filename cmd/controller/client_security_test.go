@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/storage"
 )
 
 // --command-config client security is read with the admin client's keys.
@@ -59,7 +59,7 @@ func TestFormatAddScram(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	data, err := os.ReadFile(filepath.Join(logDir, "__cluster_metadata-0", clusterid.BootstrapSnapshotName))
+	data, err := os.ReadFile(filepath.Join(logDir, "__cluster_metadata-0", storage.BootstrapSnapshotName))
 	if err != nil {
 		t.Fatal(err)
 	}

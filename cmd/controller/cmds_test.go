@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/admin"
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/storage"
 )
 
 func runCmd(t *testing.T, args ...string) (int, string, string) {
@@ -29,7 +29,7 @@ func TestRandomUUID(t *testing.T) {
 		t.Fatal(code)
 	}
 	id := strings.TrimSpace(out)
-	if _, err := clusterid.ParseClusterID(id); err != nil {
+	if _, err := storage.ParseClusterID(id); err != nil {
 		t.Fatalf("random-uuid printed %q: %v", id, err)
 	}
 	_, out2, _ := runCmd(t, "random-uuid")
@@ -61,7 +61,7 @@ log.dirs=`+logDir+"\n"), 0o644); err != nil {
 	if code != 0 || !strings.Contains(out, "Formatting metadata directory "+logDir) {
 		t.Fatalf("format: code %d out %q err %q", code, out, errs)
 	}
-	mp, err := clusterid.ReadMetaProperties(logDir)
+	mp, err := storage.ReadMetaProperties(logDir)
 	if err != nil || mp.ClusterID != id || mp.NodeID != 2 {
 		t.Fatalf("meta.properties %+v %v", mp, err)
 	}

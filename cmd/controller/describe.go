@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/admin"
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // runDescribeQuorum does what `kafka-metadata-quorum describe
@@ -117,7 +117,7 @@ func replicaList(q *admin.Quorum, rs []kmsg.DescribeQuorumResponseTopicPartition
 		}
 		fmt.Fprintf(&b, `{"id": %d`, r.ReplicaID)
 		if r.ReplicaDirectoryID != [16]byte{} {
-			fmt.Fprintf(&b, `, "directoryId": "%s"`, clusterid.UUID(r.ReplicaDirectoryID))
+			fmt.Fprintf(&b, `, "directoryId": "%s"`, uuid.UUID(r.ReplicaDirectoryID))
 		}
 		if eps := endpoints(q, r.ReplicaID); len(eps) > 0 {
 			b.WriteString(`, "endpoints": [`)
@@ -193,7 +193,7 @@ func replicationRows(q *admin.Quorum, leader kmsg.DescribeQuorumResponseTopicPar
 				return nil, err
 			}
 			rows = append(rows, []string{
-				strconv.Itoa(int(r.ReplicaID)), clusterid.UUID(r.ReplicaDirectoryID).String(),
+				strconv.Itoa(int(r.ReplicaID)), uuid.UUID(r.ReplicaDirectoryID).String(),
 				strconv.FormatInt(r.LogEndOffset, 10), strconv.FormatInt(leader.LogEndOffset-r.LogEndOffset, 10),
 				lf, lc, g.status,
 			})

@@ -8,8 +8,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/storage"
 )
 
 // start reads its configuration as the apache/kafka image's entrypoint
@@ -59,7 +59,7 @@ func lookupEnv(environ []string, name string) string {
 // are all formatted is not checked against format's flags, so a dynamic
 // quorum formatted by hand (--standalone) restarts under CLUSTER_ID too.
 func formatFromEnv(cfg *config.Config, clusterID string, lg *zap.Logger) error {
-	if id, err := clusterid.Load(cfg.LogDirs, cfg.MetadataLogDir, cfg.NodeID); err == nil {
+	if id, err := storage.Load(cfg.LogDirs, cfg.MetadataLogDir, cfg.NodeID); err == nil {
 		if id.ClusterID != clusterID {
 			return fmt.Errorf("%s=%s, but the log dirs are formatted for cluster %s (meta.properties in %s); use that id or empty dirs",
 				config.ClusterIDEnv, clusterID, id.ClusterID, cfg.MetadataLogDir)
@@ -80,7 +80,7 @@ func formatFromEnv(cfg *config.Config, clusterID string, lg *zap.Logger) error {
 	}
 	var out bytes.Buffer
 	opts.Out = &out
-	if err := clusterid.Format(opts); err != nil {
+	if err := storage.Format(opts); err != nil {
 		return fmt.Errorf("%s: %w", config.ClusterIDEnv, err)
 	}
 	lg.Info("formatted the log dirs from "+config.ClusterIDEnv, zap.String("cluster_id", clusterID),

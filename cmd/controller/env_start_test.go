@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 func TestStartProperties(t *testing.T) {
@@ -77,7 +77,7 @@ func envNode(c *cluster, p *proc, clusterID string) []string {
 func TestStartFromEnvironment(t *testing.T) {
 	skipShort(t)
 	c := newCluster(t, 3)
-	clusterID := clusterid.Random().String()
+	clusterID := uuid.Random().String()
 	for id := int32(1); id <= 3; id++ {
 		p := c.nodes[id]
 		p.env = envNode(c, p, clusterID)
@@ -107,7 +107,7 @@ func TestStartFromEnvironment(t *testing.T) {
 	}
 	c.stopAll()
 	other := c.nodes[1]
-	other.env = envNode(c, other, clusterid.Random().String())
+	other.env = envNode(c, other, uuid.Random().String())
 	c.start(1)
 	if !c.waitExit(1, 10*time.Second) || other.exitErr == nil {
 		t.Fatal("start with another CLUSTER_ID than the dirs' did not fail")

@@ -31,6 +31,7 @@ import (
 	"github.com/kraftd/kraftd/internal/freeport"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/topics"
 	"github.com/kraftd/kraftd/workload"
 )
 
@@ -322,7 +323,7 @@ func (c *cluster) request(id int32, req kmsg.Request) (kmsg.Response, error) {
 func (c *cluster) describeQuorum(id int32) (*kmsg.DescribeQuorumResponse, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	return admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", c.nodes[id].port), admin.MetadataTopic)
+	return admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", c.nodes[id].port), topics.ClusterMetadata)
 }
 
 // leaders returns the running nodes whose latest stats line says Leader,
@@ -437,7 +438,7 @@ func readLiveLog(dataDir string) ([]logBatch, bool) {
 }
 
 func loadTopicLog(dataDir, topic string) ([]logBatch, error) {
-	dir := metadatalog.PartitionDir(dataDir, topic)
+	dir := topics.PartitionDir(dataDir, topic)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

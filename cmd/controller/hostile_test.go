@@ -28,7 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/internal/hostile"
-	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 const (
@@ -61,7 +61,7 @@ func hostileDuration(t *testing.T) time.Duration {
 }
 
 // perfPartition is the workload's partition; the cluster id is null.
-var perfPartition = hostile.Partition{Topic: raft.PerformanceTestTopicName, TopicID: raft.PerformanceTestTopicID}
+var perfPartition = hostile.Partition{Topic: topics.RaftPerformanceTest, TopicID: topics.RaftPerformanceTestID}
 
 // attackCase is one attack: at the leader or at a follower.
 type attackCase struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kraftd/kraftd/admin"
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // The quorum commands print what kafka-metadata-quorum prints, so scripts
@@ -26,19 +26,19 @@ func (e toolError) Error() string { return e.msg }
 
 // parseJavaUUID parses s as Kafka's Uuid.fromString does (Java's base64url
 // decoder, then exactly 16 bytes), failing with the same messages.
-func parseJavaUUID(s string) (clusterid.UUID, error) {
+func parseJavaUUID(s string) (uuid.UUID, error) {
 	if len(s) > 24 {
-		return clusterid.Zero, fmt.Errorf("Input string with prefix `%s` is too long to be decoded as a base64 UUID", s[:24])
+		return uuid.Zero, fmt.Errorf("Input string with prefix `%s` is too long to be decoded as a base64 UUID", s[:24])
 	}
 	n, err := javaBase64Len(s)
 	if err != nil {
-		return clusterid.Zero, err
+		return uuid.Zero, err
 	}
 	if n != 16 {
-		return clusterid.Zero, fmt.Errorf("Input string `%s` decoded as %d bytes, which is not equal to the expected 16 bytes of a base64-encoded UUID", s, n)
+		return uuid.Zero, fmt.Errorf("Input string `%s` decoded as %d bytes, which is not equal to the expected 16 bytes of a base64-encoded UUID", s, n)
 	}
 	// Java accepted it: 22 characters, or 24 ending "==", which Parse takes.
-	return clusterid.Parse(s)
+	return uuid.Parse(s)
 }
 
 // javaBase64Len is how many bytes java.util.Base64.getUrlDecoder().decode(s)

@@ -16,18 +16,19 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/node"
-	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
+	"github.com/kraftd/kraftd/vfs"
 	"github.com/kraftd/kraftd/workload"
 )
 
-// TestRaftServer's fixed identity (docs/design/state-machine.md 1.5): a
-// kraftd node must use exactly these to share a quorum with Kafka's
-// TestRaftServer.
-const testRaftClusterID = "AAAAAAAAAAAAAAAAAAAAAA"
+// testRaftClusterID is TestRaftServer's fixed cluster id, Uuid.ZERO_UUID
+// (docs/design/state-machine.md 1.5; its partition is topics.RaftPerformanceTest): a kraftd
+// node must use it to share a quorum with Kafka's TestRaftServer.
+var testRaftClusterID = uuid.Zero.String()
 
 // nodeFlags are the flags shared by start and test-kraft-server-start.
 type nodeFlags struct {
@@ -97,13 +98,13 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	id, err := clusterid.Load(cfg.LogDirs, cfg.MetadataLogDir, cfg.NodeID)
+	id, err := storage.Load(cfg.LogDirs, cfg.MetadataLogDir, cfg.NodeID)
 	if err != nil {
 		return err
 	}
 	return runNode(f, cfg, node.Options{
 		ClusterID: id.ClusterID, DirectoryID: id.DirectoryID,
-		TopicName: raft.MetadataTopicName, TopicID: raft.MetadataTopicID,
+		TopicName: topics.ClusterMetadata, TopicID: uuid.MetadataTopicID,
 	}, lg, nil)
 }
 
@@ -131,7 +132,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	if *dirIDText == "" {
 		return errors.New("--replica-directory-id is required")
 	}
-	dirID, err := clusterid.Parse(*dirIDText)
+	dirID, err := uuid.Parse(*dirIDText)
 	if err != nil {
 		return fmt.Errorf("--replica-directory-id: %w", err)
 	}
@@ -167,7 +168,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	// explicit process.roles=broker: that node is an observer (it follows
 	// the log, never votes, runs no workload).
 	observer := false
-	if v, ok := p.Get("process.roles"); ok && strings.TrimSpace(strings.ToLower(v)) == "broker" {
+	if v, ok := p.Get(config.ProcessRolesKey); ok && strings.TrimSpace(strings.ToLower(v)) == "broker" {
 		observer = true
 	}
 	cfg, err := config.New(p, !observer)
@@ -191,7 +192,7 @@ func runTestServer(args []string, stdout, stderr io.Writer) error {
 	w := workload.New(wc, cfg.NodeID, cfg.IsVoter(), stdout, lg.Named("workload").With(zap.Int32("node_id", cfg.NodeID)), time.Now())
 	return runNode(f, cfg, node.Options{
 		ClusterID: clusterID, DirectoryID: dirID,
-		TopicName: raft.PerformanceTestTopicName, TopicID: raft.PerformanceTestTopicID,
+		TopicName: topics.RaftPerformanceTest, TopicID: topics.RaftPerformanceTestID,
 		App: wrapApp(w),
 	}, lg, func() { w.PrintSummary(time.Now()) })
 }
@@ -204,16 +205,16 @@ var wrapApp = func(a node.Application) node.Application { return a }
 // (cluster id AAAAAAAAAAAAAAAAAAAAAA) when it has no meta.properties, and
 // returns the cluster id of the dir. A dir formatted earlier (also by
 // `format` with another cluster id) keeps its id.
-func ensureTestFormatted(cfg *config.Config, dirID clusterid.UUID, lg *zap.Logger) (string, error) {
+func ensureTestFormatted(cfg *config.Config, dirID uuid.UUID, lg *zap.Logger) (string, error) {
 	dir := cfg.MetadataLogDir
-	mp, err := clusterid.ReadMetaProperties(dir)
+	mp, err := storage.ReadMetaProperties(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := vfs.MkdirAll(vfs.OS, dir, 0o755); err != nil {
 			return "", fmt.Errorf("create metadata log dir: %w", err)
 		}
-		mp = clusterid.MetaProperties{Version: 1, ClusterID: testRaftClusterID, NodeID: cfg.NodeID, DirectoryID: dirID}
-		if err := clusterid.WriteMetaProperties(dir, mp); err != nil {
+		mp = storage.MetaProperties{Version: 1, ClusterID: testRaftClusterID, NodeID: cfg.NodeID, DirectoryID: dirID}
+		if err := storage.WriteMetaProperties(dir, mp); err != nil {
 			return "", err
 		}
 		lg.Info("formatted metadata log dir for the raft performance test", zap.String("dir", dir),
@@ -221,7 +222,7 @@ func ensureTestFormatted(cfg *config.Config, dirID clusterid.UUID, lg *zap.Logge
 	case err != nil:
 		return "", err
 	}
-	id, err := clusterid.Load(nil, dir, cfg.NodeID)
+	id, err := storage.Load(nil, dir, cfg.NodeID)
 	if err != nil {
 		return "", err
 	}

@@ -11,7 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 func skipShort(t *testing.T) {
@@ -197,8 +198,8 @@ func TestClusterIDMismatch(t *testing.T) {
 	if err := os.MkdirAll(bad.dataDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dirID, _ := clusterid.Parse(bad.dirID)
-	if err := clusterid.WriteMetaProperties(bad.dataDir, clusterid.MetaProperties{Version: 1, ClusterID: clusterid.Random().String(), NodeID: 3, DirectoryID: dirID}); err != nil {
+	dirID, _ := uuid.Parse(bad.dirID)
+	if err := storage.WriteMetaProperties(bad.dataDir, storage.MetaProperties{Version: 1, ClusterID: uuid.Random().String(), NodeID: 3, DirectoryID: dirID}); err != nil {
 		t.Fatal(err)
 	}
 	for id := int32(1); id <= 3; id++ {
@@ -322,7 +323,7 @@ func TestStartCommand(t *testing.T) {
 	if b, _ := os.ReadFile(c.nodes[1].errPath); !strings.Contains(string(b), "format") {
 		t.Fatalf("no hint to format in %q", b)
 	}
-	clusterID := clusterid.Random().String()
+	clusterID := uuid.Random().String()
 	for id := int32(1); id <= 3; id++ {
 		if code, out, errs := runCmd(t, "format", "--config", c.nodes[id].cfgPath, "--cluster-id", clusterID); code != 0 {
 			t.Fatalf("format node %d: %d %s %s", id, code, out, errs)

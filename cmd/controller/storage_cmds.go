@@ -10,9 +10,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // runRandomUUID prints one cluster id, as kafka-storage random-uuid does.
@@ -21,7 +23,7 @@ func runRandomUUID(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, clusterid.Random().String())
+	fmt.Fprintln(stdout, uuid.Random().String())
 	return nil
 }
 
@@ -55,7 +57,7 @@ func runFormat(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts.Out = stdout
-	return clusterid.Format(opts)
+	return storage.Format(opts)
 }
 
 // formatFlags are kafka-storage format's flags.
@@ -71,7 +73,7 @@ type formatFlags struct {
 func (f *formatFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.clusterID, "cluster-id", "t", "", "cluster id (22 base64url characters, see random-uuid); required")
 	fs.BoolVarP(&f.ignore, "ignore-formatted", "g", false, "skip directories that are already formatted instead of failing")
-	fs.StringVarP(&f.release, "release-version", "r", "", "release version of the initial feature settings (3.3-IV3 up to "+clusterid.DefaultMetadataVersion.Name+", the default)")
+	fs.StringVarP(&f.release, "release-version", "r", "", "release version of the initial feature settings (3.3-IV3 up to "+features.LatestProduction.Name+", the default)")
 	fs.StringArrayVarP(&f.features, "feature", "f", nil, "feature level name=level, e.g. kraft.version=1 (repeatable)")
 	fs.BoolVarP(&f.standalone, "standalone", "s", false, "format a controller as a single-node dynamic quorum (needs controller.quorum.bootstrap.servers, not controller.quorum.voters)")
 	fs.BoolVarP(&f.noInitial, "no-initial-controllers", "N", false, "format a node of a dynamic quorum without an initial voter set (it joins later)")
@@ -103,8 +105,8 @@ func (f *formatFlags) check() error {
 
 // options turns the flags and the node's config into format options,
 // refusing what Kafka 4.4's StorageTool refuses, in its order.
-func (f *formatFlags) options(cfg *config.Config) (clusterid.FormatOptions, error) {
-	opts := clusterid.FormatOptions{
+func (f *formatFlags) options(cfg *config.Config) (storage.FormatOptions, error) {
+	opts := storage.FormatOptions{
 		Dirs:               cfg.LogDirs,
 		MetadataDir:        cfg.MetadataLogDir,
 		ClusterID:          f.clusterID,
@@ -116,7 +118,7 @@ func (f *formatFlags) options(cfg *config.Config) (clusterid.FormatOptions, erro
 	}
 	var err error
 	if f.release != "" {
-		if opts.MetadataVersion, err = clusterid.LookupMetadataVersion(f.release); err != nil {
+		if opts.MetadataVersion, err = features.LookupMetadataVersion(f.release); err != nil {
 			return opts, err
 		}
 	}
@@ -135,7 +137,7 @@ func (f *formatFlags) options(cfg *config.Config) (clusterid.FormatOptions, erro
 			"If you want to use dynamic quorum, please remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead.")
 	}
 	if f.initial != "" {
-		if opts.InitialControllers, err = clusterid.ParseInitialControllers(f.initial); err != nil {
+		if opts.InitialControllers, err = storage.ParseInitialControllers(f.initial); err != nil {
 			return opts, err
 		}
 	}
@@ -155,7 +157,7 @@ func (f *formatFlags) options(cfg *config.Config) (clusterid.FormatOptions, erro
 // advertised controller endpoint ("localhost" when the listener names no
 // host) with a fresh directory id. Like Kafka, it goes through the
 // --initial-controllers parser, so an unbracketed IPv6 host is refused.
-func standaloneVoter(cfg *config.Config) ([]clusterid.InitialController, error) {
+func standaloneVoter(cfg *config.Config) ([]storage.InitialController, error) {
 	if !cfg.IsController() {
 		return nil, errors.New("You can only use --standalone on a controller.")
 	}
@@ -167,7 +169,7 @@ func standaloneVoter(cfg *config.Config) ([]clusterid.InitialController, error) 
 	if host == "" {
 		host = "localhost"
 	}
-	return clusterid.ParseInitialControllers(fmt.Sprintf("%d@%s:%d:%s", cfg.NodeID, host, eps[0].Port, clusterid.RandomDirectoryID()))
+	return storage.ParseInitialControllers(fmt.Sprintf("%d@%s:%d:%s", cfg.NodeID, host, eps[0].Port, uuid.RandomDirectoryID()))
 }
 
 // parseFeatures reads --feature name=level arguments as kafka-storage does.
@@ -217,9 +219,9 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 			dirs = append(dirs, cfg.MetadataLogDir)
 		}
 	}
-	text, err := clusterid.Info(dirs)
+	text, err := storage.Info(dirs)
 	fmt.Fprint(stdout, text)
-	if errors.Is(err, clusterid.ErrInfoProblems) {
+	if errors.Is(err, storage.ErrInfoProblems) {
 		return exitError{1}
 	}
 	return err

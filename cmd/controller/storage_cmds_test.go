@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // dynamicConfig writes a controller config with only bootstrap servers (a
@@ -53,11 +54,11 @@ func TestFormatQuorumFlags(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Formatting dynamic metadata voter directory "+logDir+" with metadata.version 4.4-IV2.") {
 		t.Fatalf("--standalone: exit %d\n%s%s", code, out, errs)
 	}
-	mp, err := clusterid.ReadMetaProperties(logDir)
+	mp, err := storage.ReadMetaProperties(logDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(logDir, "__cluster_metadata-0", clusterid.BootstrapSnapshotName))
+	data, err := os.ReadFile(filepath.Join(logDir, "__cluster_metadata-0", storage.BootstrapSnapshotName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestFormatQuorumFlags(t *testing.T) {
 		t.Fatalf("voters %+v %v", vr, err)
 	}
 	v := vr.Voters[0]
-	if v.VoterID != 4 || clusterid.UUID(v.VoterDirectoryID) != mp.DirectoryID ||
+	if v.VoterID != 4 || uuid.UUID(v.VoterDirectoryID) != mp.DirectoryID ||
 		v.Endpoints[0] != (protocol.VotersRecordEndpoint{Name: "CONTROLLER", Host: "localhost", Port: 9093}) {
 		t.Fatalf("voter %+v, meta.properties %+v", v, mp)
 	}

@@ -15,8 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/admin"
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // connFlags are kafka-metadata-quorum's connection flags: exactly one of
@@ -173,7 +174,7 @@ func runRemoveController(args []string, stdout, stderr io.Writer) error {
 // removeVoter sends RemoveRaftVoter. When the caller meant to unregister
 // too, a voter that is already gone (or a quorum without voter changes)
 // gets Kafka's hint to unregister by hand instead.
-func removeVoter(ctx context.Context, b admin.Bootstrap, id int32, dir clusterid.UUID, unregister bool) error {
+func removeVoter(ctx context.Context, b admin.Bootstrap, id int32, dir uuid.UUID, unregister bool) error {
 	err := admin.RemoveRaftVoter(ctx, b, id, dir)
 	if err == nil {
 		return nil
@@ -219,7 +220,7 @@ func pick(cond bool, yes, no string) string {
 // properties.
 type newVoter struct {
 	id        int32
-	dir       clusterid.UUID
+	dir       uuid.UUID
 	endpoints []config.Endpoint // in controller.listener.names order
 }
 
@@ -255,7 +256,7 @@ func readNewVoter(p *config.Properties) (newVoter, error) {
 	if err != nil {
 		return v, err
 	}
-	mp, err := clusterid.ReadMetaProperties(dir)
+	mp, err := storage.ReadMetaProperties(dir)
 	if err != nil {
 		return v, toolError{"Unable to read meta.properties from " + dir}
 	}
@@ -270,7 +271,7 @@ func readNewVoter(p *config.Properties) (newVoter, error) {
 const notAControllerConfig = "Is this a valid controller configuration file?"
 
 func controllerID(p *config.Properties) (int32, error) {
-	s, ok := p.Get("node.id")
+	s, ok := p.Get(config.NodeIDKey)
 	if !ok {
 		return 0, toolError{"node.id not found in configuration file. " + notAControllerConfig}
 	}
@@ -282,7 +283,7 @@ func controllerID(p *config.Properties) (int32, error) {
 	if id < 0 {
 		return 0, toolError{"node.id was negative in configuration file. " + notAControllerConfig}
 	}
-	if roles, _ := p.Get("process.roles"); !strings.Contains(roles, "controller") {
+	if roles, _ := p.Get(config.ProcessRolesKey); !strings.Contains(roles, "controller") {
 		return 0, toolError{"process.roles did not contain 'controller' in configuration file. " + notAControllerConfig}
 	}
 	return int32(id), nil
@@ -291,10 +292,10 @@ func controllerID(p *config.Properties) (int32, error) {
 // metadataDirectory is metadata.log.dir, else the first of log.dirs (Kafka's
 // tool does not fall back to log.dir).
 func metadataDirectory(p *config.Properties) (string, error) {
-	if d, ok := p.Get("metadata.log.dir"); ok {
+	if d, ok := p.Get(config.MetadataLogDirKey); ok {
 		return d, nil
 	}
-	if d, ok := p.Get("log.dirs"); ok {
+	if d, ok := p.Get(config.LogDirsKey); ok {
 		first, _, _ := strings.Cut(strings.TrimSpace(d), ",")
 		return first, nil
 	}
@@ -305,7 +306,7 @@ func metadataDirectory(p *config.Properties) (string, error) {
 // advertised listener, else its listener; an empty host is "localhost".
 func controllerEndpoints(p *config.Properties) ([]config.Endpoint, error) {
 	byName := map[string]config.Endpoint{}
-	for _, key := range []string{"listeners", "advertised.listeners"} {
+	for _, key := range []string{config.ListenersKey, config.AdvertisedListenersKey} {
 		list, _ := p.Get(key)
 		for _, s := range config.SplitList(list) {
 			e, err := parseEndpoint(s)
@@ -315,7 +316,7 @@ func controllerEndpoints(p *config.Properties) ([]config.Endpoint, error) {
 			byName[e.Name] = e
 		}
 	}
-	names, ok := p.Get("controller.listener.names")
+	names, ok := p.Get(config.ControllerListenerNamesKey)
 	if !ok {
 		return nil, toolError{"controller.listener.names was not found. " + notAControllerConfig}
 	}
@@ -338,16 +339,17 @@ func controllerEndpoints(p *config.Properties) ([]config.Endpoint, error) {
 	return out, nil
 }
 
-// parseEndpoint parses NAME://host:port; the name is upper-cased as Kafka's
-// ListenerName.normalised does.
+// parseEndpoint parses a listener entry with the node's parser
+// (config.ParseListener), in the words of Kafka's tool.
 func parseEndpoint(s string) (config.Endpoint, error) {
-	name, hostPort, ok := strings.Cut(s, "://")
-	if !ok || name == "" {
+	e, err := config.ParseListener(s)
+	var le *config.ListenerError
+	switch {
+	case err == nil:
+		return e, nil
+	case errors.As(err, &le) && le.Err != nil:
+		return config.Endpoint{}, fmt.Errorf("unable to parse %s to a broker endpoint: %w", s, le.Err)
+	default:
 		return config.Endpoint{}, fmt.Errorf("unable to parse %s to a broker endpoint", s)
 	}
-	host, port, err := config.ParseHostPort(hostPort)
-	if err != nil {
-		return config.Endpoint{}, fmt.Errorf("unable to parse %s to a broker endpoint: %w", s, err)
-	}
-	return config.Endpoint{Name: strings.ToUpper(name), Host: host, Port: port}, nil
 }

@@ -12,10 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // The messages are what Kafka 4.4.0's `kafka-metadata-quorum
@@ -58,15 +59,15 @@ func writeControllerProps(t *testing.T, dirID, extra string) (path, logDir strin
 	dir := t.TempDir()
 	logDir = filepath.Join(dir, "meta")
 	if dirID != "" {
-		u, err := clusterid.Parse(dirID)
+		u, err := uuid.Parse(dirID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := os.Mkdir(logDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		mp := clusterid.MetaProperties{Version: 1, ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", NodeID: 4, DirectoryID: u}
-		if err := clusterid.WriteMetaProperties(logDir, mp); err != nil {
+		mp := storage.MetaProperties{Version: 1, ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", NodeID: 4, DirectoryID: u}
+		if err := storage.WriteMetaProperties(logDir, mp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,6 +98,13 @@ func TestAddControllerProperties(t *testing.T) {
 		{"unformatted", "", base, "Unable to read meta.properties from LOGDIR\n"},
 		{"no controller names", newDirID, "node.id=4\nlisteners=CONTROLLER://:9095\n", "controller.listener.names was not found. Is this a valid controller configuration file?\n"},
 		{"unknown listener", newDirID, "node.id=4\nlisteners=CONTROLLER://:9095\ncontroller.listener.names=CONTROLLER,OTHER\n", "Cannot find information about controller listener name: OTHER\n"},
+		// Kafka's tool takes any listener name (the node's own configuration is stricter).
+		{"dotted listener name", newDirID, "node.id=4\nlisteners=C.A://:9095\ncontroller.listener.names=c.a\n",
+			"DRY RUN of adding controller 4 with directory id " + newDirID + " and endpoints: C.A://localhost:9095\n"},
+		{"listener without a name", newDirID, "node.id=4\nlisteners=CONTROLLER:9095\ncontroller.listener.names=CONTROLLER\n",
+			"controller add-controller: listeners: unable to parse CONTROLLER:9095 to a broker endpoint\n"},
+		{"listener with a bad port", newDirID, "node.id=4\nlisteners=CONTROLLER://:9095\nadvertised.listeners=CONTROLLER://h:x\ncontroller.listener.names=CONTROLLER\n",
+			"controller add-controller: advertised.listeners: unable to parse CONTROLLER://h:x to a broker endpoint: \"h:x\": port \"x\" is not a number in 0-65535\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path, logDir := writeControllerProps(t, c.dirID, c.props)

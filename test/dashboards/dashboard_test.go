@@ -14,7 +14,7 @@ import (
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/internal/freeport"
 	"github.com/kraftd/kraftd/node"
-	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // Every query of the dashboard reads metrics and labels that a live 3-node
@@ -112,7 +112,7 @@ func startNode(t *testing.T, id, port int, voters string) *node.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.New(cfg, node.Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: raft.MetadataTopicName, ShutdownTimeout: time.Second})
+	n, err := node.New(cfg, node.Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: topics.ClusterMetadata, ShutdownTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

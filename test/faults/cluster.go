@@ -91,7 +91,7 @@ type Node struct {
 	Port                               int
 	DataDir                            string
 	cfg, out, errLog, journal, control string
-	ledger                             string // durable sizes (vfs.SyncLedger)
+	ledger                             string // durable sizes (faultfs.SyncLedger)
 	hosts                              string // a Kafka node's own name resolution
 
 	mu      sync.Mutex
@@ -390,7 +390,7 @@ func (c *Cluster) ExitErr(id int32) error {
 	return nd.exitErr
 }
 
-// SetDiskFaults replaces node id's fault control file (vfs.ParseControl
+// SetDiskFaults replaces node id's fault control file (faultfs.ParseControl
 // rules; "" clears them). The node picks it up within 20 ms; the file is
 // replaced by a rename so it never reads half of it.
 func (c *Cluster) SetDiskFaults(id int32, rules string) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kraftd/kraftd/admin"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // Controller runs (Options.Controllers): every node is a metadata-quorum
@@ -46,7 +47,7 @@ func (c *Cluster) formatControllers() {
 // topic is the replicated partition's topic.
 func (c *Cluster) topic() string {
 	if c.opts.Controllers {
-		return admin.MetadataTopic
+		return topics.ClusterMetadata
 	}
 	return perfTopic
 }
@@ -66,7 +67,7 @@ func (c *Cluster) kafkaServerCommand(nd *Node) *exec.Cmd {
 func (c *Cluster) caughtUp(leader int32, target int64) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	dq, err := admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", c.nodes[leader].Port), admin.MetadataTopic)
+	dq, err := admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", c.nodes[leader].Port), topics.ClusterMetadata)
 	if err != nil {
 		return false
 	}

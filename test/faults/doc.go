@@ -13,9 +13,9 @@
 // link.
 // Processes are killed (-9), stopped (SIGSTOP/SIGCONT), terminated and
 // restarted by pid on the same dir and port. Each node's file layer follows
-// a control file (vfs.ParseControl) for fsync stalls, EIO and ENOSPC; a
+// a control file (faultfs.ParseControl) for fsync stalls, EIO and ENOSPC; a
 // tmpfs the test mounts fills up for real. The file layer also records
-// each file's size at its last fsync (vfs.SyncLedger), so PowerLoss can cut
+// each file's size at its last fsync (faultfs.SyncLedger), so PowerLoss can cut
 // a killed node's files back to what a power loss would leave.
 //
 // # Acknowledged

@@ -21,6 +21,7 @@ import (
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/topics"
 	"github.com/kraftd/kraftd/workload"
 )
 
@@ -80,7 +81,7 @@ const perfTopic = "__raft_performance_test"
 func (c *Cluster) describe(id int32, timeout time.Duration) (Sample, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	dq, err := admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", c.nodes[id].Port), admin.MetadataTopic)
+	dq, err := admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", c.nodes[id].Port), topics.ClusterMetadata)
 	if err != nil {
 		return Sample{}, false
 	}
@@ -314,7 +315,7 @@ func readJournal(path string) ([]workload.JournalEntry, error) {
 
 // partitionDir is node id's directory of the replicated partition.
 func (c *Cluster) partitionDir(id int32) string {
-	return metadatalog.PartitionDir(c.nodes[id].DataDir, c.topic())
+	return topics.PartitionDir(c.nodes[id].DataDir, c.topic())
 }
 
 // ReadLog reads node id's batches and log start with metadatalog

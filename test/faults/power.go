@@ -10,14 +10,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/vfs/faultfs"
 )
 
 // Power loss at process level (rows 3 and 5). A kill -9 keeps everything
 // the process wrote in the page cache, so on its own it never loses an
 // unflushed tail. PowerLoss kills the nodes and then cuts every file their
 // file layer wrote back to a random size between its size at the last
-// fsync (vfs.SyncLedger) and its current one: the unflushed tail is gone,
+// fsync (faultfs.SyncLedger) and its current one: the unflushed tail is gone,
 // wholly or in part, and a cut inside a batch leaves it torn. What no
 // fsync covered may go entirely.
 
@@ -65,7 +65,7 @@ func (c *Cluster) dropUnflushed(rng *rand.Rand, id int32) (Cut, error) {
 	if err != nil && !os.IsNotExist(err) {
 		return cut, err
 	}
-	durable, err := vfs.DurableSizes(string(text))
+	durable, err := faultfs.DurableSizes(string(text))
 	if err != nil {
 		return cut, fmt.Errorf("%s: %w", nd.ledger, err)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/network"
-	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
 
@@ -33,14 +33,14 @@ func TestKafkaControllerAdvertisesMetadataVersion(t *testing.T) {
 		name, addr string
 		want       bool
 	}{{"Kafka controller", c.Addr, true}, {"kraftd", k.Addr, false}} {
-		features := connectFeatures(t, tc.addr)
-		if got := slices.Contains(features, metadataVersionFeature); got != tc.want {
-			t.Errorf("%s supports %q: %s listed: %v, want %v", tc.name, features, metadataVersionFeature, got, tc.want)
+		names := connectFeatures(t, tc.addr)
+		if got := slices.Contains(names, metadataVersionFeature); got != tc.want {
+			t.Errorf("%s supports %q: %s listed: %v, want %v", tc.name, names, metadataVersionFeature, got, tc.want)
 		}
-		if !slices.Contains(features, protocol.KRaftVersionFeature) {
-			t.Errorf("%s supports %q: no %s", tc.name, features, protocol.KRaftVersionFeature)
+		if !slices.Contains(names, features.KRaftVersionName) {
+			t.Errorf("%s supports %q: no %s", tc.name, names, features.KRaftVersionName)
 		}
-		t.Logf("%s at %s: SupportedFeatures %q", tc.name, tc.addr, features)
+		t.Logf("%s at %s: SupportedFeatures %q", tc.name, tc.addr, names)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // TestDynamicChangesJVMFirst: a Kafka 4.4 controller formatted --standalone leads a
@@ -118,13 +118,13 @@ func (q *changeQuorum) matches(d kafkatest.QuorumInfo, want members) bool {
 	}
 	for _, v := range d.Voters {
 		n := q.node(v.ReplicaID)
-		if n == nil || !slices.Contains(want.voters, v.ReplicaID) || clusterid.UUID(v.ReplicaDirectoryID).String() != n.dirID {
+		if n == nil || !slices.Contains(want.voters, v.ReplicaID) || uuid.UUID(v.ReplicaDirectoryID).String() != n.dirID {
 			return false
 		}
 	}
 	for _, id := range want.observers {
 		if !slices.ContainsFunc(d.Observers, func(o kmsg.DescribeQuorumResponseTopicPartitionReplicaState) bool {
-			return o.ReplicaID == id && clusterid.UUID(o.ReplicaDirectoryID).String() == q.node(id).dirID
+			return o.ReplicaID == id && uuid.UUID(o.ReplicaDirectoryID).String() == q.node(id).dirID
 		}) {
 			return false
 		}
@@ -146,7 +146,7 @@ func formatQuorum(d kafkatest.QuorumInfo) string {
 	replicas := func(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState) string {
 		var s []string
 		for _, r := range rs {
-			s = append(s, fmt.Sprintf("%d/%s@%d", r.ReplicaID, clusterid.UUID(r.ReplicaDirectoryID), r.LogEndOffset))
+			s = append(s, fmt.Sprintf("%d/%s@%d", r.ReplicaID, uuid.UUID(r.ReplicaDirectoryID), r.LogEndOffset))
 		}
 		return "[" + strings.Join(s, " ") + "]"
 	}

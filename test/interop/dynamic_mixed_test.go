@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // TestDynamicMixedQuorum: dynamic quorums (KIP-853, kraft.version 1) of kraftd and Kafka
@@ -160,7 +160,7 @@ func (q *dynQuorum) checkDescribe(leader *dynNode, d kafkatest.QuorumInfo) {
 		t.Errorf("%s describes %d voters, want %d", leader.label(), len(d.Voters), len(q.nodes))
 	}
 	for _, v := range d.Voters {
-		if got := clusterid.UUID(v.ReplicaDirectoryID).String(); got != want[v.ReplicaID] {
+		if got := uuid.UUID(v.ReplicaDirectoryID).String(); got != want[v.ReplicaID] {
 			t.Errorf("%s: voter %d directory id %s, want %s", leader.label(), v.ReplicaID, got, want[v.ReplicaID])
 		}
 	}

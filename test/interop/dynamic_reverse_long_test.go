@@ -15,6 +15,7 @@ import (
 
 	"github.com/kraftd/kraftd/admin"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // TestKillDuringAddKraftdLeaderLong: a kraftd leader is killed while its AddRaftVoter of a
@@ -87,7 +88,7 @@ func killDuringAdd(t *testing.T, kraftdLeader bool) {
 			added <- runKraftdCLI(t, q.bin, "add-controller", "--bootstrap-controller", n1.addr, "--command-config", q.config[4])
 		}
 	}()
-	if _, err := kafkatest.WaitQuorum(n1.addr, admin.MetadataTopic, 90*time.Second, func(d kafkatest.QuorumInfo) bool { return len(d.Voters) == 4 }); err != nil {
+	if _, err := kafkatest.WaitQuorum(n1.addr, topics.ClusterMetadata, 90*time.Second, func(d kafkatest.QuorumInfo) bool { return len(d.Voters) == 4 }); err != nil {
 		q.dumpLogs()
 		t.Fatalf("the leader did not append Voters{1,2,3,4}: %v", err)
 	}
@@ -286,7 +287,7 @@ func TestDynamicReverseQuorumLong(t *testing.T) {
 	// NOT_CONTROLLER), so the tools can start at the JVM leader once it lists itself.
 	q.waitListsItself(leader)
 	describeSame(t, env, q.bin, leader.addr, 2)
-	if _, err := kafkatest.DescribeQuorum(k1.addr, admin.MetadataTopic); err == nil {
+	if _, err := kafkatest.DescribeQuorum(k1.addr, topics.ClusterMetadata); err == nil {
 		t.Errorf("the removed %s still answers DescribeQuorum as leader", k1.label())
 	}
 	d = q.waitAllCaughtUp(leader, 60*time.Second)

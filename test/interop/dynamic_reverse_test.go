@@ -12,9 +12,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/admin"
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // revQuorum is a dynamic quorum built up by voter changes: every node has its own extra
@@ -131,7 +131,7 @@ func (q *revQuorum) waitLeader(minEpoch int32, timeout time.Duration, ok func(ka
 			if n.stopped || n.proc == nil {
 				continue
 			}
-			d, err := kafkatest.DescribeQuorum(n.addr, admin.MetadataTopic)
+			d, err := kafkatest.DescribeQuorum(n.addr, topics.ClusterMetadata)
 			if err == nil && d.LeaderID == n.id && d.LeaderEpoch > minEpoch && d.HighWatermark > 0 {
 				last = d
 				if ok(d) {
@@ -149,7 +149,7 @@ func (q *revQuorum) waitLeader(minEpoch int32, timeout time.Duration, ok func(ka
 // waitAllCaughtUp waits until every running node, voter or observer, has fetched up to
 // the leader's high watermark, and returns that answer.
 func (q *revQuorum) waitAllCaughtUp(leader *dynNode, timeout time.Duration) kafkatest.QuorumInfo {
-	d, err := kafkatest.WaitQuorum(leader.addr, admin.MetadataTopic, timeout, func(d kafkatest.QuorumInfo) bool {
+	d, err := kafkatest.WaitQuorum(leader.addr, topics.ClusterMetadata, timeout, func(d kafkatest.QuorumInfo) bool {
 		for _, n := range q.nodes {
 			if n.stopped || n.proc == nil {
 				continue
@@ -175,7 +175,7 @@ func (q *revQuorum) checkVoters(d kafkatest.QuorumInfo, voters, observers []int3
 	var got, gotObs []int32
 	for _, v := range d.Voters {
 		got = append(got, v.ReplicaID)
-		if dir := clusterid.UUID(v.ReplicaDirectoryID).String(); dir != q.node(v.ReplicaID).dirID {
+		if dir := uuid.UUID(v.ReplicaDirectoryID).String(); dir != q.node(v.ReplicaID).dirID {
 			q.t.Errorf("voter %d has directory id %s, want %s", v.ReplicaID, dir, q.node(v.ReplicaID).dirID)
 		}
 	}

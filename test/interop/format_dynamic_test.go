@@ -18,11 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // formatCase is one `format` run that Kafka's storage tool and kraftd's
@@ -235,9 +236,9 @@ func formattedFiles(t *testing.T, r formatRun) []string {
 	return files
 }
 
-func readMeta(t *testing.T, r formatRun) clusterid.MetaProperties {
+func readMeta(t *testing.T, r formatRun) storage.MetaProperties {
 	t.Helper()
-	mp, err := clusterid.ReadMetaProperties(filepath.Join(r.root, "meta"))
+	mp, err := storage.ReadMetaProperties(filepath.Join(r.root, "meta"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func readMeta(t *testing.T, r formatRun) clusterid.MetaProperties {
 
 func readSnapshot(t *testing.T, r formatRun) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(r.root, "meta", "__cluster_metadata-0", clusterid.BootstrapSnapshotName))
+	data, err := os.ReadFile(filepath.Join(r.root, "meta", "__cluster_metadata-0", storage.BootstrapSnapshotName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func normalizeSnapshot(t *testing.T, data []byte) []byte {
 // checkSnapshotVoters opens Kafka's metadata partition with kraftd's
 // metadatalog and decodes the bootstrap snapshot's Voters record: the voter
 // set the node's meta.properties promises.
-func checkSnapshotVoters(t *testing.T, name string, r formatRun, mp clusterid.MetaProperties) {
+func checkSnapshotVoters(t *testing.T, name string, r formatRun, mp storage.MetaProperties) {
 	t.Helper()
 	l, err := metadatalog.OpenReadOnly(filepath.Join(r.root, "meta", "__cluster_metadata-0"))
 	if err != nil {
@@ -329,7 +330,7 @@ func checkSnapshotVoters(t *testing.T, name string, r formatRun, mp clusterid.Me
 	}
 	switch name {
 	case "standalone":
-		if voters == nil || len(voters.Voters) != 1 || voters.Voters[0].VoterID != 1 || clusterid.UUID(voters.Voters[0].VoterDirectoryID) != mp.DirectoryID ||
+		if voters == nil || len(voters.Voters) != 1 || voters.Voters[0].VoterID != 1 || uuid.UUID(voters.Voters[0].VoterDirectoryID) != mp.DirectoryID ||
 			voters.Voters[0].Endpoints[0] != (protocol.VotersRecordEndpoint{Name: kafkatest.ControllerListener, Host: "localhost", Port: 19093}) {
 			t.Errorf("%s: Kafka's voters %+v, want node 1 at localhost:19093 with directory %s", name, voters, mp.DirectoryID)
 		}
@@ -364,7 +365,7 @@ func TestKraftdStandaloneStartsKafka(t *testing.T) {
 	if r := runFormatCommand(work, exec.Command(bin, "format", "-c", config, "-t", cfg.ClusterID, "--standalone")); r.code != 0 {
 		t.Fatalf("kraftd format --standalone: exit %d: %s", r.code, r.errs)
 	}
-	mp, err := clusterid.ReadMetaProperties(dir)
+	mp, err := storage.ReadMetaProperties(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/internal/hostile"
-	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/topics"
 )
 
 const (
@@ -59,7 +59,7 @@ func kafkaHostileDuration(t *testing.T) time.Duration {
 
 // kafkaPerfPartition is TestRaftServer's partition (the same as kraftd's workload's); the
 // cluster id is null, which a KRaft node accepts.
-var kafkaPerfPartition = hostile.Partition{Topic: raft.PerformanceTestTopicName, TopicID: raft.PerformanceTestTopicID}
+var kafkaPerfPartition = hostile.Partition{Topic: topics.RaftPerformanceTest, TopicID: topics.RaftPerformanceTestID}
 
 // kafkaAttack is one attack against the leader's listener at addr.
 type kafkaAttack struct {

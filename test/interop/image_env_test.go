@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
 
@@ -96,7 +96,7 @@ func TestImageEnvironmentAsKafka(t *testing.T) {
 	if !reflect.DeepEqual(ours.Values, kafkaProps.Values) {
 		t.Fatalf("properties differ:\nimage: %v\nkraftd: %v", kafkaProps.Values, ours.Values)
 	}
-	mp, err := clusterid.ReadMetaProperties(data)
+	mp, err := storage.ReadMetaProperties(data)
 	if err != nil || mp.ClusterID != clusterID || mp.NodeID != 1 {
 		t.Fatalf("the image formatted %+v, %v; want cluster %s node 1", mp, err, clusterID)
 	}

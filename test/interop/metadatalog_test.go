@@ -16,6 +16,7 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // metadataTopicID is __cluster_metadata's topic id, Uuid(0,1).
@@ -244,7 +245,7 @@ func TestKafkaCrashedLogReadByMetadatalog(t *testing.T) {
 // metadatalog wrote and prints the batches, offsets, epochs and control records kraftd wrote.
 func TestMetadatalogFilesReadByKafkaDump(t *testing.T) {
 	env := kafkatest.Require(t)
-	dir := metadatalog.PartitionDir(t.TempDir(), "__cluster_metadata")
+	dir := topics.PartitionDir(t.TempDir(), "__cluster_metadata")
 	l, err := metadatalog.Open(metadatalog.Options{Dir: dir, TopicID: metadataTopicID})
 	if err != nil {
 		t.Fatal(err)

@@ -14,9 +14,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/admin"
-	"github.com/kraftd/kraftd/clusterid"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // cliResult is one command line tool run: what it printed and its exit status.
@@ -127,7 +127,7 @@ func TestQuorumCLIWithKafka(t *testing.T) {
 	isObserver := func(q kafkatest.QuorumInfo) bool {
 		return len(q.Voters) == 1 && slices.ContainsFunc(q.Observers, func(o kmsg.DescribeQuorumResponseTopicPartitionReplicaState) bool { return o.ReplicaID == 2 })
 	}
-	if _, err := kafkatest.WaitQuorum(c1.Addr, admin.MetadataTopic, 60*time.Second, isObserver); err != nil {
+	if _, err := kafkatest.WaitQuorum(c1.Addr, topics.ClusterMetadata, 60*time.Second, isObserver); err != nil {
 		t.Fatal(err)
 	}
 
@@ -142,7 +142,7 @@ func TestQuorumCLIWithKafka(t *testing.T) {
 			}
 		},
 	)
-	if _, err := kafkatest.WaitQuorum(c1.Addr, admin.MetadataTopic, 10*time.Second, isObserver); err != nil {
+	if _, err := kafkatest.WaitQuorum(c1.Addr, topics.ClusterMetadata, 10*time.Second, isObserver); err != nil {
 		t.Fatalf("after the dry runs: %v", err)
 	}
 
@@ -151,13 +151,13 @@ func TestQuorumCLIWithKafka(t *testing.T) {
 	if added.code != 0 || added.stdout != want {
 		t.Fatalf("controller add-controller: exit %d, stdout %q, error %q; want %q", added.code, added.stdout, added.errLine, want)
 	}
-	q, err := kafkatest.WaitQuorum(c1.Addr, admin.MetadataTopic, 30*time.Second, func(q kafkatest.QuorumInfo) bool { return len(q.Voters) == 2 })
+	q, err := kafkatest.WaitQuorum(c1.Addr, topics.ClusterMetadata, 30*time.Second, func(q kafkatest.QuorumInfo) bool { return len(q.Voters) == 2 })
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range q.Voters {
-		if dir := [...]string{1: c1.DirectoryID, 2: c2.DirectoryID}[v.ReplicaID]; clusterid.UUID(v.ReplicaDirectoryID).String() != dir {
-			t.Errorf("voter %d directory id %s, want %s", v.ReplicaID, clusterid.UUID(v.ReplicaDirectoryID).String(), dir)
+		if dir := [...]string{1: c1.DirectoryID, 2: c2.DirectoryID}[v.ReplicaID]; uuid.UUID(v.ReplicaDirectoryID).String() != dir {
+			t.Errorf("voter %d directory id %s, want %s", v.ReplicaID, uuid.UUID(v.ReplicaDirectoryID).String(), dir)
 		}
 	}
 
@@ -174,7 +174,7 @@ func TestQuorumCLIWithKafka(t *testing.T) {
 	if want := "Removed KRaft controller 2 with directory id " + c2.DirectoryID + "\n"; removed.code != 0 || removed.stdout != want {
 		t.Fatalf("controller remove-controller: exit %d, stdout %q, error %q; want %q", removed.code, removed.stdout, removed.errLine, want)
 	}
-	if _, err := kafkatest.WaitQuorum(c1.Addr, admin.MetadataTopic, 30*time.Second, isObserver); err != nil {
+	if _, err := kafkatest.WaitQuorum(c1.Addr, topics.ClusterMetadata, 30*time.Second, isObserver); err != nil {
 		t.Fatal(err)
 	}
 	describeSame(t, env, bin, c1.Addr, 1)

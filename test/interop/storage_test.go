@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/features"
+	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
 
 // TestKafkaFormattedDirReadByKraftd: a log dir formatted by Kafka's storage tool is accepted
-// by kraftd's clusterid package (same ids, same `info` text).
+// by kraftd's storage package (same ids, same `info` text).
 func TestKafkaFormattedDirReadByKraftd(t *testing.T) {
 	env := kafkatest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -36,14 +37,14 @@ func TestKafkaFormattedDirReadByKraftd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mp, err := clusterid.ReadMetaProperties(dir)
+	mp, err := storage.ReadMetaProperties(dir)
 	if err != nil {
 		t.Fatalf("kraftd rejects Kafka's meta.properties: %v", err)
 	}
 	if mp.Version != 1 || mp.ClusterID != id || mp.NodeID != 3 || mp.DirectoryID.String() != kafkaMeta["directory.id"] {
 		t.Errorf("kraftd read %+v (directory id %s), Kafka wrote %v", mp, mp.DirectoryID, kafkaMeta)
 	}
-	node, err := clusterid.Load([]string{dir}, dir, 3)
+	node, err := storage.Load([]string{dir}, dir, 3)
 	if err != nil {
 		t.Fatalf("kraftd start-up checks reject Kafka's dir: %v", err)
 	}
@@ -55,7 +56,7 @@ func TestKafkaFormattedDirReadByKraftd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ourInfo, err := clusterid.Info([]string{dir})
+	ourInfo, err := storage.Info([]string{dir})
 	if err != nil {
 		t.Fatalf("kraftd info: %v\n%s", err, ourInfo)
 	}
@@ -64,7 +65,7 @@ func TestKafkaFormattedDirReadByKraftd(t *testing.T) {
 	}
 }
 
-// TestKraftdFormattedDirUsedByKafka: a log dir formatted by kraftd (clusterid.Format) is
+// TestKraftdFormattedDirUsedByKafka: a log dir formatted by kraftd (storage.Format) is
 // accepted by Kafka's storage tool and log dump tool, and a real Kafka controller starts on
 // it, bootstraps from kraftd's bootstrap snapshot and elects itself; metadatalog then reads
 // the segment Kafka wrote there.
@@ -77,10 +78,10 @@ func TestKraftdFormattedDirUsedByKafka(t *testing.T) {
 	dir := filepath.Join(work, "data")
 	id := kafkatest.NewUUID()
 	var progress strings.Builder
-	if err := clusterid.Format(clusterid.FormatOptions{Dirs: []string{dir}, MetadataDir: dir, ClusterID: id, NodeID: 1, Out: &progress}); err != nil {
+	if err := storage.Format(storage.FormatOptions{Dirs: []string{dir}, MetadataDir: dir, ClusterID: id, NodeID: 1, Out: &progress}); err != nil {
 		t.Fatal(err)
 	}
-	ours, err := clusterid.ReadMetaProperties(dir)
+	ours, err := storage.ReadMetaProperties(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestKraftdFormattedDirUsedByKafka(t *testing.T) {
 		t.Errorf("kafka-storage info found problems:\n%s", info)
 	}
 
-	boot := filepath.Join(dir, "__cluster_metadata-0", clusterid.BootstrapSnapshotName)
+	boot := filepath.Join(dir, "__cluster_metadata-0", storage.BootstrapSnapshotName)
 	dump, err := env.DumpLog(ctx, kafkatest.DumpOptions{ClusterMetadataDecoder: true}, boot)
 	if err != nil {
 		t.Fatalf("kafka-dump-log rejects kraftd's bootstrap snapshot %s: %v", boot, err)
@@ -113,7 +114,7 @@ func TestKraftdFormattedDirUsedByKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	mvRecord := `{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":` +
-		strconv.Itoa(int(clusterid.DefaultMetadataVersion.Level)) + `}}`
+		strconv.Itoa(int(features.LatestProduction.Level)) + `}}`
 	if len(files) != 1 || len(files[0].Batches) < 2 || !hasRecord(files[0], "payload: "+mvRecord) ||
 		!hasRecordPrefix(files[0], "SnapshotHeader ") || !hasRecordPrefix(files[0], "SnapshotFooter ") {
 		t.Errorf("kafka-dump-log of kraftd's bootstrap snapshot lacks header, %s or footer:\n%s", mvRecord, dump)

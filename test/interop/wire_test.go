@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
@@ -166,14 +167,14 @@ func testApiVersions(t *testing.T, ctrl *kafkatest.Controller) {
 		// kraft.version: kraftd's supported range must be Kafka's (v3+ carries features).
 		var kafkaKRaft *kmsg.ApiVersionsResponseSupportedFeature
 		for i := range av.SupportedFeatures {
-			if av.SupportedFeatures[i].Name == protocol.KRaftVersionFeature {
+			if av.SupportedFeatures[i].Name == features.KRaftVersionName {
 				kafkaKRaft = &av.SupportedFeatures[i]
 			}
 		}
 		ours := node.Apis().ApiVersionsResponse(v)
 		var ourKRaft *kmsg.ApiVersionsResponseSupportedFeature
 		for i := range ours.SupportedFeatures {
-			if ours.SupportedFeatures[i].Name == protocol.KRaftVersionFeature {
+			if ours.SupportedFeatures[i].Name == features.KRaftVersionName {
 				ourKRaft = &ours.SupportedFeatures[i]
 			}
 		}

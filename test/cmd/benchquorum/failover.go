@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/admin"
+	"github.com/kraftd/kraftd/topics"
 )
 
 // runFailover measures, with Kafka's default quorum timeouts (election 1 s,
@@ -168,7 +169,7 @@ func medianDuration(ds []time.Duration) time.Duration {
 func describe(port int) (int32, int32, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	dq, err := admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", port), admin.MetadataTopic)
+	dq, err := admin.DescribeQuorumAt(ctx, fmt.Sprintf("127.0.0.1:%d", port), topics.ClusterMetadata)
 	if err != nil {
 		return 0, 0, false
 	}

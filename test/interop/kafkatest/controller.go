@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // ControllerConfig describes a Kafka KRaft controller (kafka.Kafka, process.roles=controller)
@@ -158,12 +161,10 @@ type RaftServer struct {
 	ConfigPath   string
 }
 
-// TestRaftServer's fixed identity (TestRaftServer.scala): peers must use the same values.
-const (
-	RaftTestClusterID = "AAAAAAAAAAAAAAAAAAAAAA"
-	RaftTestTopic     = "__raft_performance_test"
-	RaftTestTopicID   = "AAAAAAAAAAAAAAAAAAAAAg"
-)
+// RaftTestClusterID is TestRaftServer's fixed cluster id (TestRaftServer.scala:
+// Uuid.ZERO_UUID), which peers must use too; its partition is
+// topics.RaftPerformanceTest.
+var RaftTestClusterID = uuid.Zero.String()
 
 // StartTestRaftServer starts kafka.tools.TestRaftServer and waits until it listens. It is
 // stopped when the test ends.
@@ -183,7 +184,7 @@ func (e *Env) StartTestRaftServer(t testing.TB, cfg RaftServerConfig) *RaftServe
 	s := &RaftServer{
 		NodeID: cfg.NodeID, Port: cfg.Port,
 		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)),
-		LogDir: dir, PartitionDir: filepath.Join(dir, RaftTestTopic+"-0"),
+		LogDir: dir, PartitionDir: topics.PartitionDir(dir, topics.RaftPerformanceTest),
 		DirectoryID: cfg.DirectoryID, ConfigPath: filepath.Join(work, "raft.properties"),
 	}
 	props := ControllerProps(ControllerConfig{NodeID: cfg.NodeID, Port: cfg.Port, Voters: cfg.Voters, BootstrapServers: cfg.BootstrapServers}, dir)

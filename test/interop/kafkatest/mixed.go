@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/topics"
 	"github.com/kraftd/kraftd/workload"
 )
 
@@ -112,12 +113,12 @@ func (e *Env) NewMixedRaft(t testing.TB, cfg MixedRaftConfig) *MixedRaft {
 	for i, side := range cfg.Sides {
 		id := int32(i + 1)
 		dir := filepath.Join(t.TempDir(), "data")
-		topic := RaftTestTopic
+		topic := topics.RaftPerformanceTest
 		if cfg.Controllers {
-			topic = "__cluster_metadata"
+			topic = topics.ClusterMetadata
 		}
 		n := &MixedNode{ID: id, Side: side, Port: ports[i], Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i])),
-			LogDir: dir, PartitionDir: filepath.Join(dir, topic+"-0"), DirectoryID: NewUUID()}
+			LogDir: dir, PartitionDir: topics.PartitionDir(dir, topic), DirectoryID: NewUUID()}
 		if cfg.Metrics {
 			n.MetricsPort = metricsPorts[i]
 		}
@@ -596,9 +597,9 @@ func lastJVMHighWatermark(out string) int64 {
 
 func (q *MixedRaft) topic() string {
 	if q.cfg.Controllers {
-		return "__cluster_metadata"
+		return topics.ClusterMetadata
 	}
-	return RaftTestTopic
+	return topics.RaftPerformanceTest
 }
 
 // kafkaJVMFlags are flags (nil: the harness's defaults) with remote JMX on the node's

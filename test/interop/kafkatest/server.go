@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/kraftd/kraftd/topics"
 )
 
 // Server is a Kafka 4.4.0 server the harness formatted and started on 127.0.0.1:
@@ -66,7 +68,7 @@ func (e *Env) prepareServer(s serverSpec, work string) (*Server, string, error) 
 	srv := &Server{
 		NodeID: s.nodeID, ClusterID: s.clusterID, Port: s.port,
 		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)),
-		LogDir: dir, PartitionDir: filepath.Join(dir, "__cluster_metadata-0"),
+		LogDir: dir, PartitionDir: topics.PartitionDir(dir, topics.ClusterMetadata),
 		ConfigPath: filepath.Join(work, s.role+".properties"),
 	}
 	if err := s.props(dir).WriteFile(srv.ConfigPath); err != nil {

@@ -3,32 +3,19 @@ package kafkatest
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/kraftd/kraftd/uuid"
 )
 
 // NewUUID returns a fresh Kafka Uuid in its text form (22 characters of unpadded base64url)
 // the way Kafka's Uuid.randomUuid makes one: a type-4 random UUID, never the reserved
 // all-zero or Uuid(0,1) value, never text starting with '-'.
-func NewUUID() string {
-	for {
-		var b [16]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			panic(fmt.Sprintf("kafkatest: crypto/rand: %v", err)) // crypto/rand never fails on Linux
-		}
-		b[6] = b[6]&0x0f | 0x40 // version 4
-		b[8] = b[8]&0x3f | 0x80 // IETF variant
-		s := base64.RawURLEncoding.EncodeToString(b[:])
-		if s[0] != '-' && s != "AAAAAAAAAAAAAAAAAAAAAA" && s != "AAAAAAAAAAAAAAAAAAAAAQ" {
-			return s
-		}
-	}
-}
+func NewUUID() string { return uuid.Random().String() }
 
 // RandomUUID runs `kafka-storage random-uuid` and returns the printed id.
 func (e *Env) RandomUUID(ctx context.Context) (string, error) {

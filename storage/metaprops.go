@@ -1,4 +1,4 @@
-package clusterid
+package storage
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 
-	"github.com/kraftd/kraftd/config"
-	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/javaprops"
+	"github.com/kraftd/kraftd/uuid"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // MetaPropertiesFile is the name of the file format writes into every log dir.
@@ -47,7 +47,7 @@ type MetaProperties struct {
 	NodeID int32
 	// DirectoryID is the zero uuid when absent; the metadata dir's id is the
 	// raft replica directory id.
-	DirectoryID UUID
+	DirectoryID uuid.UUID
 }
 
 // Path returns dir's meta.properties path.
@@ -57,7 +57,7 @@ func Path(dir string) string { return filepath.Join(dir, MetaPropertiesFile) }
 // used in errors). A missing version means 0; version 1 requires cluster.id
 // and node.id.
 func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
-	parsed, err := config.ParseProperties(string(data))
+	parsed, err := javaprops.Parse(string(data))
 	if err != nil {
 		return MetaProperties{}, fmt.Errorf("clusterid: %s: %w", name, err)
 	}
@@ -89,13 +89,27 @@ func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
 		return MetaProperties{}, fmt.Errorf("clusterid: %s: cluster.id was not found", name)
 	}
 	if v, ok := props[propDirectoryID]; ok {
-		u, err := Parse(v)
+		u, err := uuid.Parse(v)
 		if err != nil {
 			return MetaProperties{}, fmt.Errorf("clusterid: %s: unable to read directory.id as a Uuid: %w", name, err)
 		}
 		mp.DirectoryID = u
 	}
 	return mp, nil
+}
+
+// ParseClusterID validates a cluster id given to format: a uuid in Kafka's
+// text form that is not reserved. Kafka 3.7 validated it this way; later
+// versions accept any string, which kraftd does not.
+func ParseClusterID(s string) (uuid.UUID, error) {
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Zero, fmt.Errorf("clusterid: cluster id must be 22 base64url characters, got %q: %w", clip(s), err)
+	}
+	if u.Reserved() {
+		return uuid.Zero, fmt.Errorf("clusterid: cluster id %s is reserved", s)
+	}
+	return u, nil
 }
 
 // ReadMetaProperties reads dir/meta.properties. A missing file is an error
@@ -124,9 +138,9 @@ func (mp MetaProperties) Encode(now time.Time) []byte {
 	b.WriteString(now.UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
 	b.WriteByte('\n')
 	write := func(k, v string) {
-		b.WriteString(escapeProperty(k, true))
+		b.WriteString(javaprops.Escape(k, true))
 		b.WriteByte('=')
-		b.WriteString(escapeProperty(v, false))
+		b.WriteString(javaprops.Escape(v, false))
 		b.WriteByte('\n')
 	}
 	if mp.Version == 0 {
@@ -207,32 +221,10 @@ func writeMetaProperties(fsys vfs.FS, dir string, mp MetaProperties, now time.Ti
 	return nil
 }
 
-// escapeProperty escapes what Java's Properties.store escapes for the
-// characters meta.properties values can hold.
-func escapeProperty(s string, key bool) string {
-	var b strings.Builder
-	for i, c := range s {
-		switch {
-		case c == '\\' || c == '=' || c == ':' || c == '#' || c == '!':
-			b.WriteByte('\\')
-			b.WriteRune(c)
-		case c == ' ' && (key || i == 0):
-			b.WriteString(`\ `)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\f':
-			b.WriteString(`\f`)
-		case c < 0x20 || c > 0x7e:
-			for _, u := range utf16.Encode([]rune{c}) {
-				fmt.Fprintf(&b, `\u%04X`, u)
-			}
-		default:
-			b.WriteRune(c)
-		}
+// clip keeps error messages bounded for hostile input.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
 	}
-	return b.String()
+	return s
 }

@@ -1,16 +1,18 @@
-package vfs
+package faultfs
 
 import (
 	"fmt"
 	"os"
 	"sync"
 	"syscall"
+
+	"github.com/kraftd/kraftd/vfs"
 )
 
-// OpKind is the kind of a file-system operation FaultFS sees.
+// OpKind is the kind of a file-system operation FS sees.
 type OpKind int
 
-// The operations FaultFS offers to its injectors. Reads, Stat and Close are
+// The operations FS offers to its injectors. Reads, Stat and Close are
 // not offered: the failures worth testing are the ones that can lose or
 // tear data.
 const (
@@ -58,7 +60,7 @@ type InjectorFunc func(Op) error
 // MaybeError implements Injector.
 func (f InjectorFunc) MaybeError(op Op) error { return f(op) }
 
-// ShortWriteError, returned by an injector for a write, makes FaultFS store
+// ShortWriteError, returned by an injector for a write, makes FS store
 // the first N bytes of the write and then fail with Err, as a disk filling up
 // mid-write does.
 type ShortWriteError struct {
@@ -137,12 +139,12 @@ func DiskFull(budget int64) Injector {
 	})
 }
 
-// FaultFS wraps an FS and offers every operation to its injectors first, in
+// FS wraps a vfs.FS and offers every operation to its injectors first, in
 // the order they were added; the first error wins and the operation does not
 // run (a short write stores its prefix). Injected errors come wrapped in an
 // *os.PathError, as the OS reports them. Safe for concurrent use.
-type FaultFS struct {
-	fs FS
+type FS struct {
+	fs vfs.FS
 
 	mu        sync.Mutex
 	injectors []Injector
@@ -150,33 +152,33 @@ type FaultFS struct {
 	counts [numOpKinds]int
 }
 
-// NewFaultFS returns a FaultFS over fs with the given injectors armed.
-func NewFaultFS(fs FS, injectors ...Injector) *FaultFS {
-	return &FaultFS{fs: fs, injectors: injectors}
+// Wrap returns an FS over fs with the given injectors armed.
+func Wrap(fs vfs.FS, injectors ...Injector) *FS {
+	return &FS{fs: fs, injectors: injectors}
 }
 
 // Inject arms more injectors.
-func (f *FaultFS) Inject(injectors ...Injector) {
+func (f *FS) Inject(injectors ...Injector) {
 	f.mu.Lock()
 	f.injectors = append(f.injectors, injectors...)
 	f.mu.Unlock()
 }
 
 // Reset disarms every injector.
-func (f *FaultFS) Reset() {
+func (f *FS) Reset() {
 	f.mu.Lock()
 	f.injectors = nil
 	f.mu.Unlock()
 }
 
 // Count returns how many operations of kind were attempted through f.
-func (f *FaultFS) Count(kind OpKind) int {
+func (f *FS) Count(kind OpKind) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.counts[kind]
 }
 
-func (f *FaultFS) check(op Op) error {
+func (f *FS) check(op Op) error {
 	f.mu.Lock()
 	f.counts[op.Kind]++
 	injectors := f.injectors
@@ -201,7 +203,7 @@ func pathError(op Op, err error) error {
 	return &os.PathError{Op: op.Kind.String(), Path: op.Path, Err: err}
 }
 
-func (f *FaultFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+func (f *FS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
 	kind := OpOpen
 	if flag&os.O_CREATE != 0 {
 		kind = OpCreate
@@ -216,7 +218,7 @@ func (f *FaultFS) OpenFile(name string, flag int, perm os.FileMode) (File, error
 	return &faultFile{File: file, fs: f, name: name}, nil
 }
 
-func (f *FaultFS) OpenDir(name string) (File, error) {
+func (f *FS) OpenDir(name string) (vfs.File, error) {
 	if err := f.check(Op{Kind: OpOpen, Path: name}); err != nil {
 		return nil, err
 	}
@@ -227,33 +229,33 @@ func (f *FaultFS) OpenDir(name string) (File, error) {
 	return &faultFile{File: file, fs: f, name: name}, nil
 }
 
-func (f *FaultFS) Rename(oldname, newname string) error {
+func (f *FS) Rename(oldname, newname string) error {
 	if err := f.check(Op{Kind: OpRename, Path: oldname}); err != nil {
 		return err
 	}
 	return f.fs.Rename(oldname, newname)
 }
 
-func (f *FaultFS) Remove(name string) error {
+func (f *FS) Remove(name string) error {
 	if err := f.check(Op{Kind: OpRemove, Path: name}); err != nil {
 		return err
 	}
 	return f.fs.Remove(name)
 }
 
-func (f *FaultFS) Mkdir(name string, perm os.FileMode) error {
+func (f *FS) Mkdir(name string, perm os.FileMode) error {
 	if err := f.check(Op{Kind: OpMkdir, Path: name}); err != nil {
 		return err
 	}
 	return f.fs.Mkdir(name, perm)
 }
 
-func (f *FaultFS) List(dir string) ([]string, error)     { return f.fs.List(dir) }
-func (f *FaultFS) Stat(name string) (os.FileInfo, error) { return f.fs.Stat(name) }
+func (f *FS) List(dir string) ([]string, error)     { return f.fs.List(dir) }
+func (f *FS) Stat(name string) (os.FileInfo, error) { return f.fs.Stat(name) }
 
 type faultFile struct {
-	File
-	fs   *FaultFS
+	vfs.File
+	fs   *FS
 	name string
 }
 

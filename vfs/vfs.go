@@ -11,7 +11,7 @@ import (
 )
 
 // FS is the file system kraftd's storage uses. It is small on purpose (as
-// pebble's vfs.FS) so tests can swap in MemFS or wrap it in FaultFS.
+// pebble's vfs.FS) so tests can swap in MemFS or wrap it in faultfs.FS.
 type FS interface {
 	// OpenFile opens a file as os.OpenFile does.
 	OpenFile(name string, flag int, perm os.FileMode) (File, error)

@@ -1,10 +1,10 @@
 // Package vfs is the one file-system seam of kraftd's storage: the metadata
 // log, its snapshots, the quorum-state file and the formatted log dirs
-// (meta.properties, the bootstrap snapshot) are all
-// read and written through FS, so the same code runs on the OS, on MemFS
-// (power-loss images) and under FaultFS (injected errors). It is a leaf
-// package (standard library only) so both metadatalog and clusterid can use
-// it.
+// (meta.properties, the bootstrap snapshot) are all read and written
+// through FS, so the same code runs on the OS, on MemFS (power-loss images)
+// and under vfs/faultfs (injected errors). It is a leaf package (standard
+// library only) so the metadata log and the storage tooling share it
+// without importing each other.
 //
 // # Durable writes
 //
@@ -22,16 +22,11 @@
 // directory, the entries as of the directory's last fsync; CrashClone
 // returns the file system a power loss would leave (optionally with a torn,
 // partly written unsynced tail), and SetAfterOp lets a test take such an
-// image after every single operation. FaultFS offers each operation to
-// composable injectors (in the spirit of pebble's vfs/errorfs): Fail for
-// every operation of some kinds, If to narrow by a predicate, OnIndex to
-// fail only the n-th, DiskFull for ENOSPC after a byte budget with a short
-// write. ControlInjector reads its rules from a control file
-// (ParseControl); a binary built with -tags faultfs wraps OS in it when
-// KRAFTD_FAULTFS names that file, so real-process tests can stall or fail
-// a running node's fsyncs and writes.
+// image after every single operation (as pebble's vfs.MemFS and its crash
+// clones). Injected errors live beside it in vfs/faultfs, as pebble keeps
+// vfs/errorfs, so that nothing of them is linked into a release binary.
 //
 //	mem := vfs.NewMemFS()
-//	ffs := vfs.NewFaultFS(mem, vfs.OnIndex(2, vfs.Fail(syscall.EIO, vfs.OpSync)))
-//	err := vfs.WriteFileAtomic(ffs, "/d/state", data) // fails at the third fsync
+//	err := vfs.WriteFileAtomic(mem, "/d/state", data)
+//	img := mem.CrashClone(nil) // what a power loss now would leave
 package vfs

@@ -1,4 +1,4 @@
-package vfs
+package faultfs
 
 import (
 	"fmt"
@@ -7,9 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/kraftd/kraftd/vfs"
 )
 
-// SyncLedger wraps an FS and records, for every file, the size it had at
+// SyncLedger wraps a vfs.FS and records, for every file, the size it had at
 // its last successful fsync: what a power loss cannot take away. A process
 // killed with -9 keeps all it wrote in the page cache; a test that cuts
 // each file back to some size between its ledger size and its current one
@@ -21,13 +23,13 @@ import (
 // fsync (the page cache outlives the process; the machine is not what
 // fails). DurableSizes reads it back.
 type SyncLedger struct {
-	FS
+	vfs.FS
 	mu sync.Mutex
 	w  io.Writer
 }
 
 // NewSyncLedger returns fs recording its durable sizes to w.
-func NewSyncLedger(fs FS, w io.Writer) *SyncLedger { return &SyncLedger{FS: fs, w: w} }
+func NewSyncLedger(fs vfs.FS, w io.Writer) *SyncLedger { return &SyncLedger{FS: fs, w: w} }
 
 func (l *SyncLedger) record(format string, args ...any) {
 	l.mu.Lock()
@@ -35,7 +37,7 @@ func (l *SyncLedger) record(format string, args ...any) {
 	l.mu.Unlock()
 }
 
-func (l *SyncLedger) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+func (l *SyncLedger) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
 	f, err := l.FS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -66,7 +68,7 @@ func (l *SyncLedger) Remove(name string) error {
 }
 
 type ledgerFile struct {
-	File
+	vfs.File
 	l    *SyncLedger
 	name string
 }

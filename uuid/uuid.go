@@ -1,4 +1,13 @@
-package clusterid
+// Package uuid is Kafka's Uuid: 16 bytes rendered as 22 base64url
+// characters without padding, for cluster, directory and topic ids. Random
+// draws a version-4 uuid and redraws, as Kafka's Uuid.randomUuid does, the
+// reserved ids (zero, Uuid(0,1)) and any id whose text starts with '-';
+// RandomDirectoryID also skips the 100 ids Kafka's DirectoryId reserves.
+//
+// It is a leaf (standard library only), so the metadata log, the raft core
+// and the storage tooling share one type and one rendering. Its errors
+// start with "clusterid: ", as kraftd's commands have always printed them.
+package uuid
 
 import (
 	"crypto/rand"
@@ -14,14 +23,12 @@ import (
 // ids all use it.
 type UUID [16]byte
 
-// Reserved ids (Kafka's Uuid.ZERO_UUID, Uuid.ONE_UUID = METADATA_TOPIC_ID and
-// DirectoryId.LOST).
+// Reserved ids (Kafka's Uuid.ZERO_UUID, and Uuid.ONE_UUID =
+// METADATA_TOPIC_ID = DirectoryId.LOST): __cluster_metadata's topic id is
+// the one every node knows without being told.
 var (
 	Zero            UUID
 	MetadataTopicID = UUID{15: 1}
-	// PerformanceTestTopicID is the topic id TestRaftServer uses for
-	// __raft_performance_test (Uuid(0, 2)).
-	PerformanceTestTopicID = UUID{15: 2}
 )
 
 // String renders u the way Kafka's Uuid.toString does.
@@ -36,8 +43,9 @@ func (u UUID) IsZero() bool { return u == Zero }
 func (u UUID) msb() uint64 { return binary.BigEndian.Uint64(u[:8]) }
 func (u UUID) lsb() uint64 { return binary.BigEndian.Uint64(u[8:]) }
 
-// reservedUUID is Kafka's Uuid.RESERVED: never returned by Uuid.randomUuid.
-func reservedUUID(u UUID) bool { return u == Zero || u == MetadataTopicID }
+// Reserved reports whether u is in Kafka's Uuid.RESERVED: never returned
+// by Uuid.randomUuid, never a cluster id.
+func (u UUID) Reserved() bool { return u == Zero || u == MetadataTopicID }
 
 // ReservedDirectoryID reports whether u is one of the first 100 uuids, which
 // Kafka's DirectoryId reserves (MIGRATING, UNASSIGNED, LOST, ...) and refuses
@@ -68,7 +76,7 @@ func RandomFrom(r io.Reader) (UUID, error) {
 		// Version 4 and the IETF variant, as java.util.UUID.randomUUID sets.
 		u[6] = u[6]&0x0f | 0x40
 		u[8] = u[8]&0x3f | 0x80
-		if reservedUUID(u) || strings.HasPrefix(u.String(), "-") {
+		if u.Reserved() || strings.HasPrefix(u.String(), "-") {
 			continue
 		}
 		return u, nil
@@ -110,20 +118,6 @@ func Parse(s string) (UUID, error) {
 		// Unreachable after the checks above; kept so a decoder change
 		// cannot turn into a silent partial id.
 		return Zero, fmt.Errorf("clusterid: decode uuid %q: %v (%d bytes)", clip(s), err, n)
-	}
-	return u, nil
-}
-
-// ParseClusterID validates a cluster id given to format: a uuid in Kafka's
-// text form that is not reserved. Kafka 3.7 validated it this way; later
-// versions accept any string, which kraftd does not.
-func ParseClusterID(s string) (UUID, error) {
-	u, err := Parse(s)
-	if err != nil {
-		return Zero, fmt.Errorf("clusterid: cluster id must be 22 base64url characters, got %q: %w", clip(s), err)
-	}
-	if reservedUUID(u) {
-		return Zero, fmt.Errorf("clusterid: cluster id %s is reserved", s)
 	}
 	return u, nil
 }

@@ -1,4 +1,4 @@
-package clusterid
+package storage
 
 import (
 	"errors"
@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/topics"
+	"github.com/kraftd/kraftd/uuid"
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // InitialController is one voter of a dynamic quorum's first voter set
@@ -19,7 +21,7 @@ type InitialController struct {
 	NodeID      int32
 	Host        string
 	Port        uint16
-	DirectoryID UUID
+	DirectoryID uuid.UUID
 }
 
 // ParseInitialControllers parses Kafka's --initial-controllers value:
@@ -98,11 +100,11 @@ func parseInitialController(s string) (InitialController, error) {
 		return c, fmt.Errorf("Invalid port %d in dynamic voter string.", port)
 	}
 	c.Port = uint16(port)
-	dir, err := Parse(rest[colon+1:])
+	dir, err := uuid.Parse(rest[colon+1:])
 	if err != nil {
 		return c, fmt.Errorf("Failed to parse directory ID in dynamic voter string.: %w", err)
 	}
-	if ReservedDirectoryID(dir) {
+	if uuid.ReservedDirectoryID(dir) {
 		return c, fmt.Errorf("directory id %s is reserved", dir)
 	}
 	c.DirectoryID = dir
@@ -167,7 +169,7 @@ func votersRecord(voters []InitialController, listener string) protocol.VotersRe
 // crash leave it), fsynced, made read-only, renamed, the partition dir
 // fsynced. vfs.MkdirAll made the partition dir's own entry durable.
 func writeBootstrapSnapshot(fsys vfs.FS, dir string, data []byte) error {
-	part := filepath.Join(dir, "__cluster_metadata-0")
+	part := topics.PartitionDir(dir, topics.ClusterMetadata)
 	if err := vfs.MkdirAll(fsys, part, 0o755); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package vfs
+package vfs_test
 
 import (
 	"bytes"
@@ -8,24 +8,27 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/kraftd/kraftd/vfs"
+	"github.com/kraftd/kraftd/vfs/faultfs"
 )
 
 // TestWriteFileAtomicCrashAtEveryStep: after a power loss at any point of a
 // replacement the file holds the old or the new content, and the new one
-// once WriteFileAtomic returned.
+// once vfs.WriteFileAtomic returned.
 func TestWriteFileAtomicCrashAtEveryStep(t *testing.T) {
-	mem := NewMemFS()
-	if err := MkdirAll(mem, "/d", 0o755); err != nil {
+	mem := vfs.NewMemFS()
+	if err := vfs.MkdirAll(mem, "/d", 0o755); err != nil {
 		t.Fatal(err)
 	}
 	old, next := []byte("old content"), bytes.Repeat([]byte("new content "), 100)
-	if err := WriteFileAtomic(mem, "/d/f", old); err != nil {
+	if err := vfs.WriteFileAtomic(mem, "/d/f", old); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	var images []*MemFS
+	var images []*vfs.MemFS
 	mem.SetAfterOp(func() { images = append(images, mem.CrashClone(nil), mem.CrashClone(rng)) })
-	if err := WriteFileAtomic(mem, "/d/f", next); err != nil {
+	if err := vfs.WriteFileAtomic(mem, "/d/f", next); err != nil {
 		t.Fatal(err)
 	}
 	mem.SetAfterOp(nil)
@@ -46,14 +49,14 @@ func TestWriteFileAtomicCrashAtEveryStep(t *testing.T) {
 // TestMkdirAll: the directories it creates survive a power loss, one made
 // by Mkdir alone does not, and every failure is reported.
 func TestMkdirAll(t *testing.T) {
-	mem := NewMemFS()
-	if err := MkdirAll(mem, "/a/b/c", 0o700); err != nil {
+	mem := vfs.NewMemFS()
+	if err := vfs.MkdirAll(mem, "/a/b/c", 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := mem.Mkdir("/a/lost", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := MkdirAll(mem, "/a/b", 0o755); err != nil {
+	if err := vfs.MkdirAll(mem, "/a/b", 0o755); err != nil {
 		t.Fatalf("existing dir: %v", err)
 	}
 	crashed := mem.CrashClone(nil)
@@ -65,26 +68,26 @@ func TestMkdirAll(t *testing.T) {
 		t.Fatalf("created dir after a power loss: %v %v", st, err)
 	}
 
-	if err := WriteFileAtomic(mem, "/a/f", nil); err != nil {
+	if err := vfs.WriteFileAtomic(mem, "/a/f", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := MkdirAll(mem, "/a/f/g", 0o755); !errors.Is(err, syscall.ENOTDIR) {
+	if err := vfs.MkdirAll(mem, "/a/f/g", 0o755); !errors.Is(err, syscall.ENOTDIR) {
 		t.Fatalf("under a file: %v", err)
 	}
-	for _, kind := range []OpKind{OpMkdir, OpOpen, OpSync} {
-		ffs := NewFaultFS(mem, Fail(syscall.EIO, kind))
-		if err := MkdirAll(ffs, "/a/x/y", 0o755); !errors.Is(err, syscall.EIO) {
+	for _, kind := range []faultfs.OpKind{faultfs.OpMkdir, faultfs.OpOpen, faultfs.OpSync} {
+		ffs := faultfs.Wrap(mem, faultfs.Fail(syscall.EIO, kind))
+		if err := vfs.MkdirAll(ffs, "/a/x/y", 0o755); !errors.Is(err, syscall.EIO) {
 			t.Fatalf("failing %v: %v", kind, err)
 		}
 	}
 }
 
 func TestWriteFileAtomicViaMode(t *testing.T) {
-	mem := NewMemFS()
-	if err := MkdirAll(mem, "/d", 0o755); err != nil {
+	mem := vfs.NewMemFS()
+	if err := vfs.MkdirAll(mem, "/d", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomicVia(mem, "/d/x.part", "/d/x", []byte("data"), 0o444); err != nil {
+	if err := vfs.WriteFileAtomicVia(mem, "/d/x.part", "/d/x", []byte("data"), 0o444); err != nil {
 		t.Fatal(err)
 	}
 	st, err := mem.Stat("/d/x")
@@ -100,15 +103,15 @@ func TestWriteFileAtomicViaMode(t *testing.T) {
 // content and no temp file.
 func TestWriteFileAtomicFailures(t *testing.T) {
 	for i := 0; ; i++ {
-		mem := NewMemFS()
-		if err := MkdirAll(mem, "/d", 0o755); err != nil {
+		mem := vfs.NewMemFS()
+		if err := vfs.MkdirAll(mem, "/d", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteFileAtomic(mem, "/d/f", []byte("old")); err != nil {
+		if err := vfs.WriteFileAtomic(mem, "/d/f", []byte("old")); err != nil {
 			t.Fatal(err)
 		}
-		ffs := NewFaultFS(mem, OnIndex(i, Fail(syscall.EIO)))
-		err := WriteFileAtomic(ffs, "/d/f", []byte("new"))
+		ffs := faultfs.Wrap(mem, faultfs.OnIndex(i, faultfs.Fail(syscall.EIO)))
+		err := vfs.WriteFileAtomic(ffs, "/d/f", []byte("new"))
 		if err == nil {
 			if i < 5 {
 				t.Fatalf("only %d steps", i)
@@ -124,49 +127,5 @@ func TestWriteFileAtomicFailures(t *testing.T) {
 		if (!bytes.Equal(got, []byte("old")) && !bytes.Equal(got, []byte("new"))) || len(names) != 1 {
 			t.Fatalf("step %d: content %q, files %q", i, got, names)
 		}
-	}
-}
-
-func TestInjectors(t *testing.T) {
-	mem := NewMemFS()
-	if err := MkdirAll(mem, "/d", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ffs := NewFaultFS(mem, DiskFull(5))
-	f, err := ffs.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := f.Write([]byte("abc")); n != 3 || err != nil {
-		t.Fatalf("within budget: %d %v", n, err)
-	}
-	n, err := f.Write([]byte("defg"))
-	if n != 2 || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/d/f") {
-		t.Fatalf("crossing the budget: %d %v", n, err)
-	}
-	if got, _ := mem.ReadFile("/d/f"); string(got) != "abcde" {
-		t.Fatalf("short write stored %q", got)
-	}
-	if _, err := f.WriteAt([]byte("x"), 0); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("full disk: %v", err)
-	}
-
-	// If narrows, OnIndex picks the second matching sync, Reset disarms.
-	ffs.Reset()
-	ffs.Inject(OnIndex(1, If(func(op Op) bool { return strings.HasSuffix(op.Path, "/d") }, Fail(syscall.EIO, OpSync))))
-	if err := f.Sync(); err != nil {
-		t.Fatalf("file sync: %v", err)
-	}
-	for i, want := range []error{nil, syscall.EIO, nil} {
-		if err := SyncDir(ffs, "/d"); !errors.Is(err, want) && err != want {
-			t.Fatalf("dir sync %d: %v, want %v", i, err, want)
-		}
-	}
-	if got := ffs.Count(OpSync); got != 4 {
-		t.Fatalf("counted %d syncs", got)
-	}
-	ffs.Reset()
-	if err := f.Truncate(0); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -1,17 +1,18 @@
-package clusterid
+package storage
 
 import (
-	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/features"
 )
 
 // The messages are Kafka 4.4's (test/interop/format_dynamic_test.go compares
 // them with its storage tool's).
 func TestResolveFeatures(t *testing.T) {
-	v39 := MetadataVersion{"3.9-IV0", 21}
+	v39 := features.MetadataVersion{Name: "3.9-IV0", Level: 21}
 	for _, tc := range []struct {
-		release *MetadataVersion
+		release *features.MetadataVersion
 		req     map[string]int16
 		dynamic bool
 		want    string
@@ -30,22 +31,12 @@ func TestResolveFeatures(t *testing.T) {
 		}
 	}
 	s, err := resolveFeatures(nil, nil, true)
-	if err != nil || s.mv != DefaultMetadataVersion || s.levels["kraft.version"] != 1 || s.levels["share.version"] != 2 || len(s.records()) != 6 {
+	if err != nil || s.mv != features.LatestProduction || s.levels["kraft.version"] != 1 || s.levels["share.version"] != 2 || len(s.records()) != 6 {
 		t.Fatalf("defaults: %+v %v", s, err)
 	}
 	// A release implies the features it turns on, never kraft.version.
-	s, err = resolveFeatures(&MetadataVersion{"4.0-IV3", 25}, nil, false)
+	s, err = resolveFeatures(&features.MetadataVersion{Name: "4.0-IV3", Level: 25}, nil, false)
 	if err != nil || s.levels["kraft.version"] != 0 || s.levels["transaction.version"] != 2 || s.levels["group.version"] != 1 || s.levels["eligible.leader.replicas.version"] != 0 {
 		t.Fatalf("4.0-IV3: %+v %v", s, err)
-	}
-}
-
-// A Kafka 4.4 controller registers these ranges (the levels of the
-// production features and metadata.version 7-33).
-func TestSupportedFeatures(t *testing.T) {
-	got := fmt.Sprint(SupportedFeatures())
-	want := "[{eligible.leader.replicas.version 0 1} {group.version 0 1} {kraft.version 0 1} {metadata.version 7 33} {share.version 0 2} {streams.version 0 1} {transaction.version 0 2}]"
-	if got != want {
-		t.Errorf("SupportedFeatures() = %s, want %s", got, want)
 	}
 }

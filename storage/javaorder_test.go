@@ -1,4 +1,4 @@
-package clusterid
+package storage
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package clusterid
+package storage
 
 import (
 	"errors"
@@ -10,11 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/features"
+	"github.com/kraftd/kraftd/uuid"
+	"github.com/kraftd/kraftd/vfs"
 )
-
-// scramMetadataLevel is metadata.version 3.5-IV2, the first with SCRAM records.
-const scramMetadataLevel = 11
 
 // FormatOptions configures Format.
 type FormatOptions struct {
@@ -29,7 +28,7 @@ type FormatOptions struct {
 	IgnoreFormatted bool
 	// MetadataVersion is --release-version; zero = Kafka's default (or the
 	// level of a "metadata.version" entry in Features).
-	MetadataVersion MetadataVersion
+	MetadataVersion features.MetadataVersion
 	// Features are --feature levels (name -> level), checked and completed
 	// with defaults for the metadata.version as Kafka 4.4 does; levels above
 	// 0 are written as FeatureLevelRecords (kraft.version never is).
@@ -48,7 +47,7 @@ type FormatOptions struct {
 	DynamicQuorum bool
 	// InitialControllers is the first voter set of a dynamic quorum
 	// (--initial-controllers, or --standalone: one entry for the node itself
-	// with a fresh RandomDirectoryID). It implies DynamicQuorum; when NodeID
+	// with a fresh uuid.RandomDirectoryID). It implies DynamicQuorum; when NodeID
 	// is among them, the metadata dir gets that voter's directory id.
 	InitialControllers []InitialController
 	// ControllerListener names the voters' endpoint in the bootstrap
@@ -115,9 +114,9 @@ type dirWriter struct {
 	records  [][]byte
 	// voterDirID is this node's directory id in a dynamic quorum's initial
 	// voter set (zero when it is not a voter there).
-	voterDirID UUID
+	voterDirID uuid.UUID
 	// seen holds the directory ids in use, so fresh ones never collide.
-	seen map[UUID]bool
+	seen map[uuid.UUID]bool
 }
 
 // newDirWriter validates o in the order Kafka's Formatter.run does (node,
@@ -140,22 +139,22 @@ func newDirWriter(o FormatOptions) (*dirWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	var release *MetadataVersion
-	if o.MetadataVersion != (MetadataVersion{}) {
+	var release *features.MetadataVersion
+	if o.MetadataVersion != (features.MetadataVersion{}) {
 		release = &o.MetadataVersion
 	}
 	fs, err := resolveFeatures(release, o.Features, o.DynamicQuorum)
 	if err != nil {
 		return nil, err
 	}
-	w := &dirWriter{o: o, fsys: vfs.Or(o.FS), features: fs, now: o.Now, out: o.Out, voterDirID: voterDirID, seen: map[UUID]bool{}}
+	w := &dirWriter{o: o, fsys: vfs.Or(o.FS), features: fs, now: o.Now, out: o.Out, voterDirID: voterDirID, seen: map[uuid.UUID]bool{}}
 	if w.now == nil {
 		w.now = time.Now
 	}
 	if w.out == nil {
 		w.out = io.Discard
 	}
-	if len(o.ScramRecords) > 0 && fs.mv.Level < scramMetadataLevel {
+	if len(o.ScramRecords) > 0 && !fs.mv.ScramSupported() {
 		return nil, errors.New("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
 	}
 	w.records = append(fs.records(), o.ScramRecords...)
@@ -164,20 +163,20 @@ func newDirWriter(o FormatOptions) (*dirWriter, error) {
 
 // voterDirectoryID checks a dynamic quorum's initial voters and returns the
 // directory id they give o.NodeID (zero when it is not among them).
-func voterDirectoryID(o FormatOptions) (UUID, error) {
+func voterDirectoryID(o FormatOptions) (uuid.UUID, error) {
 	if o.InitialControllers == nil {
-		return UUID{}, nil
+		return uuid.UUID{}, nil
 	}
 	if o.ControllerListener == "" {
-		return UUID{}, errors.New("clusterid: format: a dynamic quorum needs the controller listener name")
+		return uuid.UUID{}, errors.New("clusterid: format: a dynamic quorum needs the controller listener name")
 	}
-	var id UUID
+	var id uuid.UUID
 	for _, c := range o.InitialControllers {
 		if c.NodeID == o.NodeID {
 			id = c.DirectoryID
 		}
-		if c.DirectoryID.IsZero() || ReservedDirectoryID(c.DirectoryID) {
-			return UUID{}, fmt.Errorf("clusterid: format: initial controller %d has the reserved directory id %s", c.NodeID, c.DirectoryID)
+		if c.DirectoryID.IsZero() || uuid.ReservedDirectoryID(c.DirectoryID) {
+			return uuid.UUID{}, fmt.Errorf("clusterid: format: initial controller %d has the reserved directory id %s", c.NodeID, c.DirectoryID)
 		}
 	}
 	return id, nil
@@ -195,7 +194,7 @@ func (w *dirWriter) format(dir string) error {
 	}
 	t := w.now()
 	if isMeta && !w.o.Broker {
-		snap := BootstrapSnapshot(w.features.levels[featureKRaftVersion], w.o.InitialControllers, w.o.ControllerListener, w.records, t)
+		snap := BootstrapSnapshot(w.features.levels[features.KRaftVersionName], w.o.InitialControllers, w.o.ControllerListener, w.records, t)
 		if err := writeBootstrapSnapshot(w.fsys, dir, snap); err != nil {
 			return fmt.Errorf("clusterid: format %s: %w", dir, err)
 		}
@@ -223,12 +222,12 @@ func (w *dirWriter) kind(isMeta bool) string {
 
 // directoryID picks a dir's directory.id: the initial voter's own for the
 // metadata dir of a voter, otherwise a fresh one no other dir uses.
-func (w *dirWriter) directoryID(isMeta bool) UUID {
+func (w *dirWriter) directoryID(isMeta bool) uuid.UUID {
 	id := w.voterDirID
 	if !isMeta || id.IsZero() {
-		id = RandomDirectoryID()
+		id = uuid.RandomDirectoryID()
 		for w.seen[id] || id == w.voterDirID {
-			id = RandomDirectoryID()
+			id = uuid.RandomDirectoryID()
 		}
 	}
 	w.seen[id] = true
@@ -288,7 +287,7 @@ func (e ensemble) verify(clusterID string, nodeID int32) error {
 	if nodeID >= 0 {
 		nodeFrom = "the expected value"
 	}
-	seenDir := map[UUID]string{}
+	seenDir := map[uuid.UUID]string{}
 	for _, d := range e.formatted {
 		mp := e.props[d]
 		p := Path(d)
@@ -313,7 +312,7 @@ func (e ensemble) verify(clusterID string, nodeID int32) error {
 			return fmt.Errorf("stored node id %d in %s doesn't match node id %d (from %s). If you moved your data, make sure your configured node id matches. If you intend to create a new node, you should remove all data in your data directories", mp.NodeID, p, nodeID, nodeFrom)
 		}
 		if !mp.DirectoryID.IsZero() {
-			if ReservedDirectoryID(mp.DirectoryID) {
+			if uuid.ReservedDirectoryID(mp.DirectoryID) {
 				return fmt.Errorf("invalid reserved directory id %s found in %s", mp.DirectoryID, p)
 			}
 			if prev, ok := seenDir[mp.DirectoryID]; ok {
@@ -331,7 +330,7 @@ type Node struct {
 	NodeID    int32
 	// DirectoryID is the metadata dir's directory.id: the raft replica
 	// directory id.
-	DirectoryID UUID
+	DirectoryID uuid.UUID
 	// Props holds every dir's meta.properties (keys are cleaned paths).
 	Props map[string]MetaProperties
 }
@@ -359,7 +358,7 @@ func LoadFS(fsys vfs.FS, dirs []string, metadataDir string, nodeID int32) (Node,
 	if err := ens.verify("", nodeID); err != nil {
 		return Node{}, fmt.Errorf("clusterid: load: %w", err)
 	}
-	seen := map[UUID]bool{}
+	seen := map[uuid.UUID]bool{}
 	for _, mp := range ens.props {
 		seen[mp.DirectoryID] = true
 	}
@@ -371,9 +370,9 @@ func LoadFS(fsys vfs.FS, dirs []string, metadataDir string, nodeID int32) (Node,
 		}
 		n.ClusterID = mp.ClusterID
 		if mp.DirectoryID.IsZero() {
-			id := RandomDirectoryID()
+			id := uuid.RandomDirectoryID()
 			for seen[id] {
-				id = RandomDirectoryID()
+				id = uuid.RandomDirectoryID()
 			}
 			seen[id] = true
 			mp.DirectoryID = id

@@ -1,10 +1,12 @@
-package vfs
+package faultfs
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/vfs"
 )
 
 // TestSyncLedgerDurableSizes: the ledger of real file operations replays to
@@ -13,7 +15,7 @@ import (
 func TestSyncLedgerDurableSizes(t *testing.T) {
 	dir := t.TempDir()
 	var rec strings.Builder
-	fs := NewSyncLedger(OS, &rec)
+	fs := NewSyncLedger(vfs.OS, &rec)
 	p := func(name string) string { return filepath.Join(dir, name) }
 	write := func(name string, flag int, data string, sync bool) {
 		t.Helper()

@@ -1,4 +1,4 @@
-package clusterid
+package storage
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 const kafkaMetaProperties = `#
@@ -63,10 +65,19 @@ func TestParseMetaPropertiesErrors(t *testing.T) {
 	}
 }
 
+func TestParseClusterID(t *testing.T) {
+	if _, err := ParseClusterID("AAAAAAAAAAAAAAAAAAAAAA"); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("zero cluster id: %v", err)
+	}
+	if _, err := ParseClusterID("not-an-id"); err == nil || !strings.Contains(err.Error(), "cluster id must be 22 base64url characters") {
+		t.Errorf("bad cluster id: %v", err)
+	}
+}
+
 func TestMetaPropertiesRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	for _, mp := range []MetaProperties{
-		{Version: 1, ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", NodeID: 1, DirectoryID: Random()},
+		{Version: 1, ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", NodeID: 1, DirectoryID: uuid.Random()},
 		{Version: 1, ClusterID: "weird id=with:chars #!", NodeID: 0},
 		{Version: 0, ClusterID: "c", NodeID: 5},
 		{Version: 0, NodeID: -1},
@@ -97,9 +108,9 @@ func TestMetaPropertiesRoundTrip(t *testing.T) {
 	}
 }
 
-func mustParse(t *testing.T, s string) UUID {
+func mustParse(t *testing.T, s string) uuid.UUID {
 	t.Helper()
-	u, err := Parse(s)
+	u, err := uuid.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +128,7 @@ func TestFormat(t *testing.T) {
 	// metadata.version and the one requested (kraft.version 0 and a zero
 	// level write none).
 	opts := FormatOptions{Dirs: []string{data}, MetadataDir: meta, ClusterID: testClusterID, NodeID: 2,
-		MetadataVersion: MetadataVersion{"3.9-IV0", 21},
+		MetadataVersion: features.MetadataVersion{Name: "3.9-IV0", Level: 21},
 		Features:        map[string]int16{"group.version": 1, "kraft.version": 0, "share.version": 0}, Out: &out, Now: func() time.Time { return now }}
 	if err := Format(opts); err != nil {
 		t.Fatal(err)
@@ -206,7 +217,7 @@ func TestFormat(t *testing.T) {
 		t.Fatalf("reload: %+v %v", n2, err)
 	}
 	// Another cluster id is refused even with --ignore-formatted.
-	opts.ClusterID = Random().String()
+	opts.ClusterID = uuid.Random().String()
 	if err := Format(opts); err == nil || !strings.Contains(err.Error(), "invalid cluster.id") {
 		t.Fatalf("other cluster id: %v", err)
 	}
@@ -243,13 +254,13 @@ func TestLoadConsistency(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(a, MetaProperties{Version: 1, ClusterID: testClusterID, NodeID: 1, DirectoryID: Random()})
-	write(b, MetaProperties{Version: 1, ClusterID: "other", NodeID: 1, DirectoryID: Random()})
+	write(a, MetaProperties{Version: 1, ClusterID: testClusterID, NodeID: 1, DirectoryID: uuid.Random()})
+	write(b, MetaProperties{Version: 1, ClusterID: "other", NodeID: 1, DirectoryID: uuid.Random()})
 	_, err := Load([]string{a, b}, a, 1)
 	if err == nil || !strings.Contains(err.Error(), Path(a)) || !strings.Contains(err.Error(), Path(b)) {
 		t.Fatalf("mismatched cluster.id: %v (must name both files)", err)
 	}
-	write(b, MetaProperties{Version: 1, ClusterID: testClusterID, NodeID: 4, DirectoryID: Random()})
+	write(b, MetaProperties{Version: 1, ClusterID: testClusterID, NodeID: 4, DirectoryID: uuid.Random()})
 	_, err = Load([]string{a, b}, a, -1)
 	if err == nil || !strings.Contains(err.Error(), Path(a)) || !strings.Contains(err.Error(), Path(b)) {
 		t.Fatalf("mismatched node.id: %v (must name both files)", err)
@@ -258,7 +269,7 @@ func TestLoadConsistency(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "stored node id 1") {
 		t.Fatalf("node.id vs config: %v", err)
 	}
-	same := Random()
+	same := uuid.Random()
 	write(a, MetaProperties{Version: 1, ClusterID: testClusterID, NodeID: 1, DirectoryID: same})
 	write(b, MetaProperties{Version: 1, ClusterID: testClusterID, NodeID: 1, DirectoryID: same})
 	if _, err = Load([]string{a, b}, a, 1); err == nil || !strings.Contains(err.Error(), "duplicate directory id") {

@@ -1,4 +1,4 @@
-package vfs
+package faultfs
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kraftd/kraftd/vfs"
 )
 
 func TestParseControl(t *testing.T) {
@@ -31,7 +33,7 @@ func TestControlInjector(t *testing.T) {
 	dir := t.TempDir()
 	ctl := filepath.Join(dir, "ctl")
 	c := NewControlInjector(ctl)
-	ffs := NewFaultFS(OS, c)
+	ffs := Wrap(vfs.OS, c)
 	f, err := ffs.OpenFile(filepath.Join(dir, "seg"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package clusterid
+package uuid
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func TestKnownIDs(t *testing.T) {
 	}{
 		{Zero, "AAAAAAAAAAAAAAAAAAAAAA"},
 		{MetadataTopicID, "AAAAAAAAAAAAAAAAAAAAAQ"},
-		{PerformanceTestTopicID, "AAAAAAAAAAAAAAAAAAAAAg"},
+		{UUID{15: 2}, "AAAAAAAAAAAAAAAAAAAAAg"},
 	} {
 		if got := tc.u.String(); got != tc.text {
 			t.Errorf("String = %q, want %q", got, tc.text)
@@ -64,6 +64,9 @@ func TestKnownIDs(t *testing.T) {
 		if got, err := Parse(tc.text); err != nil || got != tc.u {
 			t.Errorf("Parse(%q) = %x, %v", tc.text, got, err)
 		}
+	}
+	if !Zero.Reserved() || !MetadataTopicID.Reserved() || (UUID{15: 2}).Reserved() {
+		t.Error("Reserved must be Kafka's Uuid.RESERVED")
 	}
 	if !ReservedDirectoryID(UUID{15: 99}) || ReservedDirectoryID(UUID{15: 100}) || ReservedDirectoryID(UUID{0: 1}) {
 		t.Error("ReservedDirectoryID must cover exactly the first 100 ids")
@@ -90,12 +93,6 @@ func TestParseErrors(t *testing.T) {
 		if len(err.Error()) > 300 {
 			t.Errorf("Parse: unbounded error message (%d bytes)", len(err.Error()))
 		}
-	}
-	if _, err := ParseClusterID("AAAAAAAAAAAAAAAAAAAAAA"); err == nil || !strings.Contains(err.Error(), "reserved") {
-		t.Errorf("zero cluster id: %v", err)
-	}
-	if _, err := ParseClusterID("not-an-id"); err == nil || !strings.Contains(err.Error(), "cluster id must be 22 base64url characters") {
-		t.Errorf("bad cluster id: %v", err)
 	}
 }
 

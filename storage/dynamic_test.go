@@ -1,4 +1,4 @@
-package clusterid
+package storage
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/uuid"
 )
 
 func TestParseInitialControllers(t *testing.T) {
@@ -122,7 +123,7 @@ func TestFormatDynamicQuorum(t *testing.T) {
 			t.Fatalf("voters %+v %v", vr, err)
 		}
 		v := vr.Voters[1]
-		if v.VoterID != 2 || UUID(v.VoterDirectoryID) != voters[1].DirectoryID || len(v.Endpoints) != 1 ||
+		if v.VoterID != 2 || uuid.UUID(v.VoterDirectoryID) != voters[1].DirectoryID || len(v.Endpoints) != 1 ||
 			v.Endpoints[0] != (protocol.VotersRecordEndpoint{Name: "CONTROLLER", Host: "localhost", Port: 9094}) || v.MaxSupportedVersion != 1 {
 			t.Fatalf("voter %+v", v)
 		}

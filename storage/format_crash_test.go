@@ -1,4 +1,4 @@
-package clusterid
+package storage
 
 import (
 	"bytes"
@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/vfs"
+	"github.com/kraftd/kraftd/vfs/faultfs"
 )
 
 // crashFormatOptions formats a data dir and the metadata dir of a dynamic
@@ -199,19 +200,19 @@ func TestFormatFaults(t *testing.T) {
 	errInjected := errors.New("injected")
 	for _, tc := range []struct {
 		name   string
-		inject func(i int) vfs.Injector
+		inject func(i int) faultfs.Injector
 		want   error
 	}{
-		{"disk full", func(i int) vfs.Injector { return vfs.DiskFull(int64(i)) }, syscall.ENOSPC},
-		{"fsync", func(i int) vfs.Injector { return vfs.OnIndex(i, vfs.Fail(syscall.EIO, vfs.OpSync)) }, syscall.EIO},
-		{"any operation", func(i int) vfs.Injector { return vfs.OnIndex(i, vfs.Fail(errInjected)) }, errInjected},
+		{"disk full", func(i int) faultfs.Injector { return faultfs.DiskFull(int64(i)) }, syscall.ENOSPC},
+		{"fsync", func(i int) faultfs.Injector { return faultfs.OnIndex(i, faultfs.Fail(syscall.EIO, faultfs.OpSync)) }, syscall.EIO},
+		{"any operation", func(i int) faultfs.Injector { return faultfs.OnIndex(i, faultfs.Fail(errInjected)) }, errInjected},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			failures := 0
 			for i := 0; ; i++ {
 				o := crashFormatOptions(t)
 				mem := vfs.NewMemFS()
-				o.FS = vfs.NewFaultFS(mem, tc.inject(i))
+				o.FS = faultfs.Wrap(mem, tc.inject(i))
 				err := Format(o)
 				if err == nil {
 					break
