@@ -10,7 +10,7 @@
 // Kafka's active controller advertises its ranges (Supported), and a
 // controller finalizing features or gating record versions on
 // metadata.version reads it without the storage tooling. Its errors start
-// with "clusterid: ", as kraftd's commands have always printed them.
+// with "features: ".
 package features
 
 import (
@@ -81,7 +81,7 @@ func LookupMetadataVersion(name string) (MetadataVersion, error) {
 		for i, v := range metadataVersions {
 			names[i] = v.Name
 		}
-		return MetadataVersion{}, fmt.Errorf("clusterid: Unknown metadata.version '%s'. Supported metadata.version are: %s", clip(name), strings.Join(names, ", "))
+		return MetadataVersion{}, fmt.Errorf("features: Unknown metadata.version '%s'. Supported metadata.version are: %s", clip(name), strings.Join(names, ", "))
 	}
 	return *found, nil
 }
@@ -94,7 +94,7 @@ func MetadataVersionByLevel(level int16) (MetadataVersion, error) {
 		}
 	}
 	first, last := metadataVersions[0], metadataVersions[len(metadataVersions)-1]
-	return MetadataVersion{}, fmt.Errorf("clusterid: No MetadataVersion with feature level %d. Valid feature levels are from %d to %d.", level, first.Level, last.Level)
+	return MetadataVersion{}, fmt.Errorf("features: No MetadataVersion with feature level %d. Valid feature levels are from %d to %d.", level, first.Level, last.Level)
 }
 
 // featureVersion is one level of a feature: the lowest metadata.version that
@@ -146,10 +146,10 @@ func DefaultLevel(name string, mv MetadataVersion) int16 {
 func CheckLevel(name string, level int16, mv MetadataVersion) error {
 	levels := features[name]
 	if level < 0 || int(level) >= len(levels) {
-		return fmt.Errorf("clusterid: No feature:%s with feature level %d", name, level)
+		return fmt.Errorf("features: No feature:%s with feature level %d", name, level)
 	}
 	if need := levels[level].needsMV; need > mv.Level {
-		return fmt.Errorf("clusterid: %s could not be set to %d because it depends on %s level %d", name, level, MetadataVersionName, need)
+		return fmt.Errorf("features: %s could not be set to %d because it depends on %s level %d", name, level, MetadataVersionName, need)
 	}
 	return nil
 }

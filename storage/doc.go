@@ -51,6 +51,5 @@
 //
 // The package imports neither config nor the metadata log: it reads what it
 // needs of a node's configuration from its caller, and raft's tests write
-// its bootstrap snapshot. Its errors start with "clusterid: ", the prefix
-// kraftd's commands have always printed.
+// its bootstrap snapshot. Its errors start with "storage: ".
 package storage

@@ -36,16 +36,16 @@ func ParseInitialControllers(s string) ([]InitialController, error) {
 		}
 		c, err := parseInitialController(strings.TrimSpace(part))
 		if err != nil {
-			return nil, fmt.Errorf("clusterid: initial controller %q: %w", clip(part), err)
+			return nil, fmt.Errorf("storage: initial controller %q: %w", clip(part), err)
 		}
 		if ids[c.NodeID] {
-			return nil, fmt.Errorf("clusterid: initial controllers: Node id %d was specified more than once.", c.NodeID)
+			return nil, fmt.Errorf("storage: initial controllers: Node id %d was specified more than once.", c.NodeID)
 		}
 		ids[c.NodeID] = true
 		out = append(out, c)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("clusterid: initial controllers: No voters given.")
+		return nil, errors.New("storage: initial controllers: No voters given.")
 	}
 	return out, nil
 }

@@ -33,7 +33,7 @@ func resolveFeatures(release *features.MetadataVersion, requested map[string]int
 			continue
 		}
 		if !features.Known(name) {
-			return featureSettings{}, fmt.Errorf("clusterid: Unsupported feature: %s. Supported features are: %s", clip(name), strings.Join(features.Names(), ", "))
+			return featureSettings{}, fmt.Errorf("storage: Unsupported feature: %s. Supported features are: %s", clip(name), strings.Join(features.Names(), ", "))
 		}
 		s.levels[name] = requested[name]
 	}
@@ -60,7 +60,7 @@ func effectiveMetadataVersion(release *features.MetadataVersion, requested map[s
 	mv := features.LatestProduction
 	if level, ok := requested[features.MetadataVersionName]; ok {
 		if release != nil {
-			return features.MetadataVersion{}, fmt.Errorf("clusterid: Use --release-version instead of --feature %s=X to avoid ambiguity.", features.MetadataVersionName)
+			return features.MetadataVersion{}, fmt.Errorf("storage: Use --release-version instead of --feature %s=X to avoid ambiguity.", features.MetadataVersionName)
 		}
 		v, err := features.MetadataVersionByLevel(level)
 		if err != nil {
@@ -71,7 +71,7 @@ func effectiveMetadataVersion(release *features.MetadataVersion, requested map[s
 		mv = *release
 	}
 	if !mv.Production() {
-		return features.MetadataVersion{}, fmt.Errorf("clusterid: %s %s is not yet stable.", features.MetadataVersionName, mv.Name)
+		return features.MetadataVersion{}, fmt.Errorf("storage: %s %s is not yet stable.", features.MetadataVersionName, mv.Name)
 	}
 	return mv, nil
 }
@@ -87,9 +87,9 @@ func kraftVersionLevel(requested map[string]int16, dynamic bool) (int16, error) 
 	case !ok:
 		return 0, nil
 	case level == 0 && dynamic:
-		return 0, fmt.Errorf("clusterid: Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the flags --standalone, --initial-controllers, or --no-initial-controllers is used. For dynamic controllers support, try removing the --feature flag for kraft.version.")
+		return 0, fmt.Errorf("storage: Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the flags --standalone, --initial-controllers, or --no-initial-controllers is used. For dynamic controllers support, try removing the --feature flag for kraft.version.")
 	case level != 0 && !dynamic:
-		return 0, fmt.Errorf("clusterid: Cannot set kraft.version to %d unless controller.quorum.voters is empty and one of the flags --standalone, --initial-controllers, or --no-initial-controllers is used. For dynamic controllers support, try using one of --standalone, --initial-controllers, or --no-initial-controllers and removing controller.quorum.voters.", level)
+		return 0, fmt.Errorf("storage: Cannot set kraft.version to %d unless controller.quorum.voters is empty and one of the flags --standalone, --initial-controllers, or --no-initial-controllers is used. For dynamic controllers support, try using one of --standalone, --initial-controllers, or --no-initial-controllers and removing controller.quorum.voters.", level)
 	}
 	return level, nil
 }

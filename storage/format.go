@@ -79,13 +79,13 @@ func Format(o FormatOptions) error {
 	dirs := uniqueDirs(append(append([]string(nil), o.Dirs...), o.MetadataDir))
 	ens, err := loadEnsemble(w.fsys, dirs)
 	if err != nil {
-		return fmt.Errorf("clusterid: format: %w", err)
+		return fmt.Errorf("storage: format: %w", err)
 	}
 	if err := ens.verify(o.ClusterID, o.NodeID); err != nil {
-		return fmt.Errorf("clusterid: format: %w", err)
+		return fmt.Errorf("storage: format: %w", err)
 	}
 	if len(ens.formatted) > 0 && !o.IgnoreFormatted {
-		return fmt.Errorf("clusterid: format: Log directory %s is already formatted. Use --ignore-formatted to ignore this directory and format the others.", ens.formatted[0])
+		return fmt.Errorf("storage: format: Log directory %s is already formatted. Use --ignore-formatted to ignore this directory and format the others.", ens.formatted[0])
 	}
 	if len(ens.empty) == 0 {
 		fmt.Fprintln(w.out, "All of the log directories are already formatted.")
@@ -124,13 +124,13 @@ type dirWriter struct {
 // defaults.
 func newDirWriter(o FormatOptions) (*dirWriter, error) {
 	if o.NodeID < 0 {
-		return nil, fmt.Errorf("clusterid: format: node.id must be >= 0, got %d", o.NodeID)
+		return nil, fmt.Errorf("storage: format: node.id must be >= 0, got %d", o.NodeID)
 	}
 	if _, err := ParseClusterID(o.ClusterID); err != nil {
-		return nil, fmt.Errorf("clusterid: format: %w", err)
+		return nil, fmt.Errorf("storage: format: %w", err)
 	}
 	if o.MetadataDir == "" {
-		return nil, errors.New("clusterid: format: no metadata log dir")
+		return nil, errors.New("storage: format: no metadata log dir")
 	}
 	if o.InitialControllers != nil {
 		o.DynamicQuorum = true
@@ -168,7 +168,7 @@ func voterDirectoryID(o FormatOptions) (uuid.UUID, error) {
 		return uuid.UUID{}, nil
 	}
 	if o.ControllerListener == "" {
-		return uuid.UUID{}, errors.New("clusterid: format: a dynamic quorum needs the controller listener name")
+		return uuid.UUID{}, errors.New("storage: format: a dynamic quorum needs the controller listener name")
 	}
 	var id uuid.UUID
 	for _, c := range o.InitialControllers {
@@ -176,7 +176,7 @@ func voterDirectoryID(o FormatOptions) (uuid.UUID, error) {
 			id = c.DirectoryID
 		}
 		if c.DirectoryID.IsZero() || uuid.ReservedDirectoryID(c.DirectoryID) {
-			return uuid.UUID{}, fmt.Errorf("clusterid: format: initial controller %d has the reserved directory id %s", c.NodeID, c.DirectoryID)
+			return uuid.UUID{}, fmt.Errorf("storage: format: initial controller %d has the reserved directory id %s", c.NodeID, c.DirectoryID)
 		}
 	}
 	return id, nil
@@ -190,18 +190,18 @@ func (w *dirWriter) format(dir string) error {
 	isMeta := filepath.Clean(dir) == filepath.Clean(w.o.MetadataDir)
 	fmt.Fprintf(w.out, "Formatting %s %s with metadata.version %s.\n", w.kind(isMeta), dir, w.features.mv.Name)
 	if err := vfs.MkdirAll(w.fsys, dir, 0o755); err != nil {
-		return fmt.Errorf("clusterid: format %s: %w", dir, err)
+		return fmt.Errorf("storage: format %s: %w", dir, err)
 	}
 	t := w.now()
 	if isMeta && !w.o.Broker {
 		snap := BootstrapSnapshot(w.features.levels[features.KRaftVersionName], w.o.InitialControllers, w.o.ControllerListener, w.records, t)
 		if err := writeBootstrapSnapshot(w.fsys, dir, snap); err != nil {
-			return fmt.Errorf("clusterid: format %s: %w", dir, err)
+			return fmt.Errorf("storage: format %s: %w", dir, err)
 		}
 	}
 	mp := MetaProperties{Version: 1, ClusterID: w.o.ClusterID, NodeID: w.o.NodeID, DirectoryID: w.directoryID(isMeta)}
 	if err := vfs.WriteFileAtomic(w.fsys, Path(dir), mp.Encode(t)); err != nil {
-		return fmt.Errorf("clusterid: format: error while writing meta.properties file %s: %w", dir, err)
+		return fmt.Errorf("storage: format: error while writing meta.properties file %s: %w", dir, err)
 	}
 	return nil
 }
@@ -350,13 +350,13 @@ func LoadFS(fsys vfs.FS, dirs []string, metadataDir string, nodeID int32) (Node,
 	all := uniqueDirs(append(append([]string(nil), dirs...), metadataDir))
 	ens, err := loadEnsemble(fsys, all)
 	if err != nil {
-		return Node{}, fmt.Errorf("clusterid: load: %w", err)
+		return Node{}, fmt.Errorf("storage: load: %w", err)
 	}
 	if len(ens.empty) > 0 {
-		return Node{}, fmt.Errorf("clusterid: load: %w: no %s found in %s (has it been formatted with `controller format`?)", ErrNotFormatted, MetaPropertiesFile, ens.empty[0])
+		return Node{}, fmt.Errorf("storage: load: %w: no %s found in %s (has it been formatted with `controller format`?)", ErrNotFormatted, MetaPropertiesFile, ens.empty[0])
 	}
 	if err := ens.verify("", nodeID); err != nil {
-		return Node{}, fmt.Errorf("clusterid: load: %w", err)
+		return Node{}, fmt.Errorf("storage: load: %w", err)
 	}
 	seen := map[uuid.UUID]bool{}
 	for _, mp := range ens.props {
@@ -366,7 +366,7 @@ func LoadFS(fsys vfs.FS, dirs []string, metadataDir string, nodeID int32) (Node,
 	for _, d := range all {
 		mp := ens.props[d]
 		if mp.Version != 1 {
-			return Node{}, fmt.Errorf("clusterid: load: %s has version %d; a KRaft node needs version 1", Path(d), mp.Version)
+			return Node{}, fmt.Errorf("storage: load: %s has version %d; a KRaft node needs version 1", Path(d), mp.Version)
 		}
 		n.ClusterID = mp.ClusterID
 		if mp.DirectoryID.IsZero() {
@@ -377,7 +377,7 @@ func LoadFS(fsys vfs.FS, dirs []string, metadataDir string, nodeID int32) (Node,
 			seen[id] = true
 			mp.DirectoryID = id
 			if err := writeMetaProperties(fsys, d, mp, time.Now()); err != nil {
-				return Node{}, fmt.Errorf("clusterid: load: add directory.id: %w", err)
+				return Node{}, fmt.Errorf("storage: load: add directory.id: %w", err)
 			}
 			ens.props[d] = mp
 		}
@@ -388,7 +388,7 @@ func LoadFS(fsys vfs.FS, dirs []string, metadataDir string, nodeID int32) (Node,
 
 // ErrInfoProblems is returned by Info (with its text) when it found problems;
 // `info` exits 1 then, as kafka-storage does.
-var ErrInfoProblems = errors.New("clusterid: info found problems")
+var ErrInfoProblems = errors.New("storage: info found problems")
 
 // Info describes log dirs as `kafka-storage info` does (same text). The error
 // wraps ErrInfoProblems when a dir is missing, unformatted, unreadable or

@@ -33,7 +33,7 @@ const (
 )
 
 // ErrNotFormatted is wrapped when a log dir has no meta.properties.
-var ErrNotFormatted = errors.New("clusterid: log directory is not formatted")
+var ErrNotFormatted = errors.New("storage: log directory is not formatted")
 
 // MetaProperties is the content of a log dir's meta.properties.
 type MetaProperties struct {
@@ -59,14 +59,14 @@ func Path(dir string) string { return filepath.Join(dir, MetaPropertiesFile) }
 func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
 	parsed, err := javaprops.Parse(string(data))
 	if err != nil {
-		return MetaProperties{}, fmt.Errorf("clusterid: %s: %w", name, err)
+		return MetaProperties{}, fmt.Errorf("storage: %s: %w", name, err)
 	}
 	props := parsed.Values
 	mp := MetaProperties{NodeID: -1}
 	if v, ok := props[propVersion]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || (n != 0 && n != 1) {
-			return MetaProperties{}, fmt.Errorf("clusterid: %s: invalid meta.properties version string %q", name, clip(v))
+			return MetaProperties{}, fmt.Errorf("storage: %s: invalid meta.properties version string %q", name, clip(v))
 		}
 		mp.Version = n
 	}
@@ -77,21 +77,21 @@ func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
 	if v, ok := props[idKey]; ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		if err != nil {
-			return MetaProperties{}, fmt.Errorf("clusterid: %s: %s %q is not an int32", name, idKey, clip(v))
+			return MetaProperties{}, fmt.Errorf("storage: %s: %s %q is not an int32", name, idKey, clip(v))
 		}
 		mp.NodeID = int32(n)
 	} else if mp.Version == 1 {
-		return MetaProperties{}, fmt.Errorf("clusterid: %s: node.id was not found", name)
+		return MetaProperties{}, fmt.Errorf("storage: %s: node.id was not found", name)
 	}
 	if v, ok := props[propClusterID]; ok {
 		mp.ClusterID = v
 	} else if mp.Version == 1 {
-		return MetaProperties{}, fmt.Errorf("clusterid: %s: cluster.id was not found", name)
+		return MetaProperties{}, fmt.Errorf("storage: %s: cluster.id was not found", name)
 	}
 	if v, ok := props[propDirectoryID]; ok {
 		u, err := uuid.Parse(v)
 		if err != nil {
-			return MetaProperties{}, fmt.Errorf("clusterid: %s: unable to read directory.id as a Uuid: %w", name, err)
+			return MetaProperties{}, fmt.Errorf("storage: %s: unable to read directory.id as a Uuid: %w", name, err)
 		}
 		mp.DirectoryID = u
 	}
@@ -104,10 +104,10 @@ func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
 func ParseClusterID(s string) (uuid.UUID, error) {
 	u, err := uuid.Parse(s)
 	if err != nil {
-		return uuid.Zero, fmt.Errorf("clusterid: cluster id must be 22 base64url characters, got %q: %w", clip(s), err)
+		return uuid.Zero, fmt.Errorf("storage: cluster id must be 22 base64url characters, got %q: %w", clip(s), err)
 	}
 	if u.Reserved() {
-		return uuid.Zero, fmt.Errorf("clusterid: cluster id %s is reserved", s)
+		return uuid.Zero, fmt.Errorf("storage: cluster id %s is reserved", s)
 	}
 	return u, nil
 }
@@ -125,7 +125,7 @@ func readMetaProperties(fsys vfs.FS, dir string) (MetaProperties, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return MetaProperties{}, fmt.Errorf("%w: %s does not exist (run format first): %w", ErrNotFormatted, p, err)
 		}
-		return MetaProperties{}, fmt.Errorf("clusterid: %w", err)
+		return MetaProperties{}, fmt.Errorf("storage: %w", err)
 	}
 	return ParseMetaProperties(p, data)
 }
@@ -210,13 +210,13 @@ func WriteMetaProperties(dir string, mp MetaProperties) error {
 // comment.
 func writeMetaProperties(fsys vfs.FS, dir string, mp MetaProperties, now time.Time) error {
 	if mp.Version != 0 && mp.Version != 1 {
-		return fmt.Errorf("clusterid: write %s: unsupported version %d", Path(dir), mp.Version)
+		return fmt.Errorf("storage: write %s: unsupported version %d", Path(dir), mp.Version)
 	}
 	if mp.Version == 1 && (mp.ClusterID == "" || mp.NodeID < 0) {
-		return fmt.Errorf("clusterid: write %s: version 1 needs cluster.id and node.id >= 0", Path(dir))
+		return fmt.Errorf("storage: write %s: version 1 needs cluster.id and node.id >= 0", Path(dir))
 	}
 	if err := vfs.WriteFileAtomic(fsys, Path(dir), mp.Encode(now)); err != nil {
-		return fmt.Errorf("clusterid: write %s: %w", Path(dir), err)
+		return fmt.Errorf("storage: write %s: %w", Path(dir), err)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@
 //
 // It is a leaf (standard library only), so the metadata log, the raft core
 // and the storage tooling share one type and one rendering. Its errors
-// start with "clusterid: ", as kraftd's commands have always printed them.
+// start with "uuid: ".
 package uuid
 
 import (
@@ -60,7 +60,7 @@ func Random() UUID {
 	if err != nil {
 		// crypto/rand.Read never fails on supported platforms (it panics
 		// itself where it cannot); this is a broken invariant.
-		panic(fmt.Sprintf("clusterid: crypto/rand: %v", err))
+		panic(fmt.Sprintf("uuid: crypto/rand: %v", err))
 	}
 	return u
 }
@@ -71,7 +71,7 @@ func RandomFrom(r io.Reader) (UUID, error) {
 	for {
 		var u UUID
 		if _, err := io.ReadFull(r, u[:]); err != nil {
-			return Zero, fmt.Errorf("clusterid: random uuid: %w", err)
+			return Zero, fmt.Errorf("uuid: random uuid: %w", err)
 		}
 		// Version 4 and the IETF variant, as java.util.UUID.randomUUID sets.
 		u[6] = u[6]&0x0f | 0x40
@@ -105,11 +105,11 @@ func Parse(s string) (UUID, error) {
 		text = text[:22]
 	}
 	if len(text) != 22 {
-		return Zero, fmt.Errorf("clusterid: a uuid must be 22 base64url characters, got %d in %q", len(s), clip(s))
+		return Zero, fmt.Errorf("uuid: a uuid must be 22 base64url characters, got %d in %q", len(s), clip(s))
 	}
 	for i := 0; i < len(text); i++ {
 		if strings.IndexByte(base64URLAlphabet, text[i]) < 0 {
-			return Zero, fmt.Errorf("clusterid: a uuid must be 22 base64url characters, got %q at position %d in %q", text[i], i, clip(s))
+			return Zero, fmt.Errorf("uuid: a uuid must be 22 base64url characters, got %q at position %d in %q", text[i], i, clip(s))
 		}
 	}
 	var u UUID
@@ -117,7 +117,7 @@ func Parse(s string) (UUID, error) {
 	if err != nil || n != 16 {
 		// Unreachable after the checks above; kept so a decoder change
 		// cannot turn into a silent partial id.
-		return Zero, fmt.Errorf("clusterid: decode uuid %q: %v (%d bytes)", clip(s), err, n)
+		return Zero, fmt.Errorf("uuid: decode uuid %q: %v (%d bytes)", clip(s), err, n)
 	}
 	return u, nil
 }
