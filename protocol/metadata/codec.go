@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 )
@@ -73,6 +74,10 @@ func (e *encoder) null()             { e.dst = append(e.dst, 0) }
 func (e *encoder) string(field, s string) {
 	if len(s) > maxStringLen {
 		e.fail(field, "a string of %d bytes: Kafka's strings hold at most %d", len(s), maxStringLen)
+		return
+	}
+	if !utf8.ValidString(s) {
+		e.fail(field, "%s", errNotUTF8)
 		return
 	}
 	e.dst = kbin.AppendCompactString(e.dst, s)
@@ -178,8 +183,9 @@ func (e *encoder) unknownBelow(t *tagWriter, tag uint32) {
 // decoder reads a body with kbin's primitives. The first failure names the
 // field and stops it: every later read returns a zero value.
 type decoder struct {
-	r   kbin.Reader
-	err *fieldError
+	r     kbin.Reader
+	err   *fieldError
+	inTag bool // reading one tagged field's data
 }
 
 func (d *decoder) ok() bool { return d.err == nil }
@@ -194,7 +200,11 @@ func (d *decoder) fail(field, format string, args ...any) {
 // check turns a kbin read that ran out of input into the field's failure.
 func (d *decoder) check(field string) {
 	if !d.r.Ok() && d.err == nil {
-		d.err = &fieldError{path: field, reason: "the record ends inside the field"}
+		reason := "the record ends inside the field"
+		if d.inTag {
+			reason = "the value runs past the tagged field's size"
+		}
+		d.err = &fieldError{path: field, reason: reason}
 	}
 }
 
@@ -257,9 +267,17 @@ func (d *decoder) nullableString(field string, nullable bool) *string {
 	if !d.ok() {
 		return nil
 	}
+	if !utf8.Valid(b) {
+		d.fail(field, "%s", errNotUTF8)
+		return nil
+	}
 	s := string(b)
 	return &s
 }
+
+// errNotUTF8 refuses strings Kafka would not read back as written: Java
+// decodes bytes that are not UTF-8 to U+FFFD, and never writes them.
+const errNotUTF8 = "not valid UTF-8 (Kafka would read U+FFFD in its place)"
 
 // bytes reads a bytes field: nil for null, a copy otherwise (never nil).
 func (d *decoder) bytes(field string, nullable bool) []byte {
@@ -325,12 +343,15 @@ func (d *decoder) tag(last *int64) (uint32, []byte, bool) {
 		return 0, nil, false
 	}
 	*last = int64(tag)
-	data := d.span(fmt.Sprintf("tagged field %d", tag), int64(size))
-	return tag, data, d.ok()
+	if int(size) > len(d.r.Src) || size > math.MaxInt32 {
+		d.fail("tagged fields", "tag %d of size %d overruns the %d bytes left", tag, size, len(d.r.Src))
+		return 0, nil, false
+	}
+	return tag, d.r.Span(int(size)), true
 }
 
 // sub is a decoder for one tagged field's data.
-func (d *decoder) sub(data []byte) decoder { return decoder{r: kbin.Reader{Src: data}} }
+func (d *decoder) sub(data []byte) decoder { return decoder{r: kbin.Reader{Src: data}, inTag: true} }
 
 // endTag takes a tagged field's decoder back: its failure, or data its
 // value left unread.

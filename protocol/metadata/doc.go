@@ -28,12 +28,14 @@
 //   - Encoding refuses what Kafka's generated write refuses: a version the
 //     type lacks, a non-default value in a field the version lacks (it would
 //     be silently dropped), null where the version has no null, strings over
-//     32767 bytes. Decoding refuses an unknown type, a version outside the
+//     32767 bytes or not UTF-8. Decoding refuses an unknown type, a version outside the
 //     type's range, truncated input, trailing bytes, null in a non-nullable
 //     field, a count larger than the bytes left could hold (checked before
 //     anything is allocated), a known tag at a version without it, and, where
-//     Kafka is laxer, tags out of ascending order and a tagged field whose
-//     size is not its value's. Errors are *Error, naming the type, version,
+//     Kafka is laxer on input it never writes, tags out of ascending order, a
+//     tagged field whose size is not its value's, and strings that are not
+//     UTF-8 (Kafka reads them with U+FFFD replacements, so the two would
+//     disagree on the record). Errors are *Error, naming the type, version,
 //     field path and reason. Decoded values never alias the input.
 //
 // Nothing in this package keeps state; every function is safe for concurrent

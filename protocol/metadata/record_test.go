@@ -111,7 +111,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{"version above the range", []byte{1, 12, 1, 0}, "FeatureLevelRecord v1: version out of range: Kafka 4.4.0 knows versions 0 to 0"},
 		{"overlong varint", []byte{1, 20, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, "NoOpRecord v0: tagged fields: truncated or overlong varint"},
 		{"count beyond the bytes", []byte{1, 20, 0, 3, 0, 0}, "3 tagged fields cannot fit in the 2 bytes left"},
-		{"tag size beyond the bytes", []byte{1, 20, 0, 1, 5, 9, 0}, "tagged field 5: length 9 exceeds the 1 bytes left"},
+		{"tag size beyond the bytes", []byte{1, 20, 0, 1, 5, 9, 0}, "tagged fields: tag 5 of size 9 overruns the 1 bytes left"},
 		{"tags out of order", []byte{1, 20, 0, 2, 7, 0, 7, 0}, "tag 7 follows tag 7: tags must ascend"},
 		{"null string", []byte{1, 2, 0, 0}, "TopicRecord v0: Name: null for a non-nullable string"},
 		{"string beyond the bytes", []byte{1, 2, 0, 5, 'a'}, "TopicRecord v0: Name: length 4 exceeds the 1 bytes left"},
@@ -125,7 +125,8 @@ func TestDecodeRefusals(t *testing.T) {
 		{"tagged value shorter than its size", append([]byte{1, 5, 0, 0, 0, 0, 1}, append(make([]byte, 16), 1, 1, 5, 0, 0, 0, 1, 9)...),
 			"PartitionChangeRecord v0: Leader: the tagged field holds 1 bytes after its value"},
 		{"tagged value longer than its size", append([]byte{1, 5, 0, 0, 0, 0, 1}, append(make([]byte, 16), 1, 1, 3, 0, 0, 0)...),
-			"PartitionChangeRecord v0: Leader: the record ends inside the field"},
+			"PartitionChangeRecord v0: Leader: the value runs past the tagged field's size"},
+		{"not UTF-8", []byte{1, 2, 0, 2, 0xff}, "TopicRecord v0: Name: not valid UTF-8"},
 		{"nested element", []byte{1, 14, 0, 2, 2, 'a', 0x05}, "ClientQuotaRecord v0: Entity[0].EntityName: length 4 exceeds the 0 bytes left"},
 	} {
 		rec, _, err := metadata.Decode(c.value)
@@ -159,6 +160,7 @@ func TestEncodeRefusals(t *testing.T) {
 		{ep, 4, "RegisterBrokerRecord v4: EndPoints[1].Host: a string of 40000 bytes"},
 		{dup, 0, "UnknownTags: tag 3 follows tag 3"},
 		{known, 2, "UnknownTags: tag 1 is a known field's tag"},
+		{&metadata.ConfigRecord{Value: ptr("\xed\xa0\x80")}, 0, "ConfigRecord v0: Value: not valid UTF-8"},
 	} {
 		out, err := metadata.Append([]byte("keep"), c.rec, c.version)
 		if err == nil || !errors.Is(err, metadata.ErrUnencodable) || !strings.Contains(err.Error(), c.want) || string(out) != "keep" {
