@@ -13,7 +13,7 @@ import (
 
 // KafkaJSON is rec in Kafka's JSON form at version, as its generated
 // <Name>JsonConverter.write produces and read takes: the fields version
-// carries, by camelCase name; uuids in Kafka's base64url form, bytes in
+// carries, by camelCase name, but for tagged fields at their default; uuids in Kafka's base64url form, bytes in
 // base64, doubles always with a fraction or exponent (Kafka reads only those
 // as float64). Unknown tagged fields have no JSON form and are left out; NaN
 // and infinities have none either and are an error.
@@ -26,10 +26,16 @@ func KafkaJSON(rec any, version int16) ([]byte, error) {
 }
 
 func writeStruct(b *bytes.Buffer, v reflect.Value, version int16) error {
+	def := reflect.New(v.Type())
+	def.Interface().(interface{ Default() }).Default()
 	b.WriteByte('{')
 	first := true
 	for _, f := range fields(v.Type()) {
 		if !f.versions.has(version) {
+			continue
+		}
+		// Kafka leaves out tagged fields holding their default.
+		if f.isTagged(version) && diffValue(f.name, v.Field(f.index), def.Elem().Field(f.index), !f.nullable.empty()) == "" {
 			continue
 		}
 		if !first {

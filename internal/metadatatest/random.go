@@ -1,6 +1,7 @@
 package metadatatest
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -193,4 +194,84 @@ func addUnknown(r *rand.Rand, v reflect.Value) {
 		e.FieldByName("Data").SetBytes(data)
 		ut.Set(reflect.Append(ut, e))
 	}
+}
+
+// FillEdge sets the fields of rec that version carries to one extreme: with
+// most, the largest values (maximum numbers, 32767-byte strings, every
+// tagged field set, arrays of three); otherwise the smallest (minimum
+// numbers, empty strings and arrays, null wherever version allows it).
+func FillEdge(rec any, version int16, most bool) {
+	edgeStruct(structValue(rec), version, most)
+}
+
+func edgeStruct(v reflect.Value, version int16, most bool) {
+	for _, f := range fields(v.Type()) {
+		if f.versions.has(version) {
+			edgeValue(v.Field(f.index), f.nullable.has(version), version, most)
+		}
+	}
+}
+
+func edgeValue(v reflect.Value, nullable bool, version int16, most bool) {
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(most)
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		m := int64(1)<<(v.Type().Bits()-1) - 1
+		v.SetInt(map[bool]int64{true: m, false: -m - 1}[most])
+	case reflect.Uint16, reflect.Uint32:
+		v.SetUint(map[bool]uint64{true: 1<<v.Type().Bits() - 1, false: 0}[most])
+	case reflect.Float64:
+		v.SetFloat(map[bool]float64{true: math.MaxFloat64, false: -math.MaxFloat64}[most])
+	case reflect.Array:
+		var u [16]byte
+		if most {
+			for i := range u {
+				u[i] = 0xff
+			}
+		}
+		v.Set(reflect.ValueOf(u))
+	case reflect.String:
+		v.SetString(edgeString(most))
+	case reflect.Pointer:
+		if nullable && !most {
+			v.SetZero()
+			return
+		}
+		s := edgeString(most)
+		v.Set(reflect.ValueOf(&s))
+	case reflect.Slice:
+		switch {
+		case nullable && !most:
+			v.SetZero()
+		case v.Type().Elem().Kind() == reflect.Uint8:
+			b := []byte{}
+			if most {
+				b = bytes.Repeat([]byte{0xff}, 1000)
+			}
+			v.SetBytes(b)
+		default:
+			n := map[bool]int{true: 3, false: 0}[most]
+			s := reflect.MakeSlice(v.Type(), n, n)
+			for i := range n {
+				e := s.Index(i)
+				if e.Kind() == reflect.Struct {
+					e.Addr().Interface().(interface{ Default() }).Default()
+					edgeStruct(e, version, most)
+				} else {
+					edgeValue(e, false, version, most)
+				}
+			}
+			v.Set(s)
+		}
+	}
+}
+
+// edgeString is the longest string Kafka writes (32767 bytes, ending in a
+// four-byte character), or the empty one.
+func edgeString(most bool) string {
+	if !most {
+		return ""
+	}
+	return strings.Repeat("k", 32767-4) + "🙂"
 }
