@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/metadatalog/vfs"
+	"github.com/kraftd/kraftd/protocol/metadata"
 )
-
-// scramMetadataLevel is metadata.version 3.5-IV2, the first with SCRAM records.
-const scramMetadataLevel = 11
 
 // FormatOptions configures Format.
 type FormatOptions struct {
@@ -155,7 +153,7 @@ func newDirWriter(o FormatOptions) (*dirWriter, error) {
 	if w.out == nil {
 		w.out = io.Discard
 	}
-	if len(o.ScramRecords) > 0 && fs.mv.Level < scramMetadataLevel {
+	if len(o.ScramRecords) > 0 && !metadata.Level(fs.mv.Level).Has(metadata.GateScram) {
 		return nil, errors.New("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
 	}
 	w.records = append(fs.records(), o.ScramRecords...)
