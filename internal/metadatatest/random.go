@@ -82,16 +82,25 @@ func fillSlice(r *rand.Rand, v reflect.Value, nullable bool, version int16) {
 		v.SetBytes(b)
 		return
 	}
-	n := []int{0, 1, 1, 2, 3, 4}[r.IntN(6)]
+	setElems(v, []int{0, 1, 1, 2, 3, 4}[r.IntN(6)], func(e reflect.Value) {
+		if e.Kind() == reflect.Struct {
+			fillStruct(r, e, version)
+		} else {
+			fillValue(r, e, false, version)
+		}
+	})
+}
+
+// setElems makes v a slice of n elements, each struct element starting from
+// its defaults, and sets each with set.
+func setElems(v reflect.Value, n int, set func(e reflect.Value)) {
 	s := reflect.MakeSlice(v.Type(), n, n)
 	for i := range n {
 		e := s.Index(i)
 		if e.Kind() == reflect.Struct {
 			e.Addr().Interface().(interface{ Default() }).Default()
-			fillStruct(r, e, version)
-		} else {
-			fillValue(r, e, false, version)
 		}
+		set(e)
 	}
 	v.Set(s)
 }
@@ -251,18 +260,13 @@ func edgeValue(v reflect.Value, nullable bool, version int16, most bool) {
 			}
 			v.SetBytes(b)
 		default:
-			n := map[bool]int{true: 3, false: 0}[most]
-			s := reflect.MakeSlice(v.Type(), n, n)
-			for i := range n {
-				e := s.Index(i)
+			setElems(v, map[bool]int{true: 3, false: 0}[most], func(e reflect.Value) {
 				if e.Kind() == reflect.Struct {
-					e.Addr().Interface().(interface{ Default() }).Default()
 					edgeStruct(e, version, most)
 				} else {
 					edgeValue(e, false, version, most)
 				}
-			}
-			v.Set(s)
+			})
 		}
 	}
 }
