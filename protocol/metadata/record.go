@@ -55,18 +55,25 @@ var (
 type Error struct {
 	Op      string // "decode" or "encode"
 	Type    string // the schema name; empty when the type is unknown
-	APIKey  int16
+	APIKey  int16  // -1 when the framing failed before it
 	Version int16
 	Field   string // a path such as "EndPoints[1].Host"; empty for the record itself
 	Reason  string
 }
 
 func (e *Error) Error() string {
+	if e.APIKey < 0 { // the framing, before the type is known
+		return fmt.Sprintf("metadata: %s: %s", e.Op, e.Reason)
+	}
 	what := e.Type
 	if what == "" {
 		what = fmt.Sprintf("record type %d", e.APIKey)
 	}
-	s := fmt.Sprintf("metadata: %s %s v%d: ", e.Op, what, e.Version)
+	s := fmt.Sprintf("metadata: %s %s", e.Op, what)
+	if e.Version >= 0 {
+		s += fmt.Sprintf(" v%d", e.Version)
+	}
+	s += ": "
 	if e.Field != "" {
 		s += e.Field + ": "
 	}
@@ -121,19 +128,22 @@ func Decode(value []byte) (Record, int16, error) {
 // Header splits a metadata log record value into its api key, version and
 // body without decoding the body, for a reader that wants a few types only.
 func Header(value []byte) (apiKey, version int16, body []byte, err error) {
-	var h [3]int16
+	h := [3]int16{-1, -1, -1}
+	fail := func(reason string) (int16, int16, []byte, error) {
+		return 0, 0, nil, &Error{Op: "decode", APIKey: h[1], Version: h[2], Reason: "framing: " + reason}
+	}
 	for i, what := range [...]string{"frame version", "record type", "version"} {
 		u, n := kbin.Uvarint(value)
 		if n <= 0 {
-			return 0, 0, nil, &Error{Op: "decode", APIKey: h[1], Version: h[2], Reason: "framing: " + what + ": truncated or overlong varint"}
+			return fail(what + ": truncated or overlong varint")
 		}
 		if u > 0x7fff {
-			return 0, 0, nil, &Error{Op: "decode", APIKey: h[1], Version: h[2], Reason: fmt.Sprintf("framing: %s %d is out of range", what, u)}
+			return fail(fmt.Sprintf("%s %d is out of range", what, u))
 		}
 		h[i], value = int16(u), value[n:]
-	}
-	if h[0] != frameVersion {
-		return 0, 0, nil, &Error{Op: "decode", APIKey: h[1], Version: h[2], Reason: fmt.Sprintf("framing: frame version %d (only %d is defined)", h[0], frameVersion)}
+		if i == 0 && h[0] != frameVersion {
+			return fail(fmt.Sprintf("frame version %d (only %d is defined)", h[0], frameVersion))
+		}
 	}
 	return h[1], h[2], value, nil
 }

@@ -103,7 +103,8 @@ func TestDecodeRefusals(t *testing.T) {
 		value []byte
 		want  string
 	}{
-		{"empty", nil, "framing: frame version: truncated"},
+		{"empty", nil, "metadata: decode: framing: frame version: truncated"},
+		{"no version", []byte{1, 3}, "metadata: decode record type 3: framing: version: truncated"},
 		{"frame version 0", []byte{0, 20, 0, 0}, "frame version 0"},
 		{"frame version 2", []byte{2, 20, 0, 0}, "frame version 2"},
 		{"unknown type", []byte{1, 6, 0, 0}, "record type 6 v0: unknown record type"},
