@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -187,5 +188,27 @@ func TestHeader(t *testing.T) {
 	key, v, _, err = metadata.Header([]byte{1, 0x80 | 27, 0, 0x80, 0})
 	if err != nil || key != 27 || v != 0 {
 		t.Errorf("overlong varints: %d %d %v", key, v, err)
+	}
+}
+
+// A count is checked against the bytes left before anything is allocated
+// for it.
+func TestHugeCountsAllocateNothing(t *testing.T) {
+	pad := make([]byte, 1<<20)
+	replicas := append(append([]byte{1, 3, 0, 0, 0, 0, 1}, make([]byte, 16)...), 0xff, 0xff, 0xff, 0xff, 0x0f) // 2^32-2 elements
+	endpoints := []byte{1, 0, 0, 0, 0, 0, 1}
+	endpoints = append(endpoints, make([]byte, 16+8)...)
+	endpoints = append(endpoints, 0x80, 0x80, 0x40) // 2^20-1 elements of 7 bytes at least
+	for _, value := range [][]byte{append(replicas, pad...), append(endpoints, pad...)} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _, err := metadata.Decode(value)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "cannot fit") {
+			t.Errorf("decoded: %v", err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+			t.Errorf("%d bytes allocated for a refused count", n)
+		}
 	}
 }
