@@ -186,6 +186,7 @@ func TestMetadataRecordsAgainstKafka(t *testing.T) {
 			t.Errorf("%s: Kafka's JSON differs at %s (%v):\n%s\n%s", name, d, err, f[4], ours)
 		}
 	}
+	checkDowngrades(t, corpus)
 	total := 0
 	for _, k := range metadata.APIKeys() {
 		rec, _ := metadata.New(k)
@@ -198,6 +199,60 @@ func TestMetadataRecordsAgainstKafka(t *testing.T) {
 		}
 	}
 	t.Logf("%d records of %d type versions, and %d with unknown tags, judged by Kafka", len(corpus), total, len(withUnknown))
+}
+
+// checkDowngrades writes the corpus's records of each type's highest version
+// at every lower version: Kafka refuses to (UnsupportedVersionException,
+// "Attempted to write a non-default ...") exactly where kraftd does, a field
+// the lower version lacks holding something else than its default, and
+// writes the same bytes otherwise.
+func checkDowngrades(t *testing.T, corpus []corpusRecord) {
+	type downgrade struct {
+		c       corpusRecord
+		version int16
+		value   []byte
+		err     error
+	}
+	var ds []downgrade
+	var cmds []string
+	for _, c := range corpus {
+		if _, hi := c.rec.ValidVersions(); c.version != hi {
+			continue
+		}
+		j, err := metadatatest.KafkaJSON(c.rec, c.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, _ := c.rec.ValidVersions()
+		for v := lo; v < c.version; v++ {
+			value, err := metadata.Append(nil, c.rec, v)
+			ds = append(ds, downgrade{c, v, value, err})
+			cmds = append(cmds, fmt.Sprintf("json %d %d %x %s", c.rec.APIKey(), v, value, j))
+		}
+	}
+	answers := kafkaRecords(t, cmds)
+	if len(answers) != len(cmds) {
+		t.Fatalf("%d answers to %d commands", len(answers), len(cmds))
+	}
+	refused := 0
+	for i, d := range ds {
+		name := fmt.Sprintf("%s v%d (%s) written at v%d", d.c.rec.TypeName(), d.c.version, d.c.what, d.version)
+		f := strings.Fields(answers[i])
+		switch {
+		case d.err != nil && f[0] == "OK":
+			t.Errorf("%s: kraftd refuses (%v), Kafka writes %s", name, d.err, f[1])
+		case d.err != nil:
+			refused++
+			if msg := unhexString(t, f[1]); !strings.Contains(msg, "Attempted to write a non-default") {
+				t.Errorf("%s: Kafka refuses for another reason: %s", name, msg)
+			}
+		case f[0] != "OK":
+			t.Errorf("%s: kraftd writes %x, Kafka refuses: %s", name, d.value, unhexString(t, f[1]))
+		case f[1] != hex.EncodeToString(d.value):
+			t.Errorf("%s:\nkraftd %x\nKafka  %s", name, d.value, f[1])
+		}
+	}
+	t.Logf("%d downgrades, %d refused by both", len(ds), refused)
 }
 
 // Where kraftd's decoder is stricter than Kafka's on input Kafka never
