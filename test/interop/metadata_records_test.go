@@ -127,6 +127,7 @@ func recordCorpus(t *testing.T, r *rand.Rand, perType int, unknown bool) []corpu
 // tagged fields Kafka 4.4.0 does not know (as a newer Kafka writes them) go
 // through Kafka's reader and writer unchanged, as through kraftd's.
 func TestMetadataRecordsAgainstKafka(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(corpusSeed(t), 7))
 	corpus := recordCorpus(t, r, 12, false)
 	withUnknown := recordCorpus(t, r, 6, true)
@@ -141,10 +142,15 @@ func TestMetadataRecordsAgainstKafka(t *testing.T) {
 	for _, c := range withUnknown {
 		cmds = append(cmds, fmt.Sprintf("bytes %x", c.value))
 	}
+	ds := downgrades(t, corpus)
+	for _, d := range ds {
+		cmds = append(cmds, d.cmd)
+	}
 	answers := kafkaRecords(t, cmds)
 	if len(answers) != len(cmds) {
 		t.Fatalf("%d answers to %d commands", len(answers), len(cmds))
 	}
+	checkDowngrades(t, ds, answers[len(corpus)+len(withUnknown):])
 	seen := map[string]bool{}
 	for i, c := range corpus {
 		name := fmt.Sprintf("%s v%d (%s)", c.rec.TypeName(), c.version, c.what)
@@ -186,7 +192,6 @@ func TestMetadataRecordsAgainstKafka(t *testing.T) {
 			t.Errorf("%s: Kafka's JSON differs at %s (%v):\n%s\n%s", name, d, err, f[4], ours)
 		}
 	}
-	checkDowngrades(t, corpus)
 	total := 0
 	for _, k := range metadata.APIKeys() {
 		rec, _ := metadata.New(k)
@@ -201,39 +206,39 @@ func TestMetadataRecordsAgainstKafka(t *testing.T) {
 	t.Logf("%d records of %d type versions, and %d with unknown tags, judged by Kafka", len(corpus), total, len(withUnknown))
 }
 
-// checkDowngrades writes the corpus's records of each type's highest version
-// at every lower version: Kafka refuses to (UnsupportedVersionException,
-// "Attempted to write a non-default ...") exactly where kraftd does, a field
-// the lower version lacks holding something else than its default, and
-// writes the same bytes otherwise.
-func checkDowngrades(t *testing.T, corpus []corpusRecord) {
-	type downgrade struct {
-		c       corpusRecord
-		version int16
-		value   []byte
-		err     error
-	}
+// A downgrade is a corpus record of its type's highest version written at
+// a lower version: Kafka refuses to (UnsupportedVersionException, "Attempted
+// to write a non-default ...") exactly where kraftd does, a field the lower
+// version lacks holding something else than its default, and writes the
+// same bytes otherwise.
+type downgrade struct {
+	c       corpusRecord
+	version int16
+	value   []byte
+	err     error
+	cmd     string
+}
+
+func downgrades(t *testing.T, corpus []corpusRecord) []downgrade {
 	var ds []downgrade
-	var cmds []string
 	for _, c := range corpus {
-		if _, hi := c.rec.ValidVersions(); c.version != hi {
+		lo, hi := c.rec.ValidVersions()
+		if c.version != hi {
 			continue
 		}
 		j, err := metadatatest.KafkaJSON(c.rec, c.version)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lo, _ := c.rec.ValidVersions()
 		for v := lo; v < c.version; v++ {
 			value, err := metadata.Append(nil, c.rec, v)
-			ds = append(ds, downgrade{c, v, value, err})
-			cmds = append(cmds, fmt.Sprintf("json %d %d %x %s", c.rec.APIKey(), v, value, j))
+			ds = append(ds, downgrade{c, v, value, err, fmt.Sprintf("json %d %d %x %s", c.rec.APIKey(), v, value, j)})
 		}
 	}
-	answers := kafkaRecords(t, cmds)
-	if len(answers) != len(cmds) {
-		t.Fatalf("%d answers to %d commands", len(answers), len(cmds))
-	}
+	return ds
+}
+
+func checkDowngrades(t *testing.T, ds []downgrade, answers []string) {
 	refused := 0
 	for i, d := range ds {
 		name := fmt.Sprintf("%s v%d (%s) written at v%d", d.c.rec.TypeName(), d.c.version, d.c.what, d.version)
@@ -273,6 +278,7 @@ var stricterThanKafka = []string{
 // (the same bytes once both write it again); whatever Kafka refuses, kraftd
 // refuses; kraftd refuses more only for the reasons above.
 func TestMetadataRecordDecodingAgainstKafka(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(corpusSeed(t), 9))
 	var inputs [][]byte
 	for _, c := range append(recordCorpus(t, r, 2, false), recordCorpus(t, r, 2, true)...) {
@@ -342,6 +348,7 @@ func TestMetadataRecordDecodingAgainstKafka(t *testing.T) {
 
 // The level table against Kafka 4.4.0's MetadataVersion, level by level.
 func TestMetadataVersionTableAgainstKafka(t *testing.T) {
+	t.Parallel()
 	lines := kafkaRecords(t, []string{"levels"})
 	if len(lines) < 2 || lines[len(lines)-1] != "END" {
 		t.Fatalf("%q", lines)
@@ -412,6 +419,7 @@ func TestMetadataVersionTableAgainstKafka(t *testing.T) {
 // tags included) without an error, and shows each with the fields kraftd
 // wrote.
 func TestMetadataRecordsDumpLog(t *testing.T) {
+	t.Parallel()
 	env := kafkatest.Require(t)
 	r := rand.New(rand.NewPCG(corpusSeed(t), 11))
 	corpus := append(recordCorpus(t, r, 2, false), recordCorpus(t, r, 1, true)...)
