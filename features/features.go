@@ -54,17 +54,6 @@ var metadataVersions = []MetadataVersion{
 // version.
 var LatestProduction = MetadataVersion{"4.4-IV2", 33}
 
-// scramLevel is metadata.version 3.5-IV2, the first with SCRAM records.
-const scramLevel = 11
-
-// Production reports whether Kafka 4.4 lets mv be used without
-// unstable.feature.versions.enable.
-func (mv MetadataVersion) Production() bool { return mv.Level <= LatestProduction.Level }
-
-// ScramSupported reports whether mv has UserScramCredentialRecords
-// (Kafka's MetadataVersion.isScramSupported).
-func (mv MetadataVersion) ScramSupported() bool { return mv.Level >= scramLevel }
-
 // LookupMetadataVersion resolves a --release-version argument as Kafka's
 // MetadataVersion.fromVersionString does: a full name ("3.9-IV0") or a
 // release ("3.9", meaning its last level).
@@ -184,3 +173,7 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// Production reports whether Kafka 4.4 lets mv be used without
+// unstable.feature.versions.enable.
+func (mv MetadataVersion) Production() bool { return mv.Level <= LatestProduction.Level }

@@ -41,9 +41,6 @@ func TestLookupMetadataVersion(t *testing.T) {
 	if !LatestProduction.Production() || (MetadataVersion{"4.5-IV0", 34}).Production() {
 		t.Error("production ends at 4.4-IV2")
 	}
-	if (MetadataVersion{"3.5-IV1", 10}).ScramSupported() || !(MetadataVersion{"3.5-IV2", 11}).ScramSupported() {
-		t.Error("SCRAM records start at 3.5-IV2")
-	}
 }
 
 // TestDefaultAndCheckLevel: defaults follow the release, dependencies are

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/protocol/metadata"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/security"
 )
@@ -29,8 +30,12 @@ func TestScramListener(t *testing.T) {
 		return c
 	}
 	record := func(name string, c security.ScramCredential) []byte {
-		r := protocol.UserScramCredentialRecord{Name: name, Mechanism: 2, Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: 4096}
-		return r.AppendTo(nil)
+		r := &metadata.UserScramCredentialRecord{Name: name, Mechanism: 2, Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: 4096}
+		b, err := metadata.Append(nil, r, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
 	store := security.NewScramStore()
 	l := scramListener{store: store, lg: zap.NewNop()}

@@ -42,9 +42,8 @@
 //   - Control records are one-record (or few-record) control batches whose key is
 //     {version 0, type} and whose value is a flexible version-0 message: LeaderChange
 //     (kmsg), SnapshotHeader, SnapshotFooter, KRaftVersion and Voters (control.go).
-//   - Metadata records (ApiMessageAndVersion framing) are decoded only where kraftd needs
-//     them: the SCRAM credential records a controller authenticates against
-//     (scram_records.go).
+//   - Metadata records (ApiMessageAndVersion framing), all 27 types of Kafka 4.4.0 at
+//     every version, are the subpackage metadata's, generated from Kafka's schemas.
 //
 // Decoding never trusts its input: sizes and counts are checked against the bytes present
 // before anything is allocated, and errors say what was wrong and where. Decoded messages

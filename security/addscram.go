@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/protocol/metadata"
 )
 
 // scramMaxIterations is Kafka's ScramMechanism.maxIterations for both mechanisms.
@@ -117,9 +117,9 @@ func ParseAddScram(arg string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	r := protocol.UserScramCredentialRecord{Name: name, Mechanism: mechType, Salt: c.Salt, StoredKey: c.StoredKey,
+	r := &metadata.UserScramCredentialRecord{Name: name, Mechanism: mechType, Salt: c.Salt, StoredKey: c.StoredKey,
 		ServerKey: c.ServerKey, Iterations: int32(iterations)}
-	return r.AppendTo(nil), nil
+	return metadata.Append(nil, r, 0) // the type's only version
 }
 
 // credentialFromSalted derives the stored and server keys from a salted

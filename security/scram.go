@@ -1,7 +1,6 @@
 package security
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -9,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/protocol/metadata"
 	"github.com/xdg-go/scram"
 )
 
@@ -113,35 +113,33 @@ func (s *ScramStore) Get(mech, user string) (ScramCredential, bool) {
 
 // ApplyMetadataRecord applies one metadata log record value if it is a
 // UserScramCredentialRecord or RemoveUserScramCredentialRecord, and
-// reports whether it was one. Other record types are ignored.
+// reports whether it was one. Other record types are ignored unread (a
+// type newer than kraftd's codec included).
 func (s *ScramStore) ApplyMetadataRecord(value []byte) (bool, error) {
-	typ, _, body, err := protocol.ParseMetadataRecord(value)
+	key, _, _, err := metadata.Header(value)
 	if err != nil {
 		return false, err
 	}
-	switch typ {
-	case protocol.UserScramCredentialRecordType:
-		var r protocol.UserScramCredentialRecord
-		if err := r.ReadFrom(body); err != nil {
-			return false, err
-		}
+	if key != metadata.UserScramCredentialRecordAPIKey && key != metadata.RemoveUserScramCredentialRecordAPIKey {
+		return false, nil
+	}
+	rec, _, err := metadata.Decode(value)
+	if err != nil {
+		return false, err
+	}
+	switch r := rec.(type) {
+	case *metadata.UserScramCredentialRecord:
 		mech, ok := ScramMechanismFromType(r.Mechanism)
 		if !ok {
 			return false, fmt.Errorf("security: UserScramCredentialRecord for %q: unknown mechanism type %d", r.Name, r.Mechanism)
 		}
-		s.Put(mech, r.Name, ScramCredential{Salt: bytes.Clone(r.Salt), StoredKey: bytes.Clone(r.StoredKey), ServerKey: bytes.Clone(r.ServerKey), Iterations: r.Iterations})
-		return true, nil
-	case protocol.RemoveUserScramCredentialRecordType:
-		var r protocol.RemoveUserScramCredentialRecord
-		if err := r.ReadFrom(body); err != nil {
-			return false, err
-		}
+		s.Put(mech, r.Name, ScramCredential{Salt: r.Salt, StoredKey: r.StoredKey, ServerKey: r.ServerKey, Iterations: r.Iterations})
+	case *metadata.RemoveUserScramCredentialRecord:
 		if mech, ok := ScramMechanismFromType(r.Mechanism); ok {
 			s.Remove(mech, r.Name)
 		}
-		return true, nil
 	}
-	return false, nil
+	return true, nil
 }
 
 // ApplyBatches applies the SCRAM records found in a run of record batches

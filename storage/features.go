@@ -1,13 +1,13 @@
 package storage
 
 import (
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/kraftd/kraftd/features"
+	"github.com/kraftd/kraftd/protocol/metadata"
 )
 
 // featureSettings is what format resolved from --release-version, --feature
@@ -126,19 +126,13 @@ func (s featureSettings) describe() string {
 	return b.String()
 }
 
-// featureLevelRecordAPIKey is FeatureLevelRecord's metadata record type.
-const featureLevelRecordAPIKey = 12
-
-// featureLevelRecord encodes FeatureLevelRecord v0 in the metadata log's
-// ApiMessageAndVersion framing: frame version 1, api key, version (unsigned
-// varints), then the flexible body {Name compact string, FeatureLevel int16,
-// tags}.
+// featureLevelRecord encodes FeatureLevelRecord v0, its only version, as a
+// metadata log record value. name is a feature this package knows, so the
+// encoding cannot fail.
 func featureLevelRecord(name string, level int16) []byte {
-	b := binary.AppendUvarint(nil, 1)
-	b = binary.AppendUvarint(b, featureLevelRecordAPIKey)
-	b = binary.AppendUvarint(b, 0)
-	b = binary.AppendUvarint(b, uint64(len(name))+1)
-	b = append(b, name...)
-	b = binary.BigEndian.AppendUint16(b, uint16(level))
-	return append(b, 0) // no tagged fields
+	b, err := metadata.Append(nil, &metadata.FeatureLevelRecord{Name: name, FeatureLevel: level}, 0)
+	if err != nil {
+		panic(fmt.Sprintf("storage: FeatureLevelRecord %s=%d: %v", name, level, err))
+	}
+	return b
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/features"
+	"github.com/kraftd/kraftd/protocol/metadata"
 	"github.com/kraftd/kraftd/uuid"
 	"github.com/kraftd/kraftd/vfs"
 )
@@ -154,7 +155,7 @@ func newDirWriter(o FormatOptions) (*dirWriter, error) {
 	if w.out == nil {
 		w.out = io.Discard
 	}
-	if len(o.ScramRecords) > 0 && !fs.mv.ScramSupported() {
+	if len(o.ScramRecords) > 0 && !metadata.Level(fs.mv.Level).Has(metadata.GateScram) {
 		return nil, errors.New("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
 	}
 	w.records = append(fs.records(), o.ScramRecords...)

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,36 +27,12 @@ import (
 	"github.com/youmark/pkcs8"
 )
 
-// kafkaSecurity compiles testdata/KafkaSecurity.java once and returns a
-// function running it with Kafka 4.4's jars; it skips without them.
-var (
-	compileOnce sync.Once
-	classesDir  string
-	compileErr  error
-)
-
+// kafkaSecurity runs testdata/KafkaSecurity.java with Kafka 4.4's jars; it
+// skips without them.
 func kafkaSecurity(t *testing.T) func(stdin string, args ...string) *exec.Cmd {
 	t.Helper()
-	env := kafkatest.Require(t)
-	cp := filepath.Join(env.LibDir, "*")
-	compileOnce.Do(func() {
-		classesDir, compileErr = os.MkdirTemp("", "kraftd-kafkasecurity")
-		if compileErr != nil {
-			return
-		}
-		javac := filepath.Join(filepath.Dir(env.Java), "javac")
-		out, err := exec.Command(javac, "-d", classesDir, "-cp", cp, "testdata/KafkaSecurity.java").CombinedOutput()
-		if err != nil {
-			compileErr = fmt.Errorf("javac: %v\n%s", err, out)
-		}
-	})
-	if compileErr != nil {
-		t.Fatal(compileErr)
-	}
-	return func(stdin string, args ...string) *exec.Cmd {
-		a := append([]string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", classesDir + string(os.PathListSeparator) + cp, "KafkaSecurity"}, args...)
-		return exec.Command(env.Java, a...)
-	}
+	run := javaProgram(t, "KafkaSecurity")
+	return func(_ string, args ...string) *exec.Cmd { return run(args...) }
 }
 
 func unhex(t *testing.T, s string) string {
