@@ -12,12 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/clusterid"
+	"github.com/kraftd/kraftd/internal/testenv"
 )
 
 func skipShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real-process test; skipped under -short")
-	}
+	t.Helper()
+	testenv.SkipShort(t, "real-process test")
 }
 
 // committedHW is the highest high watermark any node reported.
