@@ -61,7 +61,7 @@ func TestInlineAfterWriterFinishedALargeAnswer(t *testing.T) {
 	if n := <-out; n >= int64(len(records)) {
 		t.Fatalf("%d bytes of an 8 MiB answer written at once: the writer's path was not exercised", n)
 	}
-	time.Sleep(300 * time.Millisecond) // past the writer's WriteTimeout
+	time.Sleep(300 * time.Millisecond) // the scenario: the writer's WriteTimeout passes idle
 	c.send(1, voteRequest(1))
 	if got := votePartition(c.recv(1, protocol.KeyVote, 1)); got != 1 {
 		t.Fatalf("vote: %d", got)
