@@ -156,7 +156,13 @@ test-image:
 FAULT_MINUTES ?= 10
 FAULT_MIXED_MINUTES ?= 2
 FAULT_SEED ?=
-.PHONY: faults
+FAULT_TIMEOUT ?= 0
+.PHONY: faults faults-ci
 faults:
 	cd $(HARNESS) && $(GO) vet -tags faults ./faults/
-	cd $(HARNESS) && FAULT_MINUTES=$(FAULT_MINUTES) FAULT_MIXED_MINUTES=$(FAULT_MIXED_MINUTES) FAULT_SEED=$(FAULT_SEED) $(GO) test -tags faults -count=1 -timeout 0 -v ./faults/
+	cd $(HARNESS) && FAULT_MINUTES=$(FAULT_MINUTES) FAULT_MIXED_MINUTES=$(FAULT_MIXED_MINUTES) FAULT_SEED=$(FAULT_SEED) $(GO) test -tags faults -count=1 -timeout $(FAULT_TIMEOUT) -v ./faults/
+
+# CI's fault run (.ci/run): every fault scenario once, then the nemesis for a minute on
+# three kraftd processes and on each mixed quorum (about 10 minutes on two cores).
+faults-ci:
+	@$(MAKE) --no-print-directory faults FAULT_MINUTES=1 FAULT_MIXED_MINUTES=1 FAULT_TIMEOUT=30m
