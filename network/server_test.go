@@ -41,7 +41,7 @@ func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
 		resp := voteResponseFor(req.(*kmsg.VoteRequest))
 		delay := time.Duration(rand.IntN(2000)) * time.Microsecond
 		go func() {
-			time.Sleep(delay)
+			time.Sleep(delay) // the scenario: answers come late and out of order
 			active.Add(-1)
 			respond(resp)
 		}()
@@ -268,7 +268,7 @@ func TestBadClientsAreCutOff(t *testing.T) {
 				goodDone <- errors.New("good client got a wrong response")
 				return
 			}
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond) // the good client's pace
 		}
 	}()
 
