@@ -266,7 +266,7 @@ func (c *cluster) committed(id int32) int64 {
 // commitRate is the rate at which node id sees records committed over d.
 func (c *cluster) commitRate(id int32, d time.Duration) float64 {
 	start, n := time.Now(), c.committed(id)
-	time.Sleep(d)
+	time.Sleep(d) // the measurement window
 	return float64(c.committed(id)-n) / time.Since(start).Seconds()
 }
 
