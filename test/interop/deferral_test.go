@@ -134,9 +134,11 @@ func TestMixedControllerDeferral(t *testing.T) {
 const handoffHangBound = kafkatest.SettleTimeout
 
 // checkKraftdHandoffs fails on an epoch a kraftd voter led, with the Kafka controller that
-// led next following it, that kraftd did not end by resigning to hand leadership over, or
-// that no Kafka controller's leadership followed within handoffHangBound (an open epoch:
-// with any Kafka controller following it).
+// led next following it, that no Kafka controller's leadership followed within
+// handoffHangBound (an open epoch: with any Kafka controller following it), or, when that
+// controller followed kraftd from its election on, that kraftd did not end by resigning to
+// hand leadership over. (A controller that was down or starting at kraftd's election
+// catches up at its own pace and may time out and campaign before kraftd hands over.)
 func checkKraftdHandoffs(t *testing.T, leads []kafkatest.KraftdLead) {
 	t.Helper()
 	for _, l := range leads {
@@ -148,7 +150,7 @@ func checkKraftdHandoffs(t *testing.T, leads []kafkatest.KraftdLead) {
 		if l.Open || l.Handoff > handoffHangBound {
 			t.Errorf("kraftd node %d led epoch %d and no Kafka controller led within %v (%v, open %v)", l.Node, l.Epoch, handoffHangBound, l.Handoff, l.Open)
 		}
-		if !l.Open && !l.Resigned {
+		if !l.Open && !l.Resigned && l.Followed.Sub(l.At) <= time.Second {
 			t.Errorf("kraftd node %d led epoch %d and Kafka controller %d followed it, but kraftd did not resign to hand over (%q)", l.Node, l.Epoch, l.Next.Node, kafkatest.KraftdResignedLine)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -351,15 +352,16 @@ func (q *MixedRaft) WaitCommit(epoch int32, above int64, timeout time.Duration) 
 	}
 }
 
-// WaitCaughtUp waits until a leader's high watermark of at least atLeast is held by every
-// running node of the quorum, and returns that high watermark: below it every running
+// WaitCaughtUp waits until every running node of the quorum holds the leader's log up to
+// a committed offset of at least atLeast, and returns that offset: below it every running
 // node's log then holds the leader's batches. A leader that answers DescribeQuorum (kraftd,
-// a Kafka controller) must list every running node, voter or observer, with its log end at
-// or past its high watermark: a replica's log end there is the offset of its last fetch,
-// which the leader checked against its own log. Under a Kafka TestRaftServer leader, which
-// answers no DescribeQuorum, every running node's log on disk must hold, byte for byte, the
-// leader's batch holding offset atLeast-1 (raft's log matching then covers every batch
-// below it).
+// a Kafka controller) must have a high watermark of atLeast or more and list every running
+// node, voter or observer, with its log end at or past atLeast: a replica's log end there is
+// the offset of its last fetch, which the leader checked against its own log (the offset
+// returned is the lowest of those log ends and the high watermark). Under a Kafka
+// TestRaftServer leader, which answers no DescribeQuorum, every running node's log on disk
+// must hold, byte for byte, the leader's batch holding offset atLeast-1 (raft's log
+// matching then covers every batch below it); atLeast is returned.
 func (q *MixedRaft) WaitCaughtUp(atLeast int64, timeout time.Duration) (int64, error) {
 	deadline := time.Now().Add(timeout)
 	var last string
@@ -383,14 +385,14 @@ func (q *MixedRaft) WaitCaughtUp(atLeast int64, timeout time.Duration) (int64, e
 				continue
 			}
 			last = fmt.Sprintf("leader %d: %+v", n.ID, d)
-			if d.HighWatermark >= atLeast && q.allReached(d) {
-				return d.HighWatermark, nil
+			if end, ok := q.lowestLogEnd(d); ok && d.HighWatermark >= atLeast && end >= atLeast {
+				return min(end, d.HighWatermark), nil
 			}
 		}
 		if time.Now().After(deadline) {
 			return -1, fmt.Errorf("kafkatest: no leader's high watermark of %d or more reached every running node within %v; last: %s", atLeast, timeout, last)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -445,19 +447,25 @@ func batchAt(dir string, offset int64) ([]byte, error) {
 	return nil, err
 }
 
-// allReached: every running node is among d's replicas with its log end at d's high watermark
-// or past it.
-func (q *MixedRaft) allReached(d QuorumInfo) bool {
+// lowestLogEnd is the lowest log end d lists for the running nodes of the quorum (ok false
+// when it does not list one of them).
+func (q *MixedRaft) lowestLogEnd(d QuorumInfo) (int64, bool) {
 	leo := map[int32]int64{}
 	for _, r := range append(append([]kmsg.DescribeQuorumResponseTopicPartitionReplicaState(nil), d.Voters...), d.Observers...) {
 		leo[r.ReplicaID] = r.LogEndOffset
 	}
+	lowest := int64(math.MaxInt64)
 	for _, n := range q.Nodes {
-		if end, ok := leo[n.ID]; n.Running() && (!ok || end < d.HighWatermark) {
-			return false
+		if !n.Running() {
+			continue
 		}
+		end, ok := leo[n.ID]
+		if !ok {
+			return 0, false
+		}
+		lowest = min(lowest, end)
 	}
-	return true
+	return lowest, true
 }
 
 // Running reports whether the node's process is up.
