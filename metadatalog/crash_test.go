@@ -243,7 +243,9 @@ func runCrashSteps(t *testing.T, seed uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write(snapshotBytes(sid.Epoch, 1, 300))
+		if _, err := w.Write(snapshotBytes(sid.Epoch, 1, 300)); err != nil {
+			t.Fatal(err)
+		}
 		if err := w.Freeze(); err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +257,9 @@ func runCrashSteps(t *testing.T, seed uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write(snapshotBytes(iid.Epoch, 1, 300))
+		if _, err := w.Write(snapshotBytes(iid.Epoch, 1, 300)); err != nil {
+			t.Fatal(err)
+		}
 		if err := w.Freeze(); err != nil {
 			t.Fatal(err)
 		}

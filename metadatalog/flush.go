@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -152,9 +151,9 @@ func (j *flushJob) claim() bool {
 
 // sync is the flush itself: the segments, then the epoch checkpoint.
 func (j *flushJob) sync() error {
-	start := time.Now()
+	start := j.l.opts.Now()
 	defer func() {
-		if took := time.Since(start); j.l.opts.SlowFlush > 0 && took > j.l.opts.SlowFlush {
+		if took := j.l.opts.Now().Sub(start); j.l.opts.SlowFlush > 0 && took > j.l.opts.SlowFlush {
 			j.l.logger.Warn("slow flush", zap.Duration("took", took), zap.Int64("end_offset", j.end), zap.Int("files", len(j.files)))
 		}
 	}()

@@ -184,11 +184,21 @@ func TestFlushJobError(t *testing.T) {
 	}
 }
 
+// The flush's duration is read from Options.Now: an fsync advances the
+// test's clock by what the test says it took.
 func TestSlowFlushIsLogged(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
 	ffs := faultfs.Wrap(vfs.OS)
 	o := smallOpts(t.TempDir())
 	o.FS = ffs
 	o.SlowFlush = 20 * time.Millisecond
+	o.Now = clock
 	l := openTest(t, o)
 	defer l.Close()
 
@@ -202,7 +212,9 @@ func TestSlowFlushIsLogged(t *testing.T) {
 
 	ffs.Inject(faultfs.InjectorFunc(func(op faultfs.Op) error {
 		if op.Kind == faultfs.OpSync {
-			time.Sleep(50 * time.Millisecond)
+			mu.Lock()
+			now = now.Add(50 * time.Millisecond)
+			mu.Unlock()
 		}
 		return nil
 	}))

@@ -56,6 +56,14 @@ func (tl *testLog) reopen() {
 	*tl = *n
 }
 
+// mustFlush flushes, failing the test on an error.
+func (tl *testLog) mustFlush() {
+	tl.t.Helper()
+	if err := tl.Flush(); err != nil {
+		tl.t.Fatalf("flush: %v", err)
+	}
+}
+
 func (tl *testLog) mustAppend(b []byte) int64 {
 	tl.t.Helper()
 	last, err := tl.Append(b)

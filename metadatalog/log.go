@@ -80,6 +80,8 @@ type Options struct {
 	// duration (DefaultSlowFlush; < 0 never). A commit waits for it, and a
 	// stalled disk or a starved kernel worker is otherwise invisible.
 	SlowFlush time.Duration
+	// Now is the clock SlowFlush is measured with (nil: time.Now).
+	Now func() time.Time
 }
 
 // DefaultSlowFlush is Options.SlowFlush's default, as etcd's slow fdatasync warning.
@@ -137,6 +139,9 @@ func (o *Options) fill() error {
 	}
 	if o.SlowFlush == 0 {
 		o.SlowFlush = DefaultSlowFlush
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.SegmentMinBytes == 0 {
 		o.SegmentMinBytes = DefaultSegmentMinBytes

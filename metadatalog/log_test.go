@@ -153,7 +153,9 @@ func TestReadMaxBytesWholeBatches(t *testing.T) {
 	keep, _ := l.Read(0, 1<<20)
 	snapshot := append([]byte(nil), keep...)
 	l.mustAppend(mkBatch(6, 1, 1, 100))
-	l.Read(0, 1<<20)
+	if again, err := l.Read(0, 1<<20); err != nil || len(again) <= len(keep) {
+		t.Fatalf("read after an append: %d bytes (%v), before it %d", len(again), err, len(keep))
+	}
 	if !bytes.Equal(keep, snapshot) {
 		t.Fatal("a Read result was modified by later calls")
 	}
@@ -321,7 +323,7 @@ func TestTruncate(t *testing.T) {
 		t.Fatalf("truncate beyond end must be a no-op: %v", err)
 	}
 	l.mustAppend(mkBatch(30, 9, 3, 10))
-	l.Flush()
+	l.mustFlush()
 	want := l.all()
 	l.reopen()
 	if !bytes.Equal(l.all(), want) || l.EndOffset() != (raft.OffsetAndEpoch{Offset: 33, Epoch: 9}) {
@@ -348,7 +350,7 @@ func TestFlushedOffsetAndDeferredFlush(t *testing.T) {
 	// One segment fsync plus the epoch checkpoint (file + dir) the first time.
 	n := ffs.Count(faultfs.OpSync)
 	l.mustAppend(mkBatch(10, 1, 1, 10))
-	l.Flush()
+	l.mustFlush()
 	if ffs.Count(faultfs.OpSync)-n != 1 {
 		t.Fatalf("a flush with no new epoch should fsync once, did %d", ffs.Count(faultfs.OpSync)-n)
 	}

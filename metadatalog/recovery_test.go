@@ -152,7 +152,7 @@ func TestRecoverCorruptionBeforeTailIsAnError(t *testing.T) {
 		l.mustAppend(mkBatch(off, 1, 1, 300))
 		off++
 	}
-	l.Flush()
+	l.mustFlush()
 	l.Close()
 	segs := segFiles(t, dir)
 	if len(segs) < 2 {
@@ -204,7 +204,9 @@ func TestRecoverLeftoversAndReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []byte
-	ro.Batches(0, func(b []byte) error { got = append(got, b...); return nil })
+	if err := ro.Batches(0, func(b []byte) error { got = append(got, b...); return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if !bytes.Equal(got, concat(batches)) {
 		t.Fatal("read-only open: wrong batches")
 	}

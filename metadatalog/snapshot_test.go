@@ -57,7 +57,7 @@ func TestSnapshotLifecycle(t *testing.T) {
 	for i := int64(0); i < 20; i++ {
 		l.mustAppend(mkBatch(i, 1, 1, 300))
 	}
-	l.Flush()
+	l.mustFlush()
 	id := raft.OffsetAndEpoch{Offset: 10, Epoch: 1}
 	content := snapshotBytes(1, 1700000000000, 50)
 
@@ -102,8 +102,12 @@ func TestSnapshotLifecycle(t *testing.T) {
 		t.Fatalf("header timestamp %d %v", ts, err)
 	}
 	// A crash while writing a snapshot leaves a .part that open removes.
-	w, _ = l.CreateSnapshot(raft.OffsetAndEpoch{Offset: 15, Epoch: 1})
-	w.Write(content)
+	if w, err = l.CreateSnapshot(raft.OffsetAndEpoch{Offset: 15, Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(content); err != nil {
+		t.Fatal(err)
+	}
 	l.reopen()
 	if parts, _ = filepath.Glob(filepath.Join(dir, "*.part")); len(parts) != 0 {
 		t.Fatalf("open left %v", parts)
@@ -137,7 +141,7 @@ func TestSnapshotLifecycle(t *testing.T) {
 		t.Fatalf("an epoch below the snapshot's must be refused: %v", err)
 	}
 	l.mustAppend(mkBatch(50, 4, 1, 10))
-	l.Flush()
+	l.mustFlush()
 	l.reopen()
 	if l.StartOffset() != 50 || l.EndOffset().Offset != 51 {
 		t.Fatalf("reopen after install: %d %+v", l.StartOffset(), l.EndOffset())
@@ -157,7 +161,7 @@ func TestOpenSnapshotStates(t *testing.T) {
 	dir := t.TempDir()
 	l := openTest(t, Options{Dir: dir})
 	l.mustAppend(mkBatch(0, 1, 5, 10))
-	l.Flush()
+	l.mustFlush()
 	l.Close()
 	os.WriteFile(filepath.Join(dir, "00000000000000000100-0000000002.checkpoint"), snapshotBytes(2, 1, 1), 0o444)
 	l = openTest(t, Options{Dir: dir})
@@ -184,7 +188,9 @@ func TestRetention(t *testing.T) {
 	for i := int64(0); i < 60; i++ {
 		l.mustAppend(mkBatch(i, 1, 1, 300))
 	}
-	l.Flush()
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	l.SetHighWatermark(40)
 	ids := []raft.OffsetAndEpoch{{Offset: 20, Epoch: 1}, {Offset: 35, Epoch: 1}, {Offset: 50, Epoch: 1}}
 	for _, id := range ids {
@@ -214,7 +220,9 @@ func TestRetention(t *testing.T) {
 		t.Fatalf("read at the new start: %v", err)
 	}
 	l.SetHighWatermark(60)
-	l.MaybeClean(time.Unix(0, 0))
+	if cleaned, err := l.MaybeClean(time.Unix(0, 0)); err != nil || !cleaned {
+		t.Fatalf("clean past snapshot 35: %v %v", cleaned, err)
+	}
 	if got := l.Snapshots(); len(got) != 1 || got[0] != ids[2] || l.StartOffset() != 50 {
 		t.Fatalf("newest snapshot must stay: %v start %d", got, l.StartOffset())
 	}
@@ -235,8 +243,8 @@ func TestRetention(t *testing.T) {
 	l2.SetHighWatermark(30)
 	writeSnapshot(t, l2, raft.OffsetAndEpoch{Offset: 10, Epoch: 1}, snapshotBytes(1, 10_000, 1))
 	writeSnapshot(t, l2, raft.OffsetAndEpoch{Offset: 20, Epoch: 1}, snapshotBytes(1, 20_000, 1))
-	if c, _ := l2.MaybeClean(time.UnixMilli(10_500)); c {
-		t.Fatal("cleaned before retention.ms")
+	if c, err := l2.MaybeClean(time.UnixMilli(10_500)); c || err != nil {
+		t.Fatalf("cleaned before retention.ms (%v)", err)
 	}
 	if c, err := l2.MaybeClean(time.UnixMilli(11_001)); !c || err != nil || l2.StartOffset() != 20 {
 		t.Fatalf("time retention: %v %v start %d", c, err, l2.StartOffset())

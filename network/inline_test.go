@@ -49,7 +49,10 @@ func TestInlineAfterWriterFinishedALargeAnswer(t *testing.T) {
 		}
 		out <- s.Stats()[0].BytesOut - before
 	})
-	s, addr := startServer(t, ServerConfig{WriteTimeout: 200 * time.Millisecond}, h)
+	// The client must read the 8 MiB answer within WriteTimeout, which a loaded machine
+	// running the race detector may take a second for.
+	const writeTimeout = 2 * time.Second
+	s, addr := startServer(t, ServerConfig{WriteTimeout: writeTimeout}, h)
 	c := dialRaw(t, addr)
 	f := kmsg.NewPtrFetchRequest()
 	f.Version = 13
@@ -61,7 +64,7 @@ func TestInlineAfterWriterFinishedALargeAnswer(t *testing.T) {
 	if n := <-out; n >= int64(len(records)) {
 		t.Fatalf("%d bytes of an 8 MiB answer written at once: the writer's path was not exercised", n)
 	}
-	time.Sleep(300 * time.Millisecond) // past the writer's WriteTimeout
+	time.Sleep(writeTimeout + 100*time.Millisecond) // the scenario: the writer's WriteTimeout passes idle
 	c.send(1, voteRequest(1))
 	if got := votePartition(c.recv(1, int16(kmsg.Vote), 1)); got != 1 {
 		t.Fatalf("vote: %d", got)

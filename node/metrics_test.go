@@ -151,14 +151,13 @@ func TestMetricsAndReadiness(t *testing.T) {
 		leader = int(ms[0][leaderKey])
 		for _, m := range ms {
 			if m[leaderKey] < 1 || m[leaderKey] != ms[0][leaderKey] || m[epochKey] != ms[0][epochKey] ||
+				m["kafka_server_raft_metrics_high_watermark"] < 1 ||
 				m["kafka_server_raft_metrics_high_watermark"] != ms[0]["kafka_server_raft_metrics_high_watermark"] {
 				return false
 			}
 		}
-		// Right after an election every node still reports -1: they agree
-		// before the leader's first entry commits.
-		return ms[0]["kafka_server_raft_metrics_high_watermark"] >= 1
-	}, "the nodes' metrics to agree on leader, epoch and a high watermark")
+		return true
+	}, "the nodes' metrics to agree on leader, epoch and a high watermark past the LeaderChange")
 	lm := scrape(t, q.nodes[leader-1])
 	if lm[`kafka_server_raft_metrics_current_state{state="leader"}`] != 1 || lm["kafka_server_raft_metrics_number_of_voters"] != 3 ||
 		lm["kafka_server_raft_metrics_high_watermark"] < 1 || lm["kafka_server_raft_metrics_election_latency_max"] < 0 {

@@ -73,6 +73,9 @@ type registrar struct {
 	peers       *network.Peers
 	incarnation [16]byte
 	wake        chan struct{} // the leader or the epoch changed
+	// waiting, when set (tests), is called with the status run acted on each time it
+	// is about to wait: every attempt for that status has been answered by then.
+	waiting func(raft.Status)
 }
 
 // registrationEnabled: every controller on __cluster_metadata registers, as
@@ -156,6 +159,9 @@ func (r *registrar) run(ctx context.Context) {
 		}
 		if wait >= 0 {
 			timer.Reset(wait)
+		}
+		if r.waiting != nil {
+			r.waiting(st)
 		}
 		select {
 		case <-ctx.Done():

@@ -74,7 +74,9 @@ func (f *fakeLeader) waitRequests(t *testing.T, n int) []*kmsg.ControllerRegistr
 }
 
 // registrationNode is node 1 of a static quorum whose voter 2 is a fake
-// leader on a free port of 127.0.0.1.
+// leader on a free port of 127.0.0.1. Node 1's own address is the fake's
+// too (the node's listener never starts), so a registration with itself
+// would reach the fake.
 func registrationNode(t *testing.T, f *fakeLeader, lg *zap.Logger, topic string) *Node {
 	t.Helper()
 	srv, err := network.NewServer(network.ServerConfig{
@@ -91,8 +93,8 @@ func registrationNode(t *testing.T, f *fakeLeader, lg *zap.Logger, topic string)
 	t.Cleanup(func() { srv.Shutdown(context.Background()) })
 	port := srv.Addrs()["CONTROLLER"].(*net.TCPAddr).Port
 	p, err := config.ParseProperties(fmt.Sprintf("node.id=1\nprocess.roles=controller\n"+
-		"listeners=CONTROLLER://127.0.0.1:19093\ncontroller.listener.names=CONTROLLER\n"+
-		"controller.quorum.voters=1@127.0.0.1:19093,2@127.0.0.1:%d,3@127.0.0.1:19095\nlog.dirs=%s\n", port, t.TempDir()))
+		"listeners=CONTROLLER://127.0.0.1:%[1]d\ncontroller.listener.names=CONTROLLER\n"+
+		"controller.quorum.voters=1@127.0.0.1:%[1]d,2@127.0.0.1:%[1]d,3@127.0.0.1:19095\nlog.dirs=%s\n", port, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +110,13 @@ func registrationNode(t *testing.T, f *fakeLeader, lg *zap.Logger, topic string)
 	return n
 }
 
-// startRegistrar runs n's registrar until the test ends.
-func startRegistrar(t *testing.T, n *Node) {
+// startRegistrar runs n's registrar until the test ends; the watch tells
+// which status it last went idle on.
+func startRegistrar(t *testing.T, n *Node) *idleWatch {
 	t.Helper()
 	n.reg = n.newRegistrar()
+	w := &idleWatch{ch: make(chan struct{}, 1)}
+	n.reg.waiting = w.note
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -119,6 +124,47 @@ func startRegistrar(t *testing.T, n *Node) {
 		n.reg.run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
+	return w
+}
+
+// idleWatch follows the registrar's waits (registrar.waiting).
+type idleWatch struct {
+	mu   sync.Mutex
+	last raft.Status
+	ch   chan struct{}
+}
+
+func (w *idleWatch) note(st raft.Status) {
+	w.mu.Lock()
+	w.last = st
+	w.mu.Unlock()
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// wait waits until the registrar waits after acting on a status with
+// want's epoch, leader and high watermark: whatever it sent for that
+// status has been answered.
+func (w *idleWatch) wait(t *testing.T, want raft.Status) {
+	t.Helper()
+	same := func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.last.Epoch == want.Epoch && w.last.LeaderID == want.LeaderID && w.last.HighWatermark == want.HighWatermark
+	}
+	deadline := time.After(10 * time.Second)
+	for !same() {
+		select {
+		case <-w.ch:
+		case <-deadline:
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			t.Fatalf("the registrar never waited after acting on leader %d epoch %d (last: leader %d epoch %d)",
+				want.LeaderID, want.Epoch, w.last.LeaderID, w.last.Epoch)
+		}
+	}
 }
 
 func (n *Node) setStatus(st raft.Status) {
@@ -136,9 +182,10 @@ func TestRegistrationWithLeader(t *testing.T) {
 	if !n.registrationEnabled() {
 		t.Fatal("a controller on __cluster_metadata does not register")
 	}
-	startRegistrar(t, n)
-	n.setStatus(raft.Status{NodeID: 1, LeaderID: 1, Epoch: 3}) // this node leads: nothing to do
-	time.Sleep(200 * time.Millisecond)
+	idle := startRegistrar(t, n)
+	leads := raft.Status{NodeID: 1, LeaderID: 1, Epoch: 3} // this node leads: nothing to do
+	n.setStatus(leads)
+	idle.wait(t, leads)
 	if got := f.requests(); len(got) != 0 {
 		t.Fatalf("registered with itself: %d requests", len(got))
 	}
@@ -172,8 +219,9 @@ func TestRegistrationWithLeader(t *testing.T) {
 	}
 
 	// Acknowledged: nothing more in this epoch, even when woken.
-	n.setStatus(raft.Status{NodeID: 1, LeaderID: 2, Epoch: 4, HighWatermark: 10})
-	time.Sleep(300 * time.Millisecond)
+	woken := raft.Status{NodeID: 1, LeaderID: 2, Epoch: 4, HighWatermark: 10}
+	n.setStatus(woken)
+	idle.wait(t, woken)
 	if got := f.requests(); len(got) != 3 {
 		t.Fatalf("%d registrations after the acknowledgement, want 3", len(got))
 	}
@@ -204,11 +252,14 @@ func TestRegistrationNonRetriableLoggedOnce(t *testing.T) {
 func TestRegistrationUnreachableLeader(t *testing.T) {
 	f := &fakeLeader{seen: make(chan struct{}, 1)}
 	n := registrationNode(t, f, nil, topics.ClusterMetadata)
-	startRegistrar(t, n)
-	n.setStatus(raft.Status{NodeID: 1, LeaderID: 3, Epoch: 4}) // 127.0.0.1:19095: nothing listens
-	time.Sleep(300 * time.Millisecond)
-	n.setStatus(raft.Status{NodeID: 1, LeaderID: 9, Epoch: 5}) // unknown: no address
-	time.Sleep(100 * time.Millisecond)
+	idle := startRegistrar(t, n)
+	for _, st := range []raft.Status{
+		{NodeID: 1, LeaderID: 3, Epoch: 4}, // 127.0.0.1:19095: nothing listens
+		{NodeID: 1, LeaderID: 9, Epoch: 5}, // unknown: no address
+	} {
+		n.setStatus(st)
+		idle.wait(t, st) // the attempt failed and the registrar backs off
+	}
 	n.setStatus(raft.Status{NodeID: 1, LeaderID: 2, Epoch: 6})
 	f.waitRequests(t, 1)
 }

@@ -105,8 +105,11 @@ func TestVoterSetChangesReturnNewSets(t *testing.T) {
 
 func TestVoterSetOverlappingMajority(t *testing.T) {
 	a := mustVoters(t, voterNode(1, 1, 1), voterNode(2, 2, 2), voterNode(3, 3, 3))
-	plusOne, _ := a.Add(voterNode(4, 4, 4))
-	minusOne, _ := a.Remove(ReplicaKey{ID: 3, DirectoryID: dirOf(3)})
+	plusOne, added := a.Add(voterNode(4, 4, 4))
+	minusOne, removed := a.Remove(ReplicaKey{ID: 3, DirectoryID: dirOf(3)})
+	if !added || plusOne.Len() != 4 || !removed || minusOne.Len() != 2 {
+		t.Fatalf("add: %v %v; remove: %v %v", added, plusOne, removed, minusOne)
+	}
 	swapped := mustVoters(t, voterNode(1, 1, 1), voterNode(2, 2, 2), voterNode(4, 4, 4))
 	twoNew := mustVoters(t, voterNode(1, 1, 1), voterNode(4, 4, 4), voterNode(5, 5, 5))
 	newDir := mustVoters(t, voterNode(1, 1, 1), voterNode(2, 2, 2), voterNode(3, 9, 3))
@@ -173,7 +176,9 @@ func TestLogHistory(t *testing.T) {
 	if e, _ := h.last(); e.offset != 10 {
 		t.Fatalf("after truncateNew(20) last offset %d, want 10", e.offset)
 	}
-	_ = h.addAt(20, 5)
+	if err := h.addAt(20, 5); err != nil {
+		t.Fatal(err)
+	}
 	h.truncateOld(15)
 	if len(h.entries) != 2 || at(15) != 1 {
 		t.Fatalf("after truncateOld(15): %v", h.entries)
@@ -200,7 +205,9 @@ func TestKRaftStateCheckRefusesNonOverlappingChanges(t *testing.T) {
 	if err := k.check(ch); err != nil {
 		t.Fatal(err)
 	}
-	_ = k.apply(ch)
+	if err := k.apply(ch); err != nil {
+		t.Fatal(err)
+	}
 	other := mustVoters(t, voterNode(1, 1, 1), voterNode(4, 4, 4), voterNode(5, 5, 5))
 	if err := k.check([]controlChange{{offset: 9, voters: &other}}); err == nil {
 		t.Fatal("accepted a set that replaces two voters at once")

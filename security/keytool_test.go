@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kraftd/kraftd/internal/testenv"
 )
 
 // keytool finds Java's keytool as the interop tests find java: beside
@@ -28,7 +30,7 @@ func keytool(t *testing.T) string {
 	}
 	p, err := exec.LookPath("keytool")
 	if err != nil {
-		t.Skip("keytool (Java) not found: the keytool key store tests need a JDK")
+		testenv.Skip(t, "keytool (Java) not found: the keytool key store tests need a JDK")
 	}
 	return p
 }

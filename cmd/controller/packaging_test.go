@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/internal/testenv"
 )
 
 // TestSystemdUnit checks packaging/kraftd.service with systemd-analyze
@@ -15,7 +17,7 @@ import (
 func TestSystemdUnit(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Skip("systemd-analyze not installed")
+		testenv.Skip(t, "systemd-analyze not installed (Debian: apt-get install systemd)")
 	}
 	unit, err := os.ReadFile(filepath.Join("..", "..", "packaging", "kraftd.service"))
 	if err != nil {

@@ -6,7 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/kraftd/kraftd/internal/testenv"
 )
 
 // TestCheckerCatchesRealLoss runs the checker on real logs that lost
@@ -16,7 +17,8 @@ import (
 func TestCheckerCatchesRealLoss(t *testing.T) {
 	skipShort(t)
 	c, _ := start(t, Options{})
-	time.Sleep(2 * time.Second)
+	// A short run: a thousand records committed (and acknowledged in the journal).
+	testenv.WaitFor(t, LivenessBound, "a thousand records committed", func() bool { return c.maxHW() >= 1000 })
 	for _, id := range c.IDs {
 		c.Kill(id)
 	}

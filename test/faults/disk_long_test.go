@@ -36,7 +36,7 @@ func TestFsyncStalls(t *testing.T) {
 		}
 		r := c.BeginRound("stall fsync")
 		c.SetDiskFaults(node, fmt.Sprintf("sync delay %s\n", st.delay))
-		time.Sleep(st.hold)
+		time.Sleep(st.hold) // the scenario: fsyncs stalled for hold
 		c.SetDiskFaults(node, "")
 		took, ok := c.Healed(r)
 		t.Logf("fsyncs of node %d (leader %v) stalled %v for %v; commit %v after (ok %v)", node, st.leader, st.delay, st.hold, took, ok)
@@ -108,7 +108,7 @@ func TestCorruptionRefusesStart(t *testing.T) {
 	skipShort(t)
 	c, s := start(t, Options{})
 	f := without(c.IDs, s.Node)[0]
-	time.Sleep(time.Second)
+	c.waitLogBytes(t, f, 16<<10) // a segment with records below its tail to flip a bit in
 	part := c.partitionDir(f)
 	for _, tc := range []struct {
 		fault, file string
@@ -189,7 +189,7 @@ func TestSnapshotCatchUpUnderKills(t *testing.T) {
 	rng := rand.New(rand.NewSource(31))
 	for i := 0; i < 3; i++ {
 		c.Start(f)
-		time.Sleep(time.Duration(rng.Intn(300)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.Intn(300)) * time.Millisecond) // the scenario: killed at a random point of its catch-up
 		c.Kill(f)
 	}
 	c.Start(f)

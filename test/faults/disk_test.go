@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kraftd/kraftd/internal/testenv"
 )
 
 // failStop injects rules into node id's file layer, waits for the node to
@@ -56,11 +58,11 @@ func TestDiskErrorsFailStop(t *testing.T) {
 func mountTmpfs(t *testing.T, size string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
+		testenv.Skip(t, "mounting a tmpfs needs root")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v: %s", err, out)
+		testenv.Skip(t, "mount tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() {
 		// The killed processes' files may take a moment to be released.

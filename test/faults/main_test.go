@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/kraftd/kraftd/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -14,9 +16,7 @@ func TestMain(m *testing.M) {
 
 func skipShort(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("real-process fault test; skipped under -short")
-	}
+	testenv.SkipShort(t, "real-process fault test")
 }
 
 // start runs a cluster and waits for its first committing leader (the

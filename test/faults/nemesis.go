@@ -10,6 +10,8 @@ import (
 
 // A nemesis fault: it injects on c (leader is the committing leader's
 // sample), keeps the fault for about hold, heals it, and returns the round.
+// The sleeps of these faults are their holds: the scenario itself, waited
+// out on purpose; recovery is then waited for on a condition (Healed).
 type nemesis struct {
 	name   string
 	weight int
@@ -145,7 +147,7 @@ func (c *Cluster) powerLossRound(rng *rand.Rand, what string, ids ...int32) *Rou
 	for _, id := range c.kraftdIDs() {
 		c.SetDiskFaults(id, "sync delay 150ms\n")
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // the scenario: appends run ahead of the slowed fsyncs
 	r := c.BeginRound(what)
 	cuts := c.PowerLoss(rng, ids...)
 	for _, id := range c.kraftdIDs() {

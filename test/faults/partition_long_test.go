@@ -67,7 +67,7 @@ func TestLinkFaults(t *testing.T) {
 	r := c.BeginRound("one-way follower cut from leader")
 	c.Mesh.Block(f, s.Node)
 	c.Mesh.Block(s.Node, f)
-	time.Sleep(4 * fetchTimeout)
+	time.Sleep(4 * fetchTimeout) // the scenario: the cut held for four fetch timeouts
 	if l, ok := c.latest(); ok && l.Epoch > s.Epoch+2 {
 		t.Errorf("a follower cut from the leader alone drove the epoch from %d to %d (pre-vote should stop it)", s.Epoch, l.Epoch)
 	}
@@ -75,7 +75,7 @@ func TestLinkFaults(t *testing.T) {
 
 	r = c.BeginRound("flapping leader links")
 	s = c.WaitLeader(LivenessBound)
-	for i := 0; i < 8; i++ {
+	for i := 0; i < 8; i++ { // the scenario: links down 300 ms, up 400 ms
 		c.Mesh.Isolate(s.Node, c.IDs)
 		time.Sleep(300 * time.Millisecond)
 		c.Mesh.Heal()
@@ -92,7 +92,7 @@ func TestLinkFaults(t *testing.T) {
 		}
 	}
 	c.commitDuring(t, r.Fault, -1)
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * time.Second) // the scenario: the latency held
 	c.heal(t, r)
 
 	s = c.WaitLeader(LivenessBound)
@@ -100,10 +100,10 @@ func TestLinkFaults(t *testing.T) {
 	for _, o := range without(c.IDs, s.Node) {
 		c.Mesh.Throttle(s.Node, o, 8)
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the scenario: the throttle held
 	c.Mesh.Heal()
 	c.Mesh.Reset(s.Node, f, 100)
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the scenario: resets for 2 s
 	c.heal(t, r)
 	finish(t, c)
 }

@@ -28,7 +28,7 @@ func (c *Cluster) KillLeaderCycles(n int, rng *rand.Rand, maxDown time.Duration)
 			failovers = append(failovers, took)
 		}
 		if maxDown > 0 {
-			time.Sleep(time.Duration(rng.Int63n(int64(maxDown))))
+			time.Sleep(time.Duration(rng.Int63n(int64(maxDown)))) // the scenario: down for a random time
 		}
 		c.Start(s.Node)
 	}

@@ -21,7 +21,7 @@ func TestPauseLeader(t *testing.T) {
 	if !ok {
 		t.Fatalf("no new leader within %v of pausing leader %d", LivenessBound, s.Node)
 	}
-	time.Sleep(max(0, 3*fetchTimeout-time.Since(r.Start)))
+	time.Sleep(max(0, 3*fetchTimeout-time.Since(r.Start))) // the scenario: paused for three fetch timeouts
 	c.Resume(s.Node)
 	took, _ := c.Healed(r)
 	t.Logf("node %d led epoch %d while %d was stopped; commit %v after SIGCONT", nl.Node, nl.Epoch, s.Node, took)
@@ -73,7 +73,7 @@ func TestTermLeaderAndDuringElection(t *testing.T) {
 func TestAllKilledMajorityRestarts(t *testing.T) {
 	skipShort(t)
 	c, s := start(t, Options{})
-	time.Sleep(500 * time.Millisecond)
+	c.commitDuring(t, "commits before the kills", -1)
 	r := c.BeginRound("kill9 all")
 	for _, id := range c.IDs {
 		c.Kill(id)
@@ -122,6 +122,8 @@ func TestQuorumStateWriteCrashes(t *testing.T) {
 		s := c.WaitLeader(LivenessBound)
 		r := c.BeginRound("kill9 during vote write")
 		c.Kill(s.Node)
+		// The scenario: the second kill lands at a random point of the election and its
+		// quorum-state writes.
 		time.Sleep(fetchTimeout + time.Duration(rng.Intn(600))*time.Millisecond)
 		second := pick(rng, without(c.IDs, s.Node))
 		c.Kill(second)

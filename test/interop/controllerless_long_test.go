@@ -17,11 +17,13 @@ import (
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
 
-// maxControllerlessWindow bounds every controller-less window of a run: the JVM-only
-// quorum measures 2-5 s on this harness's timeouts (the followers' fetch timeout, 2 s,
-// an election, the new controller's activation); a kraftd voter, deferring leadership,
-// adds at most kraftdHandoffBound in the rare election it wins. Slack for a loaded machine.
-const maxControllerlessWindow = 10 * time.Second
+// maxControllerlessWindow bounds every controller-less window of a run: a hang bound, not
+// a speed. The windows are the figure each run logs (WindowsLine: median and max); the
+// JVM-only quorum measures 2-5 s on this harness's timeouts (the followers' fetch timeout,
+// 2 s, an election, the new controller's activation), and a kraftd voter, deferring
+// leadership, adds about an election timeout in the rare election it wins, which
+// checkKraftdHandoffs checks by its mechanism.
+const maxControllerlessWindow = kafkatest.SettleTimeout
 
 // createTimeout bounds a topic creation: the next active controller creates it within
 // its window plus a few retries.
@@ -51,8 +53,8 @@ func TestControllerlessWindowJVMOnlyLong(t *testing.T) {
 
 // TestControllerlessWindowKraftdVoterLong is the baseline with a kraftd voter (leadership
 // deferral on, its default) in place of the third JVM controller: the windows stay within
-// maxControllerlessWindow as the baseline's do, and whenever kraftd wins an election a
-// Kafka controller leads again within kraftdHandoffBound.
+// maxControllerlessWindow as the baseline's do, and whenever kraftd wins an election it
+// hands leadership to a Kafka controller (checkKraftdHandoffs).
 func TestControllerlessWindowKraftdVoterLong(t *testing.T) {
 	J, K := kafkatest.SideKafka, kafkatest.SideKraftd
 	runControllerless(t, []kafkatest.Side{J, J, K})

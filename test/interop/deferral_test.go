@@ -66,11 +66,9 @@ func connectFeatures(t *testing.T, addr string) []string {
 // leadership deferral on (kraftd's default). kraftd is made to win an election (only it and
 // a restarted Kafka controller are up, and it campaigns first); it then hands leadership to
 // the Kafka controller as soon as that one has caught up: EndQuorumEpoch naming it first,
-// which campaigns at once. From kraftd's election (or, when the restarted Kafka controller
-// was still starting then, from when it follows kraftd) a Kafka controller leads again
-// within an election timeout plus round trips (kraftdHandoffBound; restartingSuccessorBound
-// when the successor was still starting at kraftd's election), kraftd logs the
-// hand-over, and with both Kafka controllers back the quorum stays under a Kafka leader.
+// which campaigns at once: kraftd logs the hand-over, a Kafka controller leads again
+// (checkKraftdHandoffs), and with both Kafka controllers back the quorum stays under a Kafka
+// leader.
 func TestMixedControllerDeferral(t *testing.T) {
 	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
@@ -119,43 +117,41 @@ func TestMixedControllerDeferral(t *testing.T) {
 	checkKraftdHandoffs(t, q.KraftdLeads())
 	// Both Kafka controllers up: the quorum stays under a Kafka leader.
 	leader, epoch := r.leader, r.epoch
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * time.Second) // the scenario: three election timeouts in which nothing may move
 	if l, e, ok := q.AgreedLeader(); !ok || l != leader || e != epoch {
 		t.Errorf("after the hand-over the quorum moved: leader %d epoch %d (agreed %v), want %s in %d", l, e, ok, r.label(leader), epoch)
 	}
 	keepLogs(t, q)
 }
 
-// kraftdHandoffBound is how soon after a kraftd voter's election in a metadata quorum (or,
-// when its Kafka successor was down or starting then, after that one follows it) a Kafka
-// controller must lead the quorum (leadership deferral; its activation as the active
-// controller follows, as after any election): one election timeout (the harness's 1 s)
-// plus round trips, with slack for a loaded machine.
-const kraftdHandoffBound = time.Second + 1500*time.Millisecond
-
-// restartingSuccessorBound replaces kraftdHandoffBound when the Kafka controller that took
-// over was down or starting at kraftd's election (it followed kraftd over a second later).
-const restartingSuccessorBound = 10 * time.Second
+// handoffHangBound bounds the time from a kraftd voter's election in a metadata quorum (or,
+// when its Kafka successor was down or starting then, from when that one follows it) to a
+// Kafka controller's leadership: a hang bound, not a speed. The hand-over itself is checked
+// by its mechanism (kraftd resigned in the epoch); how soon it comes (about one election
+// timeout plus round trips) is a figure the tests log, and make interop-long's
+// controller-less windows report. A restarted JVM catches up (and may time out and campaign
+// itself) at its own pace within kafkatest.SettleTimeout.
+const handoffHangBound = kafkatest.SettleTimeout
 
 // checkKraftdHandoffs fails on an epoch a kraftd voter led, with the Kafka controller that
 // led next following it, that no Kafka controller's leadership followed within
-// kraftdHandoffBound (an open epoch: with any Kafka controller following it).
+// handoffHangBound (an open epoch: with any Kafka controller following it), or, when that
+// controller followed kraftd from its election on, that kraftd did not end by resigning to
+// hand leadership over. (A controller that was down or starting at kraftd's election
+// catches up at its own pace and may time out and campaign before kraftd hands over.)
 func checkKraftdHandoffs(t *testing.T, leads []kafkatest.KraftdLead) {
 	t.Helper()
 	for _, l := range leads {
-		t.Logf("kraftd node %d led epoch %d (elected %s, followed by its successor %s, no successor followed %v): Kafka controller %d led %v later (open %v)",
-			l.Node, l.Epoch, l.At.Format("15:04:05.000"), l.Followed.Format("15:04:05.000"), l.Unfollowed, l.Next.Node, l.Handoff.Round(time.Millisecond), l.Open)
+		t.Logf("kraftd node %d led epoch %d (elected %s, followed by its successor %s, no successor followed %v, resigned %v): Kafka controller %d led %v later (open %v)",
+			l.Node, l.Epoch, l.At.Format("15:04:05.000"), l.Followed.Format("15:04:05.000"), l.Unfollowed, l.Resigned, l.Next.Node, l.Handoff.Round(time.Millisecond), l.Open)
 		if l.Unfollowed {
 			continue // no Kafka controller kraftd could hand over to took over in that epoch
 		}
-		bound := kraftdHandoffBound
-		if l.Followed.Sub(l.At) > time.Second {
-			// The successor was down or starting at kraftd's election: a restarted JVM
-			// catches up (and may time out and campaign itself) at its own pace.
-			bound = restartingSuccessorBound
+		if l.Open || l.Handoff > handoffHangBound {
+			t.Errorf("kraftd node %d led epoch %d and no Kafka controller led within %v (%v, open %v)", l.Node, l.Epoch, handoffHangBound, l.Handoff, l.Open)
 		}
-		if l.Open || l.Handoff > bound {
-			t.Errorf("kraftd node %d led epoch %d and no Kafka controller led within %v (%v, open %v)", l.Node, l.Epoch, bound, l.Handoff, l.Open)
+		if !l.Open && !l.Resigned && l.Followed.Sub(l.At) <= time.Second {
+			t.Errorf("kraftd node %d led epoch %d and Kafka controller %d followed it, but kraftd did not resign to hand over (%q)", l.Node, l.Epoch, l.Next.Node, kafkatest.KraftdResignedLine)
 		}
 	}
 }

@@ -219,6 +219,7 @@ func judgeKafkaAttack(t *testing.T, q *kafkatest.MixedRaft, a kafkaAttack, d tim
 	defer cancel()
 	start, hw0 := time.Now(), q.MaxKafkaHighWatermark()
 	res, attackErr := a.run(ctx, target.Addr)
+	// The measurement: the attack's whole window and the settle after it.
 	if rest := time.Until(start.Add(d)); rest > 0 {
 		time.Sleep(rest)
 	}
@@ -270,7 +271,7 @@ func judgeKafkaAttack(t *testing.T, q *kafkatest.MixedRaft, a kafkaAttack, d tim
 // kafkaCommitRate is the rate at which the quorum's high watermark advances over d.
 func kafkaCommitRate(q *kafkatest.MixedRaft, d time.Duration) float64 {
 	start, hw := time.Now(), q.MaxKafkaHighWatermark()
-	time.Sleep(d)
+	time.Sleep(d) // the measurement window
 	return float64(q.MaxKafkaHighWatermark()-hw) / time.Since(start).Seconds()
 }
 

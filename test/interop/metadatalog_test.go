@@ -226,7 +226,7 @@ func TestKafkaCrashedLogReadByMetadatalog(t *testing.T) {
 	if err := ctrl.WaitLog("Replayed a FeatureLevelRecord", 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1200 * time.Millisecond) // a few NoOpRecords (metadata.max.idle.interval.ms = 500)
+	waitHighWatermarkGrows(t, ctrl.Addr) // a few NoOpRecords (metadata.max.idle.interval.ms = 500)
 	ctrl.Kill()
 	readKafkaLogWithMetadatalog(t, env, ctrl.PartitionDir)
 

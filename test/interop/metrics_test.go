@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +20,8 @@ import (
 // Kafka's own JmxTool, and kraftd's /metrics (kafka_server_raft_metrics_*, the names the
 // Prometheus JMX exporter gives that MBean) describe the same quorum state alike: leader,
 // epoch, high watermark and log end (within what the leader's NoOps add between the
-// reads), voters, each node's current-state. Then kraftd's /readyz through kill -9,
+// reads), voters, each node's current-state; and kraftd names every attribute the JVM's
+// MBean lists, and no other (checkRaftMetricNames). Then kraftd's /readyz through kill -9,
 // restart and catch-up: a kraftd voter left without a quorum is unready, and ready again
 // once the other kraftd voter restarted, caught up and the two elected a leader.
 func TestMixedRaftMetrics(t *testing.T) {
@@ -60,6 +62,9 @@ func TestMixedRaftMetrics(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	t.Logf("leader %d epoch %d; JVM raft-metrics %v", leader, epoch, jvm)
+	for id, k := range map[int32]map[string]string{2: k2, 3: k3} {
+		checkRaftMetricNames(t, id, id == leader, jvm, leader == 1, k)
+	}
 	for _, k := range []map[string]string{k2, k3} {
 		for _, attr := range []string{"number-of-voters", "number-unknown-voter-connections"} {
 			if !sameNumber(k[attr], jvm[attr]) {
@@ -79,6 +84,52 @@ func TestMixedRaftMetrics(t *testing.T) {
 		}
 	}
 	checkReadinessAfterCrash(t, q, epoch)
+}
+
+// Attributes of Kafka's raft-metrics MBean that kraftd does not export under that name, and
+// why (docs/operating.md says so too).
+var raftMetricsNotExported = map[string]string{
+	"current-vote-directory-id": "a string: the Prometheus JMX exporter drops it too",
+}
+
+// raftMetricsLeaderOnly are the attributes Kafka registers only while it leads (and kraftd
+// exports only while it leads): a follower JVM does not list them.
+var raftMetricsLeaderOnly = []string{"number-of-observers", "uncommitted-voter-change"}
+
+// checkRaftMetricNames: kraftd node id's raft-metrics (k) name every attribute the JVM's
+// MBean lists, under the same name, and nothing the JVM would not list; the leader-only
+// attributes are compared with the JVM's when it leads, else with raftMetricsLeaderOnly.
+func checkRaftMetricNames(t *testing.T, id int32, kraftdLeads bool, jvm map[string]string, jvmLeads bool, k map[string]string) {
+	t.Helper()
+	for attr := range jvm {
+		if _, ok := raftMetricsNotExported[attr]; ok {
+			continue
+		}
+		if slices.Contains(raftMetricsLeaderOnly, attr) && !kraftdLeads {
+			continue
+		}
+		if _, ok := k[attr]; !ok {
+			t.Errorf("kraftd node %d exports no kafka_server_raft_metrics_%s (Kafka's attribute %s)", id, strings.ReplaceAll(attr, "-", "_"), attr)
+		}
+	}
+	for attr := range k {
+		_, inJVM := jvm[attr]
+		leaderOnly := slices.Contains(raftMetricsLeaderOnly, attr)
+		switch {
+		case leaderOnly && !kraftdLeads:
+			t.Errorf("kraftd node %d, a follower, exports the leader-only %s", id, attr)
+		case inJVM || leaderOnly && !jvmLeads:
+		default:
+			t.Errorf("kraftd node %d exports kafka_server_raft_metrics_%s, which Kafka's raft-metrics MBean does not list", id, strings.ReplaceAll(attr, "-", "_"))
+		}
+	}
+	if jvmLeads && !kraftdLeads {
+		for _, attr := range raftMetricsLeaderOnly {
+			if _, ok := jvm[attr]; !ok {
+				t.Errorf("the JVM leader lists no %s: Kafka's leader-only attributes changed", attr)
+			}
+		}
+	}
 }
 
 // checkReadinessAfterCrash kills the JVM and kraftd node 3 with SIGKILL: node 2 has no

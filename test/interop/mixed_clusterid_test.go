@@ -67,7 +67,8 @@ func runClusterIDMismatch(t *testing.T, env *kafkatest.Env, sides []kafkatest.Si
 	if st, ok := q.Node(stranger).State(); ok && (st.Role == "Leader" || st.Role == "Follower") {
 		t.Errorf("node 3 of cluster %s reached %+v in the quorum of %s", foreign, st, q.ClusterID(1))
 	}
-	// The quorum carries on in the same epoch.
+	// The quorum carries on in the same epoch (the scenario: two election timeouts of the
+	// stranger's refusals, in which nothing may move).
 	time.Sleep(2 * time.Second)
 	if l, e, ok := q.AgreedLeaderAmong(members); !ok || l != leader || e != epoch {
 		t.Errorf("quorum disturbed by the stranger: leader %d epoch %d (agreed %v), want %d in %d", l, e, ok, leader, epoch)

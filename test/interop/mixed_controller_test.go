@@ -39,7 +39,7 @@ func TestMixedControllerQuorum(t *testing.T) {
 	// watermark stays at its LeaderChange (it appends nothing else).
 	kraftdEpoch, hw := r.epoch, r.hw
 	describeBoth(t, env, bin, q, r.leader, true)
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * time.Second) // the scenario: three election timeouts in which nothing may move
 	if l, e, ok := q.AgreedLeader(); !ok || l != r.leader || e != kraftdEpoch {
 		t.Errorf("under kraftd's leadership the quorum moved: leader %d epoch %d (agreed %v), want %d in %d", l, e, ok, r.leader, kraftdEpoch)
 	}
@@ -54,8 +54,8 @@ func TestMixedControllerQuorum(t *testing.T) {
 		t.Fatalf("leader %s after kraftd resigned", r.label(r.leader))
 	}
 	describeBoth(t, env, bin, q, r.leader, false)
-	time.Sleep(2 * time.Second) // NoOps and registrations in the new epoch
-	committed := r.hw
+	committed := r.caughtUp(r.hw + 1) // NoOps and registrations in the new epoch
+
 	for _, id := range append(r.others(r.leader), r.leader) {
 		if err := q.Stop(id); err != nil {
 			t.Errorf("stop %s: %v", r.label(id), err)

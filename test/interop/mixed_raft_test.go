@@ -73,6 +73,17 @@ func (r *mixedRun) elected(what string, since time.Time) time.Duration {
 	return took
 }
 
+// caughtUp waits until every running node has fetched up to a leader's high watermark of at
+// least atLeast, and returns that high watermark: below it every log holds the same batches.
+func (r *mixedRun) caughtUp(atLeast int64) int64 {
+	r.t.Helper()
+	hw, err := r.q.WaitCaughtUp(atLeast, mixedElectionWait)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return hw
+}
+
 func (r *mixedRun) others(id int32) []int32 {
 	var ids []int32
 	for _, n := range r.q.Nodes {
@@ -221,13 +232,9 @@ func runMixedRaft(t *testing.T, env *kafkatest.Env, sides []kafkatest.Side) {
 		r.crash()
 	}
 
-	// Let the restarted node catch up, then stop followers first and the leader last, so
-	// every log is a prefix of the leader's.
-	committed := r.hw
-	if hw := q.MaxKraftdHighWatermark(); hw > committed {
-		committed = hw
-	}
-	time.Sleep(3 * time.Second)
+	// Wait for the restarted node to catch up, then stop followers first and the leader
+	// last, so every log is a prefix of the leader's.
+	committed := r.caughtUp(max(r.hw, q.MaxKraftdHighWatermark()))
 	for _, id := range append(r.others(r.leader), r.leader) {
 		if err := q.Stop(id); err != nil {
 			t.Errorf("stop %s: %v", r.label(id), err)

@@ -75,8 +75,11 @@ func TestMixedRaftSnapshot(t *testing.T) {
 	if l, e, err := q.WaitLeader(0, mixedElectionWait); err != nil || l != leader || e != epoch {
 		t.Fatalf("after node 3 joined: leader %d epoch %d (%v), want %d in %d", l, e, err, leader, epoch)
 	}
-	time.Sleep(3 * time.Second) // node 3 fetches past the snapshot
-	committed := q.MaxKraftdHighWatermark()
+	// Node 3 fetches past the snapshot: the leader's snapshot is below its high watermark.
+	committed, err := q.WaitCaughtUp(q.MaxKraftdHighWatermark(), mixedElectionWait)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []int32{3, 3 - leader, leader} { // the JVM, the other kraftd, the leader
 		if err := q.Stop(id); err != nil {
 			t.Errorf("stop node %d: %v", id, err)
@@ -306,7 +309,14 @@ func TestMixedControllerSnapshot(t *testing.T) {
 	if l, e, err := q.WaitLeader(0, mixedElectionWait); err != nil || l != leader || e != epoch {
 		t.Fatalf("after node 3 joined: leader %d epoch %d (%v), want %d in %d", l, e, err, leader, epoch)
 	}
-	time.Sleep(3 * time.Second)
+	// Node 3 fetches past the snapshot: a batch above it, to compare with the leader's.
+	snapEnd, err := strconv.ParseInt(first[:20], 10, 64)
+	if err != nil {
+		t.Fatalf("snapshot name %q: %v", first, err)
+	}
+	if _, err := q.WaitCaughtUp(snapEnd+1, mixedElectionWait); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []int32{3, 3 - leader, leader} {
 		if err := q.Stop(id); err != nil {
 			t.Errorf("stop node %d: %v", id, err)

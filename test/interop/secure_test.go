@@ -230,8 +230,7 @@ func runSecureMixed(t *testing.T, sc secureScenario) {
 	if r.side(r.leader) == K {
 		r.handover() // a Kafka leader appends after kraftd's epoch
 	}
-	time.Sleep(2 * time.Second)
-	committed := r.hw
+	committed := r.caughtUp(r.hw)
 	for _, id := range append(r.others(r.leader), r.leader) {
 		if err := q.Stop(id); err != nil {
 			t.Errorf("stop %s: %v", r.label(id), err)
@@ -293,16 +292,16 @@ type mapProps map[string]string
 
 func (m mapProps) Get(k string) (string, bool) { v, ok := m[k]; return v, ok }
 
-// forceStable is force, then a wait for the JVM follower force restarted: a leader that
-// hears from no majority for the check-quorum timeout (3 s) resigns, as Kafka's does, and
-// a JVM restart on a loaded machine can take longer. When leadership moved, it is forced
-// again.
+// forceStable is force, then a wait for the JVM follower force restarted to fetch up to
+// the leader's high watermark: a leader that hears from no majority for the check-quorum
+// timeout (3 s) resigns, as Kafka's does, and a JVM restart on a loaded machine can take
+// longer. When leadership moved meanwhile, it is forced again.
 func (r *mixedRun) forceStable(want kafkatest.Side) {
 	r.t.Helper()
 	for attempt := 0; ; attempt++ {
 		r.force(want)
-		time.Sleep(4 * time.Second)
-		if l, e, ok := r.q.AgreedLeader(); ok && l == r.leader && e == r.epoch {
+		_, err := r.q.WaitCaughtUp(r.hw, mixedElectionWait)
+		if l, e, ok := r.q.AgreedLeader(); err == nil && ok && l == r.leader && e == r.epoch {
 			return
 		}
 		if attempt == 2 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftd/kraftd/internal/testenv"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
 
@@ -17,11 +18,13 @@ import (
 func TestKafkaTestRaftServer(t *testing.T) {
 	env := kafkatest.Require(t)
 	const recordSize = 100
-	srv := env.StartTestRaftServer(t, kafkatest.RaftServerConfig{NodeID: 1, Throughput: 500, RecordSize: recordSize})
+	srv := env.StartTestRaftServer(t, kafkatest.RaftServerConfig{NodeID: 1, Throughput: 500, RecordSize: recordSize,
+		Log4jLevels: map[string]string{kafkatest.LeaderStateLogger: "DEBUG"}})
 	if err := srv.WaitLog("Completed transition to Leader", 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // let the workload commit some records
+	// The workload commits records past the LeaderChange at offset 0.
+	testenv.WaitFor(t, 30*time.Second, "TestRaftServer to commit workload records", func() bool { return srv.LeaderHighWatermark() > 1 })
 	u, err := srv.Usage()
 	if err != nil || u.CPU <= 0 || u.PeakRSS <= 0 {
 		t.Errorf("usage %+v: %v", u, err)

@@ -103,8 +103,7 @@ func runKafkaLeaderUpgrade(t *testing.T, sides []kafkatest.Side, kraftdProps kaf
 	}
 	removeController(ctx, t, env, jvmLeader, victim)
 	waitVoters(ctx, t, env, jvmLeader, len(q.Nodes)-1)
-	hw := waitHighWatermarkGrows(t, jvmLeader)
-	time.Sleep(2 * time.Second) // followers fetch the last high watermark
+	hw := r.caughtUp(waitHighWatermarkGrows(t, jvmLeader))
 	for _, n := range q.Nodes {
 		if err := q.Stop(n.ID); err != nil {
 			t.Errorf("stop node %d: %v", n.ID, err)
@@ -225,28 +224,6 @@ func checkRegistrationDumped(ctx context.Context, t *testing.T, env *kafkatest.E
 	t.Logf("kraftd's RegisterControllerRecord: %s", got)
 }
 
-// waitHighWatermarkGrows waits until the Kafka leader at addr commits past its current high
-// watermark (a Kafka controller appends a NoOpRecord every 500 ms) and returns the new one.
-func waitHighWatermarkGrows(t *testing.T, addr string) int64 {
-	t.Helper()
-	d, err := kafkatest.DescribeQuorum(addr, "__cluster_metadata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := d.HighWatermark
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		d, err := kafkatest.DescribeQuorum(addr, "__cluster_metadata")
-		if err == nil && d.HighWatermark > from+2 {
-			return d.HighWatermark
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the Kafka leader at %s commits nothing past %d: %+v %v", addr, from, d, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // TestKRaftVersionUpgradeKraftdLeaderLong: a static mixed controller quorum (kraftd and two Kafka
 // 4.4.0 controllers, controller.quorum.voters) led by kraftd is upgraded to kraft.version 1
 // with Kafka's own `kafka-features --bootstrap-controller ... upgrade --feature
@@ -309,8 +286,7 @@ func TestKRaftVersionUpgradeKraftdLeaderLong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hw := d.HighWatermark
-	time.Sleep(2 * time.Second) // followers fetch the last high watermark
+	hw := r.caughtUp(d.HighWatermark)
 	for _, n := range q.Nodes {
 		if err := q.Stop(n.ID); err != nil {
 			t.Errorf("stop node %d: %v", n.ID, err)

@@ -192,3 +192,25 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// waitHighWatermarkGrows waits until the Kafka leader at addr commits past its current high
+// watermark (a Kafka controller appends a NoOpRecord every 500 ms) and returns the new one.
+func waitHighWatermarkGrows(t *testing.T, addr string) int64 {
+	t.Helper()
+	d, err := kafkatest.DescribeQuorum(addr, "__cluster_metadata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := d.HighWatermark
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		d, err := kafkatest.DescribeQuorum(addr, "__cluster_metadata")
+		if err == nil && d.HighWatermark > from+2 {
+			return d.HighWatermark
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Kafka leader at %s commits nothing past %d: %+v %v", addr, from, d, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

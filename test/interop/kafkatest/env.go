@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kraftd/kraftd/internal/testenv"
 )
 
 // KafkaVersion is the release the jars in interop/lib come from.
@@ -55,7 +57,7 @@ var (
 )
 
 // Require returns the Kafka environment, or skips the test (t.Fatal when
-// KRAFTD_INTEROP=required) when java or the jars are missing.
+// KRAFTD_INTEROP=required, or under CI: testenv.Skip) when java or the jars are missing.
 func Require(t testing.TB) *Env {
 	t.Helper()
 	envOnce.Do(func() { envVal, envErr = locate() })
@@ -63,7 +65,7 @@ func Require(t testing.TB) *Env {
 		if os.Getenv("KRAFTD_INTEROP") == "required" {
 			t.Fatalf("%s (KRAFTD_INTEROP=required): %v", SkipMessage, envErr)
 		}
-		t.Skipf("%s (%v)", SkipMessage, envErr)
+		testenv.Skip(t, "%s (%v)", SkipMessage, envErr)
 	}
 	return envVal
 }

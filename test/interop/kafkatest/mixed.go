@@ -2,10 +2,12 @@ package kafkatest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/metadatalog"
+	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/security"
 	"github.com/kraftd/kraftd/topics"
 	"github.com/kraftd/kraftd/workload"
@@ -86,7 +92,6 @@ type MixedNode struct {
 
 	procs   []*Process // every process run for this node, in order
 	stopped bool       // stopped on purpose (Terminate, Kill): its exit is not a failure
-	settled *Process   // the process settle last saw publish its metadata
 }
 
 // MixedRaft is a running mixed quorum.
@@ -272,9 +277,10 @@ const jvmCaughtUp = "The loader finished catching up to the current high water m
 // SettleTimeout bounds settle: a JVM controller that cannot reach a leader never catches up.
 const SettleTimeout = 30 * time.Second
 
-// jvmPublishing is how long a Kafka controller takes, once caught up, to hand its first
-// image to its publishers (a second is ample on a loaded machine).
-const jvmPublishing = time.Second
+// jvmPublished is what a Kafka 4.4 controller's metadata loader logs when it hands its first
+// image to the last of the controller's publishers (ControllerServer installs AclPublisher
+// last), after jvmCaughtUp.
+const jvmPublished = "InitializeNewPublishers: initializing AclPublisher"
 
 // settle waits until a running Kafka controller has loaded its metadata and published it
 // (or SettleTimeout passes): Kafka 4.4 stopped while its loader still reads the log halts
@@ -284,15 +290,15 @@ func (q *MixedRaft) settle(n *MixedNode) {
 	if !q.cfg.Controllers || n.Side != SideKafka || !n.Running() {
 		return
 	}
-	for deadline := time.Now().Add(SettleTimeout); !strings.Contains(n.Proc.Log(), jvmCaughtUp); time.Sleep(100 * time.Millisecond) {
+	settled := func() bool {
+		out := n.Proc.Log()
+		return strings.Contains(out, jvmCaughtUp) && strings.Contains(out, jvmPublished)
+	}
+	for deadline := time.Now().Add(SettleTimeout); !settled(); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) || !n.Running() {
-			q.t.Logf("kafkatest: node %d has not caught up its metadata after %v; stopping it anyway", n.ID, SettleTimeout)
+			q.t.Logf("kafkatest: node %d has not loaded and published its metadata after %v; stopping it anyway", n.ID, SettleTimeout)
 			return
 		}
-	}
-	if n.settled != n.Proc {
-		time.Sleep(jvmPublishing)
-		n.settled = n.Proc
 	}
 }
 
@@ -345,6 +351,122 @@ func (q *MixedRaft) WaitCommit(epoch int32, above int64, timeout time.Duration) 
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// WaitCaughtUp waits until every running node of the quorum holds the leader's log up to
+// a committed offset of at least atLeast, and returns that offset: below it every running
+// node's log then holds the leader's batches. A leader that answers DescribeQuorum (kraftd,
+// a Kafka controller) must have a high watermark of atLeast or more and list every running
+// node, voter or observer, with its log end at or past atLeast: a replica's log end there is
+// the offset of its last fetch, which the leader checked against its own log (the offset
+// returned is the lowest of those log ends and the high watermark). Under a Kafka
+// TestRaftServer leader, which answers no DescribeQuorum, every running node's log on disk
+// must hold, byte for byte, the leader's batch holding offset atLeast-1 (raft's log
+// matching then covers every batch below it); atLeast is returned.
+func (q *MixedRaft) WaitCaughtUp(atLeast int64, timeout time.Duration) (int64, error) {
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		for _, n := range q.Nodes {
+			if !n.Running() {
+				continue
+			}
+			if !q.cfg.Controllers && n.Side == SideKafka {
+				if st, ok := n.State(); ok && st.Role == "Leader" {
+					if err := q.logsMatch(n, atLeast-1); err != nil {
+						last = err.Error()
+						continue
+					}
+					return atLeast, nil
+				}
+				continue
+			}
+			d, err := DescribeQuorumSecure(n.Addr, q.topic(), q.cfg.ClientSecurity)
+			if err != nil || d.LeaderID != n.ID {
+				continue
+			}
+			last = fmt.Sprintf("leader %d: %+v", n.ID, d)
+			if end, ok := q.lowestLogEnd(d); ok && d.HighWatermark >= atLeast && end >= atLeast {
+				return min(end, d.HighWatermark), nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return -1, fmt.Errorf("kafkatest: no leader's high watermark of %d or more reached every running node within %v; last: %s", atLeast, timeout, last)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// logsMatch: every running node's log holds leader's batch that holds offset, byte for byte
+// (read-only: a running node's torn tail is ignored).
+func (q *MixedRaft) logsMatch(leader *MixedNode, offset int64) error {
+	want, err := batchAt(leader.PartitionDir, offset)
+	if err != nil {
+		return fmt.Errorf("leader %d: %w", leader.ID, err)
+	}
+	for _, n := range q.Nodes {
+		if n == leader || !n.Running() {
+			continue
+		}
+		got, err := batchAt(n.PartitionDir, offset)
+		if err != nil {
+			return fmt.Errorf("node %d: %w", n.ID, err)
+		}
+		if !bytes.Equal(got, want) {
+			return fmt.Errorf("node %d holds another batch than leader %d at offset %d", n.ID, leader.ID, offset)
+		}
+	}
+	return nil
+}
+
+// batchAt returns the batch of the log in dir that holds offset.
+func batchAt(dir string, offset int64) ([]byte, error) {
+	l, err := metadatalog.OpenReadOnly(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	var found []byte
+	errFound := errors.New("found")
+	err = l.Batches(max(offset, l.StartOffset()), func(b []byte) error {
+		h, err := protocol.ParseBatchHeader(b)
+		if err != nil {
+			return err
+		}
+		if h.BaseOffset <= offset && offset <= h.LastOffset() {
+			found = bytes.Clone(b)
+			return errFound
+		}
+		return nil
+	})
+	if found != nil {
+		return found, nil
+	}
+	if err == nil {
+		err = fmt.Errorf("no batch holds offset %d (log end %d)", offset, l.EndOffset().Offset)
+	}
+	return nil, err
+}
+
+// lowestLogEnd is the lowest log end d lists for the running nodes of the quorum (ok false
+// when it does not list one of them).
+func (q *MixedRaft) lowestLogEnd(d QuorumInfo) (int64, bool) {
+	leo := map[int32]int64{}
+	for _, r := range append(append([]kmsg.DescribeQuorumResponseTopicPartitionReplicaState(nil), d.Voters...), d.Observers...) {
+		leo[r.ReplicaID] = r.LogEndOffset
+	}
+	lowest := int64(math.MaxInt64)
+	for _, n := range q.Nodes {
+		if !n.Running() {
+			continue
+		}
+		end, ok := leo[n.ID]
+		if !ok {
+			return 0, false
+		}
+		lowest = min(lowest, end)
+	}
+	return lowest, true
 }
 
 // Running reports whether the node's process is up.
@@ -575,6 +697,10 @@ func (q *MixedRaft) MaxKafkaHighWatermark() int64 {
 	}
 	return hw
 }
+
+// LeaderHighWatermark is the last high watermark the JVM logged as leader (-1: none yet);
+// with LeaderStateLogger at DEBUG it follows every commit.
+func (p *Process) LeaderHighWatermark() int64 { return lastJVMHighWatermark(p.Log()) }
 
 // lastJVMHighWatermark is the offset of the last complete high watermark update in a JVM's
 // output (-1: none).

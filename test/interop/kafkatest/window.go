@@ -268,7 +268,13 @@ type KraftdLead struct {
 	Handoff time.Duration
 	Open    bool       // no Kafka controller led a later epoch yet (Handoff is the time so far)
 	Next    Activation // the first Kafka controller to lead a later epoch (its raft election)
+	// Resigned: kraftd logged, in the epoch, that it resigned to hand leadership to a voter
+	// that can act as the active controller (leadership deferral).
+	Resigned bool
 }
+
+// KraftdResignedLine is what a kraftd leader logs when it resigns to hand leadership over.
+const KraftdResignedLine = "resigning to hand leadership to a voter that can act as the active controller"
 
 // KraftdLeads returns every epoch a kraftd node of the quorum led, in every process it
 // ran, with the activation that followed, ordered by time.
@@ -321,7 +327,7 @@ func matchKraftdLeads(leads []KraftdLead, follows map[[3]int32]time.Time, raftLe
 func parseKraftdLeads(out string, id int32) []KraftdLead {
 	var leads []KraftdLead
 	for _, line := range strings.Split(out, "\n") {
-		if !strings.HasPrefix(line, "{") || !strings.Contains(line, `"became leader"`) {
+		if !strings.HasPrefix(line, "{") || !strings.Contains(line, `"became leader"`) && !strings.Contains(line, KraftdResignedLine) {
 			continue
 		}
 		var v struct {
@@ -329,7 +335,16 @@ func parseKraftdLeads(out string, id int32) []KraftdLead {
 			Msg   string `json:"msg"`
 			Epoch int32  `json:"epoch"`
 		}
-		if json.Unmarshal([]byte(line), &v) != nil || v.Msg != "became leader" {
+		if json.Unmarshal([]byte(line), &v) != nil {
+			continue
+		}
+		if v.Msg == KraftdResignedLine {
+			if n := len(leads); n > 0 && leads[n-1].Epoch == v.Epoch {
+				leads[n-1].Resigned = true
+			}
+			continue
+		}
+		if v.Msg != "became leader" {
 			continue
 		}
 		at, err := time.Parse("2006-01-02T15:04:05.000Z0700", v.TS)

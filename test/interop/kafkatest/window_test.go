@@ -69,11 +69,11 @@ not json "became leader"
 		t.Fatalf("parseKraftdLeads = %+v, want epochs 7 and 9", leads)
 	}
 	want := time.Date(2026, 12, 2, 1, 2, 3, 456e6, time.UTC)
-	if l := leads[0]; l.Node != 3 || l.Epoch != 7 || !l.At.Equal(want) {
-		t.Errorf("first lead %+v, want node 3 epoch 7 at %v", l, want)
+	if l := leads[0]; l.Node != 3 || l.Epoch != 7 || !l.At.Equal(want) || !l.Resigned {
+		t.Errorf("first lead %+v, want node 3 epoch 7 at %v, resigned", l, want)
 	}
-	if leads[1].Epoch != 9 {
-		t.Errorf("second lead epoch %d, want 9", leads[1].Epoch)
+	if leads[1].Epoch != 9 || leads[1].Resigned {
+		t.Errorf("second lead %+v, want epoch 9, not resigned", leads[1])
 	}
 }
 
