@@ -127,13 +127,13 @@ func (b *Builder) replay(offset int64, rec metadata.Record) error {
 	case *metadata.RemoveUserScramCredentialRecord:
 		return b.removeScram(r)
 	case *metadata.RemoveDelegationTokenRecord:
-		b.st.tokens.delete(b.own, str(r.TokenId))
+		b.st.tokens.delete(b.own, r.TokenId)
 	case *metadata.RegisterControllerRecord:
 		return b.registerController(r)
 	case *metadata.ClearElrRecord:
 		return b.clearELR(r)
 	case *metadata.UnregisterControllerRecord:
-		if _, ok := b.st.controllers.delete(b.own, i32(r.ControllerId)); !ok {
+		if _, ok := b.st.controllers.delete(b.own, r.ControllerId); !ok {
 			return fmt.Errorf("controller %d is not registered", r.ControllerId)
 		}
 	case *metadata.BeginTransactionRecord, *metadata.EndTransactionRecord, *metadata.AbortTransactionRecord:

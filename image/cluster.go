@@ -1,6 +1,7 @@
 package image
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -81,7 +82,7 @@ func sortedDirs(dirs [][16]byte) []uuid.UUID {
 	for i, d := range dirs {
 		out[i] = d
 	}
-	slices.SortFunc(out, func(a, b uuid.UUID) int { return id(a).compare(id(b)) })
+	slices.SortFunc(out, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	return out
 }
 
@@ -128,7 +129,7 @@ func (b *Builder) registerBroker(offset int64, r *metadata.RegisterBrokerRecord)
 		MigratingZkBroker: r.IsMigratingZkBroker, LogDirs: sortedDirs(r.LogDirs),
 		CordonedLogDirs: dirList(r.CordonedLogDirs), RegistrationOffset: offset,
 	}
-	prev, _ := b.st.brokers.get(i32(r.BrokerId))
+	prev, _ := b.st.brokers.get(r.BrokerId)
 	var prevDirs []uuid.UUID
 	if prev != nil {
 		prevDirs = prev.LogDirs
@@ -154,7 +155,7 @@ func (b *Builder) unregisterBroker(r *metadata.UnregisterBrokerRecord) error {
 
 // brokerAt returns the registration of id, which must have epoch.
 func (b *Builder) brokerAt(brokerID int32, epoch int64) (*Broker, error) {
-	cur, ok := b.st.brokers.get(i32(brokerID))
+	cur, ok := b.st.brokers.get(brokerID)
 	if !ok {
 		return nil, fmt.Errorf("no broker registration found for broker %d", brokerID)
 	}
@@ -240,13 +241,13 @@ func (b *Builder) changeBroker(brokerID int32, epoch int64, c brokerChange) erro
 func (b *Builder) checkDirs(brokerID int32, prev, next []uuid.UUID) error {
 	released := make(map[uuid.UUID]bool, len(prev))
 	for _, d := range prev {
-		if holder, ok := b.st.dirOwners.get(id(d)); !ok || holder != brokerID || released[d] {
+		if holder, ok := b.st.dirOwners.get(idKey(d)); !ok || holder != brokerID || released[d] {
 			return fmt.Errorf("directory %v is not registered to broker %d", d, brokerID)
 		}
 		released[d] = true
 	}
 	for _, d := range next {
-		if holder, ok := b.st.dirOwners.get(id(d)); ok && holder != brokerID && !released[d] {
+		if holder, ok := b.st.dirOwners.get(idKey(d)); ok && holder != brokerID && !released[d] {
 			return fmt.Errorf("directory %v is already registered to broker %d", d, holder)
 		}
 	}
@@ -258,19 +259,19 @@ func (b *Builder) checkDirs(brokerID int32, prev, next []uuid.UUID) error {
 func (b *Builder) putBroker(prev, next *Broker) {
 	if prev != nil {
 		for _, d := range prev.LogDirs {
-			b.st.dirOwners.delete(b.own, id(d))
+			b.st.dirOwners.delete(b.own, idKey(d))
 		}
 		b.countBroker(prev, -1)
 	}
 	if next == nil {
-		b.st.brokers.delete(b.own, i32(prev.ID))
+		b.st.brokers.delete(b.own, prev.ID)
 		return
 	}
 	for _, d := range next.LogDirs {
-		b.st.dirOwners.set(b.own, id(d), next.ID)
+		b.st.dirOwners.set(b.own, idKey(d), next.ID)
 	}
 	b.countBroker(next, 1)
-	b.st.brokers.set(b.own, i32(next.ID), next)
+	b.st.brokers.set(b.own, next.ID, next)
 }
 
 func (b *Builder) countBroker(br *Broker, delta int) {
@@ -294,7 +295,7 @@ func (b *Builder) registerController(r *metadata.RegisterControllerRecord) error
 	for i, f := range r.Features {
 		feats[i] = FeatureRange{f.Name, f.MinSupportedVersion, f.MaxSupportedVersion}
 	}
-	b.st.controllers.set(b.own, i32(r.ControllerId), &Controller{
+	b.st.controllers.set(b.own, r.ControllerId, &Controller{
 		ID: r.ControllerId, IncarnationID: r.IncarnationId, ZkMigrationReady: r.ZkMigrationReady,
 		Endpoints: byName(eps, func(e *Endpoint) string { return e.Name }),
 		Features:  byName(feats, func(f *FeatureRange) string { return f.Name }),

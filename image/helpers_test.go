@@ -123,11 +123,17 @@ func checkIndexes(t testing.TB, im *Image) {
 	}
 	got := map[string]map[entry]bool{"isr": {}, "led": {}, "elr": {}, "leaderless": {}, "imbalanced": {}}
 	brokers := map[int32]bool{}
-	for k := range im.st.isr.all() {
-		brokers[k.broker] = true
+	for k, inner := range im.st.isr.all() {
+		brokers[k] = true
+		if inner.len() == 0 {
+			t.Fatalf("an empty ISR index entry for broker %d", k)
+		}
 	}
-	for k := range im.st.elr.all() {
-		brokers[k.broker] = true
+	for k, inner := range im.st.elr.all() {
+		brokers[k] = true
+		if inner.len() == 0 {
+			t.Fatalf("an empty ELR index entry for broker %d", k)
+		}
 	}
 	for b := range brokers {
 		for tp := range im.PartitionsInISR(b) {

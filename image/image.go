@@ -1,8 +1,9 @@
 package image
 
 import (
+	"cmp"
 	"iter"
-	"math"
+	"strings"
 
 	"github.com/kraftd/kraftd/protocol/metadata"
 	"github.com/kraftd/kraftd/uuid"
@@ -24,33 +25,35 @@ type state struct {
 	prov Provenance
 
 	mv       metadata.Level // 0 until a FeatureLevelRecord sets metadata.version
-	features pmap[str, int16]
+	features pmap[string, int16]
 
-	brokers     pmap[i32, *Broker]
-	controllers pmap[i32, *Controller]
-	dirOwners   pmap[id, int32] // log directory -> the broker that registered it
-	fenced      int             // brokers fenced
-	shutting    int             // brokers in controlled shutdown
+	brokers     pmap[int32, *Broker]
+	controllers pmap[int32, *Controller]
+	dirOwners   pmap[string, int32] // idKey(log directory) -> the broker that registered it
+	fenced      int                 // brokers fenced
+	shutting    int                 // brokers in controlled shutdown
 
-	topics     pmap[id, *Topic]
-	topicNames pmap[str, uuid.UUID]
-	ordinals   pmap[u32, uuid.UUID] // Topic.ord -> topic id
+	topics     pmap[string, *Topic] // by idKey
+	topicNames pmap[string, uuid.UUID]
+	ordinals   pmap[uint32, uuid.UUID] // Topic.ord -> topic id
 	nextOrd    uint32
-	collisions pmap[pairKey, struct{}] // names with '.' or '_', under the name with '.' -> '_'
+	collisions pmap[string, struct{}] // collisionKey of the names with '.' or '_'
 	partitions int
 
-	isr        pmap[isrKey, bool] // broker in a partition's ISR -> it leads the partition
-	elr        pmap[isrKey, struct{}]
-	leaderless pmap[tpKey, struct{}] // leader -1
-	imbalanced pmap[tpKey, struct{}] // leader is not the preferred replica
+	// The broker indexes: broker -> the partitions (partKey) whose ISR holds
+	// it, marked when it leads them; broker -> those whose ELR holds it.
+	isr        pmap[int32, pmap[uint64, bool]]
+	elr        pmap[int32, pmap[uint64, struct{}]]
+	leaderless pmap[uint64, struct{}] // leader -1
+	imbalanced pmap[uint64, struct{}] // leader is not the preferred replica
 
-	configs     pmap[configKey, string]
-	quotas      pmap[quotaKey, float64]
+	configs     pmap[string, string]  // configKey
+	quotas      pmap[string, float64] // quotaKey
 	producerIDs producerIDs
-	acls        pmap[id, *ACL]
-	aclContents pmap[str, struct{}] // the ACLs' content, as Kafka's controller keeps it (existingAcls)
-	scram       pmap[scramKey, *ScramCredential]
-	tokens      pmap[str, *DelegationToken]
+	acls        pmap[string, *ACL]             // by idKey
+	aclContents pmap[string, struct{}]         // the ACLs' content, as Kafka's controller keeps it (existingAcls)
+	scram       pmap[string, *ScramCredential] // scramKey
+	tokens      pmap[string, *DelegationToken]
 }
 
 // Provenance is where an image stands in the log.
@@ -85,7 +88,7 @@ func (im *Image) MetadataVersion() (metadata.Level, bool) { return im.st.mv, im.
 // metadata.version is MetadataVersion's; kraft.version lives in raft's
 // control records, not here.
 func (im *Image) FeatureLevel(name string) int16 {
-	l, _ := im.st.features.get(str(name))
+	l, _ := im.st.features.get(name)
 	return l
 }
 
@@ -94,7 +97,7 @@ func (im *Image) FeatureLevel(name string) int16 {
 func (im *Image) Features() iter.Seq2[string, int16] {
 	return func(yield func(string, int16) bool) {
 		for k, v := range im.st.features.all() {
-			if !yield(string(k), v) {
+			if !yield(k, v) {
 				return
 			}
 		}
@@ -108,28 +111,28 @@ func (im *Image) ELREnabled() bool { return im.FeatureLevel(elrFeature) >= 1 }
 const elrFeature = "eligible.leader.replicas.version"
 
 // Broker returns a registered broker.
-func (im *Image) Broker(brokerID int32) (*Broker, bool) { return im.st.brokers.get(i32(brokerID)) }
+func (im *Image) Broker(brokerID int32) (*Broker, bool) { return im.st.brokers.get(brokerID) }
 
 // Brokers yields the registered brokers by id.
 func (im *Image) Brokers() iter.Seq[*Broker] { return values(&im.st.brokers) }
 
 // Controller returns a registered controller.
 func (im *Image) Controller(controllerID int32) (*Controller, bool) {
-	return im.st.controllers.get(i32(controllerID))
+	return im.st.controllers.get(controllerID)
 }
 
 // Controllers yields the registered controllers by id.
 func (im *Image) Controllers() iter.Seq[*Controller] { return values(&im.st.controllers) }
 
 // DirectoryOwner returns the broker that registered a log directory.
-func (im *Image) DirectoryOwner(dir uuid.UUID) (int32, bool) { return im.st.dirOwners.get(id(dir)) }
+func (im *Image) DirectoryOwner(dir uuid.UUID) (int32, bool) { return im.st.dirOwners.get(idKey(dir)) }
 
 // Topic returns a topic by id.
-func (im *Image) Topic(topicID uuid.UUID) (*Topic, bool) { return im.st.topics.get(id(topicID)) }
+func (im *Image) Topic(topicID uuid.UUID) (*Topic, bool) { return im.st.topics.get(idKey(topicID)) }
 
 // TopicByName returns a topic by name.
 func (im *Image) TopicByName(name string) (*Topic, bool) {
-	tid, ok := im.st.topicNames.get(str(name))
+	tid, ok := im.st.topicNames.get(name)
 	if !ok {
 		return nil, false
 	}
@@ -153,9 +156,9 @@ func (im *Image) Partition(topicID uuid.UUID, partition int32) (Partition, bool)
 // one metric name), name itself included when it exists.
 func (im *Image) CollidingTopics(name string) iter.Seq[string] {
 	return func(yield func(string) bool) {
-		norm := collisionForm(name)
-		for k := range im.st.collisions.from(pairKey{norm, ""}) {
-			if k.a != norm || !yield(k.b) {
+		prefix := collisionKey(collisionForm(name), "")
+		for k := range im.st.collisions.from(prefix) {
+			if !strings.HasPrefix(k, prefix) || !yield(k[len(prefix):]) {
 				return
 			}
 		}
@@ -164,14 +167,15 @@ func (im *Image) CollidingTopics(name string) iter.Seq[string] {
 
 // Config returns one configuration value of a resource.
 func (im *Image) Config(resourceType int8, resource, name string) (string, bool) {
-	return im.st.configs.get(configKey{resourceType, resource, name})
+	return im.st.configs.get(configKey(resourceType, resource, name))
 }
 
 // Configs yields a resource's configuration, by key.
 func (im *Image) Configs(resourceType int8, resource string) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
-		for k, v := range im.st.configs.from(configKey{resourceType, resource, ""}) {
-			if k.typ != resourceType || k.res != resource || !yield(k.name, v) {
+		prefix := string(configPrefix(resourceType, resource))
+		for k, v := range im.st.configs.from(prefix) {
+			if !strings.HasPrefix(k, prefix) || !yield(k[len(prefix):], v) {
 				return
 			}
 		}
@@ -190,7 +194,8 @@ type ConfigEntry struct {
 func (im *Image) AllConfigs() iter.Seq[ConfigEntry] {
 	return func(yield func(ConfigEntry) bool) {
 		for k, v := range im.st.configs.all() {
-			if !yield(ConfigEntry{k.typ, k.res, k.name, v}) {
+			typ, res, name := splitConfigKey(k)
+			if !yield(ConfigEntry{typ, res, name, v}) {
 				return
 			}
 		}
@@ -208,7 +213,8 @@ type ClientQuota struct {
 func (im *Image) ClientQuotas() iter.Seq[ClientQuota] {
 	return func(yield func(ClientQuota) bool) {
 		for k, v := range im.st.quotas.all() {
-			if !yield(ClientQuota{decodeEntity(k.entity), k.key, v}) {
+			entity, key := splitQuotaKey(k)
+			if !yield(ClientQuota{decodeEntity(entity), key, v}) {
 				return
 			}
 		}
@@ -220,7 +226,7 @@ func (im *Image) ClientQuotas() iter.Seq[ClientQuota] {
 func (im *Image) NextProducerID() int64 { return im.st.producerIDs.next }
 
 // ACL returns an access control entry by id.
-func (im *Image) ACL(aclID uuid.UUID) (*ACL, bool) { return im.st.acls.get(id(aclID)) }
+func (im *Image) ACL(aclID uuid.UUID) (*ACL, bool) { return im.st.acls.get(idKey(aclID)) }
 
 // ACLs yields the access control entries by id.
 func (im *Image) ACLs() iter.Seq[*ACL] { return values(&im.st.acls) }
@@ -231,7 +237,7 @@ func (im *Image) ScramCredentials() iter.Seq[*ScramCredential] { return values(&
 // ScramCredential returns a user's credential for a mechanism (1
 // SCRAM-SHA-256, 2 SCRAM-SHA-512).
 func (im *Image) ScramCredential(mechanism int8, user string) (*ScramCredential, bool) {
-	return im.st.scram.get(scramKey{mechanism, user})
+	return im.st.scram.get(scramKey(mechanism, user))
 }
 
 // DelegationTokens yields the delegation tokens by id.
@@ -244,7 +250,7 @@ type TopicPartition struct {
 }
 
 // PartitionsInISR yields the partitions whose ISR holds broker (Kafka's
-// BrokersToIsrs), by topic ordinal and partition.
+// BrokersToIsrs), topic by topic in the order they were created.
 func (im *Image) PartitionsInISR(broker int32) iter.Seq[TopicPartition] {
 	return im.brokerEntries(broker, false)
 }
@@ -257,11 +263,9 @@ func (im *Image) PartitionsLedBy(broker int32) iter.Seq[TopicPartition] {
 
 func (im *Image) brokerEntries(broker int32, leaderOnly bool) iter.Seq[TopicPartition] {
 	return func(yield func(TopicPartition) bool) {
-		for k, leads := range im.st.isr.from(isrKey{broker, 0, math.MinInt32}) {
-			if k.broker != broker {
-				return
-			}
-			if (!leaderOnly || leads) && !yield(im.resolve(k.ord, k.part)) {
+		entries, _ := im.st.isr.get(broker)
+		for k, leads := range entries.all() {
+			if (!leaderOnly || leads) && !yield(im.resolve(k)) {
 				return
 			}
 		}
@@ -272,8 +276,9 @@ func (im *Image) brokerEntries(broker int32, leaderOnly bool) iter.Seq[TopicPart
 // BrokersToElrs).
 func (im *Image) PartitionsInELR(broker int32) iter.Seq[TopicPartition] {
 	return func(yield func(TopicPartition) bool) {
-		for k := range im.st.elr.from(isrKey{broker, 0, math.MinInt32}) {
-			if k.broker != broker || !yield(im.resolve(k.ord, k.part)) {
+		entries, _ := im.st.elr.get(broker)
+		for k := range entries.all() {
+			if !yield(im.resolve(k)) {
 				return
 			}
 		}
@@ -292,18 +297,19 @@ func (im *Image) ImbalancedPartitions() iter.Seq[TopicPartition] {
 	return im.partitionSet(&im.st.imbalanced)
 }
 
-func (im *Image) partitionSet(m *pmap[tpKey, struct{}]) iter.Seq[TopicPartition] {
+func (im *Image) partitionSet(m *pmap[uint64, struct{}]) iter.Seq[TopicPartition] {
 	return func(yield func(TopicPartition) bool) {
 		for k := range m.all() {
-			if !yield(im.resolve(k.ord, k.part)) {
+			if !yield(im.resolve(k)) {
 				return
 			}
 		}
 	}
 }
 
-func (im *Image) resolve(ord uint32, part int32) TopicPartition {
-	tid, _ := im.st.ordinals.get(u32(ord))
+func (im *Image) resolve(k uint64) TopicPartition {
+	ord, part := splitPartKey(k)
+	tid, _ := im.st.ordinals.get(ord)
 	return TopicPartition{tid, part}
 }
 
@@ -332,7 +338,7 @@ func (im *Image) Counts() Counts {
 	}
 }
 
-func values[K keyer[K], V any](m *pmap[K, V]) iter.Seq[V] {
+func values[K cmp.Ordered, V any](m *pmap[K, V]) iter.Seq[V] {
 	return func(yield func(V) bool) {
 		for _, v := range m.all() {
 			if !yield(v) {

@@ -1,6 +1,9 @@
 package image
 
-import "iter"
+import (
+	"cmp"
+	"iter"
+)
 
 // pmap is a persistent ordered map: a B-tree whose nodes are shared between
 // every version that did not change them. Its header (root and count) is a
@@ -13,14 +16,13 @@ import "iter"
 // time it hands out an Image, so nothing an Image can reach is ever written
 // again. No global state, no locks: any number of goroutines may read one
 // version, and any number of builders may grow their own versions from it.
-type pmap[K keyer[K], V any] struct {
+//
+// Keys are ordered basic types, compared natively (composite keys are
+// encoded into integers or strings, keys.go): a comparison through an
+// interface method would be an indirect call on the hottest path.
+type pmap[K cmp.Ordered, V any] struct {
 	root *node[K, V]
 	n    int
-}
-
-// keyer orders keys: compare returns <0, 0 or >0.
-type keyer[K any] interface {
-	compare(K) int
 }
 
 // owner marks the nodes one writer may change in place. It has a size so
@@ -38,7 +40,7 @@ const (
 	maxKeys = 2*minKeys + 1
 )
 
-type node[K keyer[K], V any] struct {
+type node[K cmp.Ordered, V any] struct {
 	own  *owner
 	keys []K
 	vals []V
@@ -52,13 +54,13 @@ func (n *node[K, V]) search(k K) (int, bool) {
 	lo, hi := 0, len(n.keys)
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
-		if n.keys[h].compare(k) < 0 {
+		if n.keys[h] < k {
 			lo = h + 1
 		} else {
 			hi = h
 		}
 	}
-	return lo, lo < len(n.keys) && n.keys[lo].compare(k) == 0
+	return lo, lo < len(n.keys) && n.keys[lo] == k
 }
 
 // mut returns n itself when own may change it, else a copy owned by own.
@@ -123,6 +125,24 @@ func (m *pmap[K, V]) has(k K) bool {
 	return ok
 }
 
+// ref returns a pointer to k's value for changing it in place, copying the
+// path to it first where own does not own it; nil when k is absent. The
+// pointer is good until the next change to m.
+func (m *pmap[K, V]) ref(own *owner, k K) *V {
+	if !m.has(k) {
+		return nil
+	}
+	m.root = m.root.mut(own)
+	for n := m.root; ; {
+		i, found := n.search(k)
+		if found {
+			return &n.vals[i]
+		}
+		n.kids[i] = n.kids[i].mut(own)
+		n = n.kids[i]
+	}
+}
+
 // set maps k to v, changing only nodes own may change (copying the others).
 func (m *pmap[K, V]) set(own *owner, k K, v V) {
 	if m.root == nil {
@@ -156,11 +176,11 @@ func (n *node[K, V]) insert(own *owner, k K, v V) bool {
 		}
 		if len(n.kids[i].keys) == maxKeys {
 			n.splitChild(own, i)
-			switch c := k.compare(n.keys[i]); {
-			case c == 0:
+			switch {
+			case k == n.keys[i]:
 				n.vals[i] = v
 				return false
-			case c > 0:
+			case k > n.keys[i]:
 				i++
 			}
 		}

@@ -9,8 +9,6 @@ import (
 
 type intKey int
 
-func (a intKey) compare(b intKey) int { return int(a) - int(b) }
-
 // check walks the tree and fails on a broken B-tree invariant: key order,
 // node fill, children counts and equal leaf depth.
 func (m *pmap[K, V]) check(t *testing.T) {
@@ -28,7 +26,7 @@ func (m *pmap[K, V]) check(t *testing.T) {
 			t.Fatalf("node with %d keys, %d values (root %v)", len(n.keys), len(n.vals), root)
 		}
 		for i := 1; i < len(n.keys); i++ {
-			if n.keys[i-1].compare(n.keys[i]) >= 0 {
+			if n.keys[i-1] >= n.keys[i] {
 				t.Fatalf("keys out of order")
 			}
 		}
@@ -75,7 +73,17 @@ func TestPmapModel(t *testing.T) {
 	own := newOwner()
 	for step := range 80000 {
 		k := intKey(r.IntN(20000))
-		if r.IntN(3) == 0 {
+		if r.IntN(10) == 0 {
+			// Change a value in place through ref.
+			p := cur.ref(own, k)
+			if _, had := model[k]; had != (p != nil) {
+				t.Fatalf("step %d: ref %d = %v; model has %v", step, k, p, had)
+			}
+			if p != nil {
+				*p = -step
+				model[k] = -step
+			}
+		} else if r.IntN(3) == 0 {
 			_, had := model[k]
 			old, ok := cur.delete(own, k)
 			if ok != had || (had && old != model[k]) {

@@ -34,9 +34,9 @@ func (b *Builder) setFeature(r *metadata.FeatureLevelRecord) error {
 		// of older versions that snapshots drop.
 	default:
 		if r.FeatureLevel == 0 {
-			b.st.features.delete(b.own, str(r.Name))
+			b.st.features.delete(b.own, r.Name)
 		} else {
-			b.st.features.set(b.own, str(r.Name), r.FeatureLevel)
+			b.st.features.set(b.own, r.Name, r.FeatureLevel)
 		}
 	}
 	return nil
@@ -71,7 +71,7 @@ func (b *Builder) setConfig(r *metadata.ConfigRecord) error {
 	if typ == brokerResource && r.ResourceName != "" && !javaInt(r.ResourceName) {
 		return fmt.Errorf("broker resource name %q is not a broker id", clip(r.ResourceName))
 	}
-	k := configKey{typ, r.ResourceName, r.Name}
+	k := configKey(typ, r.ResourceName, r.Name)
 	if r.Value == nil {
 		b.st.configs.delete(b.own, k)
 	} else {
@@ -152,7 +152,7 @@ func decodeEntity(k string) QuotaEntity {
 }
 
 func (b *Builder) setQuota(r *metadata.ClientQuotaRecord) {
-	k := quotaKey{entityKey(r.Entity), r.Key}
+	k := quotaKey(entityKey(r.Entity), r.Key)
 	if r.Remove {
 		b.st.quotas.delete(b.own, k)
 	} else {
@@ -192,12 +192,12 @@ func code(c int8, max int8) int8 {
 }
 
 // contentKey is the ACL without its id, Kafka's StandardAcl.
-func (a *ACL) contentKey() str {
+func (a *ACL) contentKey() string {
 	b := []byte{byte(a.ResourceType), byte(a.PatternType), byte(a.Operation), byte(a.PermissionType)}
 	for _, s := range []string{a.ResourceName, a.Principal, a.Host} {
 		b = appendString(b, s)
 	}
-	return str(b)
+	return string(b)
 }
 
 func (b *Builder) setACL(r *metadata.AccessControlEntryRecord) {
@@ -206,7 +206,7 @@ func (b *Builder) setACL(r *metadata.AccessControlEntryRecord) {
 		PatternType: code(r.PatternType, 4), Principal: r.Principal, Host: r.Host,
 		Operation: code(r.Operation, 15), PermissionType: code(r.PermissionType, 3),
 	}
-	b.st.acls.set(b.own, id(a.ID), a)
+	b.st.acls.set(b.own, idKey(a.ID), a)
 	b.st.aclContents.set(b.own, a.contentKey(), struct{}{})
 }
 
@@ -214,14 +214,14 @@ func (b *Builder) setACL(r *metadata.AccessControlEntryRecord) {
 // must still be among the contents (Kafka keeps them as a set, so two ids
 // with one content cannot both be removed).
 func (b *Builder) removeACL(r *metadata.RemoveAccessControlEntryRecord) error {
-	a, ok := b.st.acls.get(id(r.Id))
+	a, ok := b.st.acls.get(idKey(r.Id))
 	if !ok {
 		return fmt.Errorf("no ACL with ID %v", uuid.UUID(r.Id))
 	}
 	if !b.st.aclContents.has(a.contentKey()) {
 		return fmt.Errorf("the content of ACL %v is no longer among the ACLs", uuid.UUID(r.Id))
 	}
-	b.st.acls.delete(b.own, id(r.Id))
+	b.st.acls.delete(b.own, idKey(r.Id))
 	b.st.aclContents.delete(b.own, a.contentKey())
 	return nil
 }
@@ -240,11 +240,11 @@ func (b *Builder) setScram(r *metadata.UserScramCredentialRecord) {
 		Name: r.Name, Mechanism: code(r.Mechanism, 2), Salt: r.Salt, StoredKey: r.StoredKey,
 		ServerKey: r.ServerKey, Iterations: r.Iterations,
 	}
-	b.st.scram.set(b.own, scramKey{c.Mechanism, c.Name}, c)
+	b.st.scram.set(b.own, scramKey(c.Mechanism, c.Name), c)
 }
 
 func (b *Builder) removeScram(r *metadata.RemoveUserScramCredentialRecord) error {
-	if _, ok := b.st.scram.delete(b.own, scramKey{code(r.Mechanism, 2), r.Name}); !ok {
+	if _, ok := b.st.scram.delete(b.own, scramKey(code(r.Mechanism, 2), r.Name)); !ok {
 		return fmt.Errorf("no SCRAM credential of mechanism %d for user %q", r.Mechanism, clip(r.Name))
 	}
 	return nil
@@ -259,7 +259,7 @@ type DelegationToken struct {
 }
 
 func (b *Builder) setToken(r *metadata.DelegationTokenRecord) {
-	b.st.tokens.set(b.own, str(r.TokenId), &DelegationToken{
+	b.st.tokens.set(b.own, r.TokenId, &DelegationToken{
 		TokenID: r.TokenId, Owner: r.Owner, Requester: r.Requester, Renewers: slices.Clone(r.Renewers),
 		IssueTimestamp: r.IssueTimestamp, MaxTimestamp: r.MaxTimestamp, ExpirationTimestamp: r.ExpirationTimestamp,
 	})

@@ -15,7 +15,7 @@ type Topic struct {
 	name  string
 	id    uuid.UUID
 	ord   uint32 // the index key of the topic, unique among the topics an image ever had
-	parts pmap[i32, Partition]
+	parts pmap[int32, Partition]
 }
 
 func (t *Topic) Name() string        { return t.name }
@@ -23,13 +23,13 @@ func (t *Topic) ID() uuid.UUID       { return t.id }
 func (t *Topic) PartitionCount() int { return t.parts.len() }
 
 // Partition returns one partition.
-func (t *Topic) Partition(partition int32) (Partition, bool) { return t.parts.get(i32(partition)) }
+func (t *Topic) Partition(partition int32) (Partition, bool) { return t.parts.get(partition) }
 
 // Partitions yields the partitions by id.
 func (t *Topic) Partitions() iter.Seq2[int32, Partition] {
 	return func(yield func(int32, Partition) bool) {
 		for k, p := range t.parts.all() {
-			if !yield(int32(k), p) {
+			if !yield(k, p) {
 				return
 			}
 		}
@@ -44,7 +44,7 @@ func (b *Builder) mutTopic(t *Topic) *Topic {
 	}
 	c := *t
 	c.own = b.own
-	b.st.topics.set(b.own, id(t.id), &c)
+	b.st.topics.set(b.own, idKey(t.id), &c)
 	return &c
 }
 
@@ -55,43 +55,44 @@ func collisionForm(name string) string { return strings.ReplaceAll(name, ".", "_
 func hasCollisionChars(name string) bool { return strings.ContainsAny(name, "._") }
 
 func (b *Builder) createTopic(r *metadata.TopicRecord) error {
-	if prev, ok := b.st.topicNames.get(str(r.Name)); ok {
+	if prev, ok := b.st.topicNames.get(r.Name); ok {
 		if prev == r.TopicId {
 			return fmt.Errorf("duplicate TopicRecord for topic %q with topic ID %v", clip(r.Name), uuid.UUID(r.TopicId))
 		}
 		return fmt.Errorf("duplicate TopicRecord for topic %q with a different ID than before: previous ID %v, new ID %v",
 			clip(r.Name), prev, uuid.UUID(r.TopicId))
 	}
-	if prev, ok := b.st.topics.get(id(r.TopicId)); ok {
+	if prev, ok := b.st.topics.get(idKey(r.TopicId)); ok {
 		return fmt.Errorf("topic ID %v already names topic %q", uuid.UUID(r.TopicId), clip(prev.name))
 	}
 	t := &Topic{own: b.own, name: r.Name, id: r.TopicId, ord: b.st.nextOrd}
 	b.st.nextOrd++
-	b.st.topics.set(b.own, id(t.id), t)
-	b.st.topicNames.set(b.own, str(t.name), t.id)
-	b.st.ordinals.set(b.own, u32(t.ord), t.id)
+	b.st.topics.set(b.own, idKey(t.id), t)
+	b.st.topicNames.set(b.own, t.name, t.id)
+	b.st.ordinals.set(b.own, t.ord, t.id)
 	if hasCollisionChars(t.name) {
-		b.st.collisions.set(b.own, pairKey{collisionForm(t.name), t.name}, struct{}{})
+		b.st.collisions.set(b.own, collisionKey(collisionForm(t.name), t.name), struct{}{})
 	}
 	return nil
 }
 
 func (b *Builder) removeTopic(r *metadata.RemoveTopicRecord) error {
-	t, ok := b.st.topics.get(id(r.TopicId))
+	t, ok := b.st.topics.get(idKey(r.TopicId))
 	if !ok {
 		return fmt.Errorf("no topic with ID %v to remove", uuid.UUID(r.TopicId))
 	}
 	for pid, p := range t.parts.all() {
-		b.index(t, int32(pid), &p, nil)
+		b.index(t, pid, &p, nil)
 	}
-	b.st.topics.delete(b.own, id(t.id))
-	b.st.topicNames.delete(b.own, str(t.name))
-	b.st.ordinals.delete(b.own, u32(t.ord))
-	b.st.collisions.delete(b.own, pairKey{collisionForm(t.name), t.name})
+	b.st.topics.delete(b.own, idKey(t.id))
+	b.st.topicNames.delete(b.own, t.name)
+	b.st.ordinals.delete(b.own, t.ord)
+	b.st.collisions.delete(b.own, collisionKey(collisionForm(t.name), t.name))
 	// The topic's configuration goes with it (Kafka's deleteTopicConfigs).
-	var keys []configKey
-	for k := range b.st.configs.from(configKey{typ: topicResource, res: t.name}) {
-		if k.typ != topicResource || k.res != t.name {
+	prefix := string(configPrefix(topicResource, t.name))
+	var keys []string
+	for k := range b.st.configs.from(prefix) {
+		if !strings.HasPrefix(k, prefix) {
 			break
 		}
 		keys = append(keys, k)
@@ -112,7 +113,7 @@ func checkLRS(v int8) error {
 }
 
 func (b *Builder) setPartition(r *metadata.PartitionRecord) error {
-	t, ok := b.st.topics.get(id(r.TopicId))
+	t, ok := b.st.topics.get(idKey(r.TopicId))
 	if !ok {
 		return fmt.Errorf("partition %v:%d needs a topic with that ID, and there is none", uuid.UUID(r.TopicId), r.PartitionId)
 	}
@@ -132,11 +133,11 @@ func (b *Builder) setPartition(r *metadata.PartitionRecord) error {
 }
 
 func (b *Builder) changePartition(r *metadata.PartitionChangeRecord) error {
-	t, ok := b.st.topics.get(id(r.TopicId))
+	t, ok := b.st.topics.get(idKey(r.TopicId))
 	if !ok {
 		return fmt.Errorf("partition %v:%d needs a topic with that ID, and there is none", uuid.UUID(r.TopicId), r.PartitionId)
 	}
-	cur, ok := t.parts.get(i32(r.PartitionId))
+	cur, ok := t.parts.get(r.PartitionId)
 	if !ok {
 		return fmt.Errorf("topic %q has no partition %d", clip(t.name), r.PartitionId)
 	}
@@ -187,11 +188,11 @@ func merge(cur Partition, r *metadata.PartitionChangeRecord) (Partition, error) 
 // ELR gets both emptied, as a merged change, so its partition epoch grows.
 func (b *Builder) clearELR(r *metadata.ClearElrRecord) error {
 	if r.TopicName != "" {
-		tid, ok := b.st.topicNames.get(str(r.TopicName))
+		tid, ok := b.st.topicNames.get(r.TopicName)
 		if !ok {
 			return fmt.Errorf("no topic named %q to clear the ELRs of", clip(r.TopicName))
 		}
-		t, _ := b.st.topics.get(id(tid))
+		t, _ := b.st.topics.get(idKey(tid))
 		b.clearTopicELR(t)
 		return nil
 	}
@@ -216,7 +217,7 @@ func (b *Builder) clearTopicELR(t *Topic) {
 	for pid, p := range t.parts.all() {
 		if len(p.ELR()) > 0 || len(p.LastKnownELR()) > 0 {
 			next, _ := merge(p, clear) // cannot fail: no replicas or directories change
-			changes = append(changes, change{int32(pid), next})
+			changes = append(changes, change{pid, next})
 		}
 	}
 	for _, c := range changes {
@@ -228,12 +229,12 @@ func (b *Builder) clearTopicELR(t *Topic) {
 // returns the topic as it now is (a copy when t was an image's): the caller
 // goes on with that one.
 func (b *Builder) putPartition(t *Topic, pid int32, next Partition) *Topic {
-	prev, had := t.parts.get(i32(pid))
+	prev, had := t.parts.get(pid)
 	if had && prev.Equal(next) {
 		return t
 	}
 	t = b.mutTopic(t)
-	t.parts.set(b.own, i32(pid), next)
+	t.parts.set(b.own, pid, next)
 	if had {
 		b.index(t, pid, &prev, &next)
 	} else {
@@ -245,7 +246,7 @@ func (b *Builder) putPartition(t *Topic, pid int32, next Partition) *Topic {
 // index moves partition pid of t from prev to next (either nil: absent) in
 // the indexes and counts.
 func (b *Builder) index(t *Topic, pid int32, prev, next *Partition) {
-	key := tpKey{t.ord, pid}
+	key := partKey(t.ord, pid)
 	var prevLeader, nextLeader int32 = noLeader, noLeader
 	var prevISR, nextISR, prevELR, nextELR []int32
 	prevOffline, nextOffline, prevImb, nextImb := false, false, false, false
@@ -261,25 +262,48 @@ func (b *Builder) index(t *Topic, pid int32, prev, next *Partition) {
 	}
 	if prevLeader != nextLeader || !equalInts(prevISR, nextISR) {
 		for _, r := range prevISR {
-			b.st.isr.delete(b.own, isrKey{r, t.ord, pid})
+			unindex(&b.st.isr, b.own, r, key)
 		}
 		for _, r := range nextISR {
-			b.st.isr.set(b.own, isrKey{r, t.ord, pid}, r == nextLeader)
+			reindex(&b.st.isr, b.own, r, key, r == nextLeader)
 		}
 	}
 	if !equalInts(prevELR, nextELR) {
 		for _, r := range prevELR {
-			b.st.elr.delete(b.own, isrKey{r, t.ord, pid})
+			unindex(&b.st.elr, b.own, r, key)
 		}
 		for _, r := range nextELR {
-			b.st.elr.set(b.own, isrKey{r, t.ord, pid}, struct{}{})
+			reindex(&b.st.elr, b.own, r, key, struct{}{})
 		}
 	}
 	flag(&b.st.leaderless, b.own, key, prevOffline, nextOffline)
 	flag(&b.st.imbalanced, b.own, key, prevImb, nextImb)
 }
 
-func flag(m *pmap[tpKey, struct{}], own *owner, k tpKey, was, is bool) {
+// reindex and unindex keep a broker index: broker -> partition -> v. The
+// inner map's header lives in the outer map's node, changed there through
+// ref.
+func reindex[V any](m *pmap[int32, pmap[uint64, V]], own *owner, broker int32, k uint64, v V) {
+	inner := m.ref(own, broker)
+	if inner == nil {
+		m.set(own, broker, pmap[uint64, V]{})
+		inner = m.ref(own, broker)
+	}
+	inner.set(own, k, v)
+}
+
+func unindex[V any](m *pmap[int32, pmap[uint64, V]], own *owner, broker int32, k uint64) {
+	inner := m.ref(own, broker)
+	if inner == nil {
+		return
+	}
+	inner.delete(own, k)
+	if inner.len() == 0 {
+		m.delete(own, broker)
+	}
+}
+
+func flag(m *pmap[uint64, struct{}], own *owner, k uint64, was, is bool) {
 	switch {
 	case is && !was:
 		m.set(own, k, struct{}{})
