@@ -65,16 +65,19 @@ func knownSecurityProtocol(p int16) bool { return 0 <= p && p <= 3 }
 // byName keeps the last element of each name, sorted by name: Kafka keys
 // endpoints and features by name.
 func byName[T any](in []T, name func(*T) string) []T {
-	out := make([]T, 0, len(in))
-	for i := range in {
-		j, found := slices.BinarySearchFunc(out, name(&in[i]), func(e T, n string) int { return cmp.Compare(name(&e), n) })
-		if found {
-			out[j] = in[i]
-		} else {
-			out = slices.Insert(out, j, in[i])
-		}
+	out := slices.Clone(in)
+	if out == nil {
+		out = []T{}
 	}
-	return out
+	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(name(&a), name(&b)) })
+	kept := out[:0]
+	for i := range out {
+		if i+1 < len(out) && name(&out[i]) == name(&out[i+1]) {
+			continue // a later one of the name follows
+		}
+		kept = append(kept, out[i])
+	}
+	return kept
 }
 
 func sortedDirs(dirs [][16]byte) []uuid.UUID {
