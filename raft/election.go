@@ -2,6 +2,8 @@ package raft
 
 import (
 	"time"
+
+	"github.com/kraftd/kraftd/raft/quorum"
 )
 
 // unattachedState is an Unattached or Voted replica's.
@@ -32,8 +34,7 @@ func (u *unattachedState) deadline(d *Driver, _ time.Time) time.Time {
 
 // electionState is a Prospective's pre-vote or a Candidate's vote count.
 type electionState struct {
-	granted  map[NodeID]bool
-	rejected map[NodeID]bool
+	votes quorum.Votes[NodeID]
 	// timeout ends the (pre-)vote: a Prospective falls back, a Candidate
 	// backs off.
 	timeout timer
@@ -100,12 +101,12 @@ func (c candidate) deadline(d *Driver, _ time.Time) time.Time {
 // recorded, as long as the election can still be won.
 func (d *Driver) sendVotes(now time.Time, preVote bool) {
 	e := d.election
-	if d.electionLost() {
+	if d.electionResult() == quorum.VoteLost {
 		return
 	}
 	for _, v := range d.voters.Nodes() {
 		id := v.Key.ID
-		if id == d.self() || e.granted[id] || e.rejected[id] || !d.reqs.ready(id, now) {
+		if id == d.self() || e.votes.Answered(id) || !d.reqs.ready(id, now) {
 			continue
 		}
 		d.send(now, id, d.buildVote(v.Key, preVote), preVote)

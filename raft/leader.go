@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft/quorum"
 )
 
 // replicaState is what the leader knows of one replica from its fetches.
@@ -98,11 +99,7 @@ func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
 // becomeLeader: a Candidate won. The LeaderChange control batch is the
 // first entry of the epoch; the HW stays unknown until it commits.
 func (d *Driver) becomeLeader(now time.Time) {
-	granted := make([]int32, 0, len(d.election.granted))
-	for id := range d.election.granted {
-		granted = append(granted, int32(id))
-	}
-	slices.Sort(granted)
+	granted := nodeIDs(d.election.votes.Granted())
 	d.transition(now, RoleLeader, d.epoch, d.self(), d.votedID, d.votedDir, true)
 	if d.fatal != nil {
 		return
@@ -366,7 +363,7 @@ func (d *Driver) maybeAdvanceHighWatermark() bool {
 		offs = append(offs, r.endOffset)
 	}
 	l.scratch = offs
-	hw, ok := majorityOffset(offs)
+	hw, ok := quorum.MajorityOffset(offs)
 	if !ok || hw <= l.epochStartOffset || hw <= l.highWatermark {
 		return false
 	}
@@ -377,23 +374,6 @@ func (d *Driver) maybeAdvanceHighWatermark() bool {
 		d.log.SetHighWatermark(hw)
 	}
 	return true
-}
-
-// majorityOffset returns the largest offset that a majority of the given
-// end offsets (-1 = unknown) have reached: the value at index floor(n/2)
-// when sorted descending. It sorts offs in place.
-func majorityOffset(offs []int64) (int64, bool) {
-	if len(offs) == 0 {
-		return 0, false
-	}
-	// Insertion sort, descending: voter sets are small.
-	for i := 1; i < len(offs); i++ {
-		for j := i; j > 0 && offs[j] > offs[j-1]; j-- {
-			offs[j], offs[j-1] = offs[j-1], offs[j]
-		}
-	}
-	v := offs[len(offs)/2]
-	return v, v >= 0
 }
 
 // preferredSuccessors orders the other voters by fetched offset, most

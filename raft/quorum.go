@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/raft/quorum"
 )
 
 // setState assigns the quorum-state fields without side effects.
@@ -131,15 +133,16 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 		}
 		d.state = d.unattached
 	case RoleProspective:
-		d.election = &electionState{granted: map[NodeID]bool{}, rejected: map[NodeID]bool{}, prevLeader: d.leaderID}
+		d.election = &electionState{prevLeader: d.leaderID}
 		if d.isVoter {
-			d.election.granted[d.self()] = true
+			d.election.votes.Record(d.self(), true)
 		}
 		d.election.timeout.reset(now, d.randomElectionTimeout())
 		d.state = prospective{d.election}
 	case RoleCandidate:
 		d.retries++
-		d.election = &electionState{granted: map[NodeID]bool{d.self(): true}, rejected: map[NodeID]bool{}, prevLeader: -1}
+		d.election = &electionState{prevLeader: -1}
+		d.election.votes.Record(d.self(), true)
 		d.election.timeout.reset(now, d.randomElectionTimeout())
 		d.state = candidate{d.election}
 	case RoleLeader:
@@ -308,16 +311,15 @@ func (d *Driver) maybeWinElection(now time.Time) {
 	if e == nil || e.backoff.armed() {
 		return
 	}
-	if d.electionWon() {
+	switch d.electionResult() {
+	case quorum.VoteWon:
 		switch d.role {
 		case RoleProspective:
 			d.becomeCandidate(now)
 		case RoleCandidate:
 			d.becomeLeader(now)
 		}
-		return
-	}
-	if d.electionLost() {
+	case quorum.VoteLost:
 		d.loseElection(now)
 	}
 }
@@ -351,23 +353,8 @@ func (d *Driver) becomeResigned(now time.Time) {
 	d.resigned.preferred = preferred
 }
 
-// electionWon: a majority of the voter set in force granted. Answers of
-// nodes the set no longer holds do not count.
-func (d *Driver) electionWon() bool {
-	return d.countVoters(d.election.granted) >= d.voters.Majority()
-}
-
-// electionLost: so many voters refused that a majority is out of reach.
-func (d *Driver) electionLost() bool {
-	return d.countVoters(d.election.rejected) > d.voters.Len()-d.voters.Majority()
-}
-
-func (d *Driver) countVoters(ids map[NodeID]bool) int {
-	n := 0
-	for id := range ids {
-		if d.voters.ContainsID(id) {
-			n++
-		}
-	}
-	return n
+// electionResult counts the election's answers against the voter set in
+// force: answers of nodes the set no longer holds do not count.
+func (d *Driver) electionResult() quorum.VoteResult {
+	return d.election.votes.Result(d.voters.Len(), d.voters.ContainsID)
 }

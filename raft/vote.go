@@ -216,11 +216,7 @@ func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteRes
 	if e == nil || d.role != wantRole || p.epoch != d.epoch || Epoch(rp.LeaderEpoch) != d.epoch {
 		return true // answer to an older election
 	}
-	if rp.VoteGranted {
-		e.granted[p.to] = true
-	} else {
-		e.rejected[p.to] = true
-	}
+	e.votes.Record(p.to, rp.VoteGranted)
 	d.maybeWinElection(now)
 	return true
 }
