@@ -244,11 +244,11 @@ func (l *leaderState) updateVoters(vs VoterSet) {
 func (d *Driver) SnapshotHeaderBatch(id OffsetAndEpoch, lastContainedMs, now int64) (batch []byte, next int64) {
 	recs := []protocol.Record{protocol.ControlRecord(0, protocol.ControlSnapshotHeader,
 		protocol.SnapshotHeaderRecord{LastContainedLogTimestamp: lastContainedMs}.AppendTo(nil))}
-	version, _ := d.kraft.versions.at(id.Offset - 1)
+	version, _ := d.kraft.versions.At(id.Offset - 1)
 	if version >= 1 {
 		recs = append(recs, protocol.ControlRecord(1, protocol.ControlKRaftVersion,
 			protocol.KRaftVersionRecord{KRaftVersion: version}.AppendTo(nil)))
-		if vs, ok := d.kraft.voters.at(id.Offset - 1); ok {
+		if vs, ok := d.kraft.voters.At(id.Offset - 1); ok {
 			vr := vs.Record()
 			recs = append(recs, protocol.ControlRecord(2, protocol.ControlKRaftVoters, vr.AppendTo(nil)))
 		}
