@@ -134,7 +134,6 @@ func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 		return nil, err
 	}
 	d.refreshVoters(now)
-	d.reqs.init()
 	if err := d.initialize(now); err != nil {
 		return nil, err
 	}
@@ -448,20 +447,20 @@ func (d *Driver) handleRequest(now time.Time, req kmsg.Request, ref RequestRef) 
 // handleResponse matches a response to the single in-flight request of its
 // destination and dispatches it; anything unexpected is ignored.
 func (d *Driver) handleResponse(now time.Time, m Message) {
-	p, ok := d.reqs.take(NodeID(m.From), m.Corr)
+	p, ok := d.reqs.Take(NodeID(m.From), m.Corr)
 	if !ok {
 		d.lg.Debug("ignoring response no longer needed", zap.Int32("from", m.From), zap.Uint64("corr", m.Corr))
 		return
 	}
-	gen := d.reqs.gen
+	gen := d.reqs.Generation()
 	var success bool
 	if m.Err != nil || m.Response == nil {
 		success = d.handleSendError(now, p, m.Err)
 	} else {
 		success = d.dispatchResponse(now, p, m.Response)
 	}
-	if gen == d.reqs.gen && !success {
-		d.reqs.backoff(NodeID(m.From), now.Add(d.cfg.RetryBackoff))
+	if gen == d.reqs.Generation() && !success {
+		d.reqs.Backoff(NodeID(m.From), now.Add(d.cfg.RetryBackoff))
 	}
 }
 
@@ -562,7 +561,7 @@ func (d *Driver) computeNext(now time.Time) time.Time {
 		shutdown = d.shutdownDeadline
 	}
 	parked, _ := d.parked.NextDeadline()
-	next := earliest(now.Add(time.Hour), d.state.deadline(d, now), parked, d.reqs.nextBackoffEnd(now), shutdown)
+	next := earliest(now.Add(time.Hour), d.state.deadline(d, now), parked, d.reqs.NextBackoffEnd(now), shutdown)
 	if next.Before(now) {
 		next = now
 	}
@@ -615,6 +614,6 @@ func (d *Driver) nextCorr() uint64 {
 // send issues a request to a destination whose connection is ready.
 func (d *Driver) send(now time.Time, to NodeID, req kmsg.Request, preVote bool) {
 	corr := d.nextCorr()
-	d.reqs.sent(to, corr, kmsg.Key(req.Key()), preVote, d.epoch)
+	d.reqs.Sent(to, corr, pending{to: to, corr: corr, key: kmsg.Key(req.Key()), preVote: preVote, epoch: d.epoch})
 	d.tr.Send(Outbound{To: int32(to), Corr: corr, Request: req})
 }

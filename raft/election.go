@@ -106,7 +106,7 @@ func (d *Driver) sendVotes(now time.Time, preVote bool) {
 	}
 	for _, v := range d.voters.Nodes() {
 		id := v.Key.ID
-		if id == d.self() || e.votes.Answered(id) || !d.reqs.ready(id, now) {
+		if id == d.self() || e.votes.Answered(id) || !d.reqs.Ready(id, now) {
 			continue
 		}
 		d.send(now, id, d.buildVote(v.Key, preVote), preVote)
@@ -125,7 +125,7 @@ type resignedState struct {
 // expires the node moves on to a new epoch.
 func (r *resignedState) poll(d *Driver, now time.Time) {
 	for _, v := range d.voters.Nodes() {
-		if id := v.Key.ID; r.unacked[id] && d.reqs.ready(id, now) {
+		if id := v.Key.ID; r.unacked[id] && d.reqs.Ready(id, now) {
 			d.send(now, id, d.buildEndQuorumEpoch(), false)
 		}
 	}
@@ -154,19 +154,19 @@ func (r *resignedState) deadline(d *Driver, _ time.Time) time.Time {
 // maybeSendAnyVoterFetch sends a Fetch to a random ready bootstrap server
 // (or voter) to discover the leader.
 func (d *Driver) maybeSendAnyVoterFetch(now time.Time) {
-	if d.reqs.fetchInFlight() {
+	if d.fetchInFlight() {
 		return
 	}
 	var cands []NodeID
 	if len(d.cfg.Bootstrap) > 0 {
 		for i := range d.cfg.Bootstrap {
-			if id := NodeID(-2 - i); d.reqs.ready(id, now) {
+			if id := NodeID(-2 - i); d.reqs.Ready(id, now) {
 				cands = append(cands, id)
 			}
 		}
 	} else {
 		for _, v := range d.voters.Nodes() {
-			if v.Key.ID != d.self() && d.reqs.ready(v.Key.ID, now) {
+			if v.Key.ID != d.self() && d.reqs.Ready(v.Key.ID, now) {
 				cands = append(cands, v.Key.ID)
 			}
 		}

@@ -365,7 +365,7 @@ func (f *followerState) poll(d *Driver, now time.Time) {
 		case f.fetch.expired(now):
 			d.lg.Info("fetch timeout expired; starting an election", zapNode("leader", d.leaderID), zapEpoch("epoch", d.epoch))
 			d.startElection(now)
-		case f.updateVoter.expired(now) && !d.reqs.fetchInFlight():
+		case f.updateVoter.expired(now) && !d.fetchInFlight():
 			// Checked between fetches: with a long-poll Fetch almost always
 			// in flight, Kafka's check at the timer's expiry rarely finds
 			// the leader free.
@@ -384,10 +384,10 @@ func (f *followerState) poll(d *Driver, now time.Time) {
 	// leader outside the bootstrap servers again); a failed request to
 	// the leader backs off, and then a bootstrap server is asked.
 	switch {
-	case d.reqs.backingOff(d.leaderID, now):
+	case d.reqs.BackingOff(d.leaderID, now):
 		d.maybeSendAnyVoterFetch(now)
 	case d.maybeAutoJoin(now, f):
-	case !d.reqs.anyInFlight():
+	case !d.reqs.AnyInFlight():
 		d.maybeSendFetch(now, f)
 	}
 }
@@ -431,7 +431,7 @@ func (f *followerState) paceDeadline(now time.Time) time.Time {
 }
 
 func (d *Driver) maybeSendFetch(now time.Time, f *followerState) {
-	if d.reqs.fetchInFlight() || !d.reqs.ready(d.leaderID, now) || !f.paceDeadline(now).IsZero() {
+	if d.fetchInFlight() || !d.reqs.Ready(d.leaderID, now) || !f.paceDeadline(now).IsZero() {
 		return
 	}
 	if f.snapshot != nil {

@@ -19,7 +19,7 @@ func (d *Driver) maybeSendUpdateVoter(now time.Time) bool {
 	if d.kraftVersion() < 1 {
 		stale = !d.follower.updatedLeader && d.localKey().HasDirectory()
 	}
-	if !stale || !d.reqs.ready(d.leaderID, now) {
+	if !stale || !d.reqs.Ready(d.leaderID, now) {
 		return false
 	}
 	req := kmsg.NewPtrUpdateRaftVoterRequest()
@@ -48,7 +48,7 @@ func (d *Driver) maybeSendUpdateVoter(now time.Time) bool {
 // as long as the option is on. Returns whether it sent.
 func (d *Driver) maybeAutoJoin(now time.Time, f *followerState) bool {
 	if !d.cfg.AutoJoin || d.shuttingDown || d.self() < 0 || d.kraftVersion() < 1 || !f.updateVoter.expired(now) ||
-		d.reqs.fetchInFlight() || !d.reqs.ready(d.leaderID, now) {
+		d.fetchInFlight() || !d.reqs.Ready(d.leaderID, now) {
 		return false
 	}
 	vs, _ := d.kraft.latestVoters()

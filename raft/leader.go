@@ -213,7 +213,7 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 		interval := d.cfg.FetchTimeout / 2
 		for _, v := range d.voters.Nodes() {
 			id := v.Key.ID
-			if id == d.self() || l.fetchedWithin(id, now, interval) || !d.reqs.ready(id, now) {
+			if id == d.self() || l.fetchedWithin(id, now, interval) || !d.reqs.Ready(id, now) {
 				continue
 			}
 			d.send(now, id, d.buildBeginQuorumEpoch(v.Key), false)

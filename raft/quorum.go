@@ -102,7 +102,7 @@ func (d *Driver) transition(now time.Time, to Role, epoch Epoch, leader, voted N
 // exitRole releases what the previous role held. Every transition forgets
 // in-flight requests, so late responses are ignored.
 func (d *Driver) exitRole(now time.Time, from Role, fromEpoch Epoch) {
-	d.reqs.reset()
+	d.reqs.Reset()
 	if d.leader != nil {
 		// Parked fetches go back with NOT_LEADER_OR_FOLLOWER so followers
 		// re-route at once; undrained appends are dropped.

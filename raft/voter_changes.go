@@ -185,7 +185,7 @@ func (d *Driver) handleAddRaftVoter(now time.Time, req *kmsg.AddRaftVoterRequest
 func (d *Driver) askNewVoterVersions(now time.Time, key ReplicaKey, endpoints []Endpoint) (int16, string) {
 	e, _ := endpointNamed(endpoints, d.cfg.ListenerName)
 	d.learnEndpoint(key.ID, e.Host, e.Port)
-	if key.ID == d.self() || !d.reqs.ready(key.ID, now) {
+	if key.ID == d.self() || !d.reqs.Ready(key.ID, now) {
 		return errRequestTimedOut, fmt.Sprintf("New voter %s is not ready to receive requests", javaKey(key))
 	}
 	req := kmsg.NewPtrApiVersionsRequest()
