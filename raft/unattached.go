@@ -1,0 +1,58 @@
+package raft
+
+import (
+	"time"
+)
+
+// unattachedState is an Unattached or Voted replica's.
+type unattachedState struct {
+	// election fires the next election; armed for voters only.
+	election timer
+}
+
+// poll: a voter starts an election when its timer expires (not while
+// shutting down). Until then it looks for the leader with a Fetch to a
+// random voter (bootstrap server), as Kafka 4.x voters and all observers
+// do, so a restarted voter finds an existing leader without an election.
+func (u *unattachedState) poll(d *Driver, now time.Time) {
+	if u.election.expired(now) && !d.shuttingDown {
+		d.startElection(now)
+		return
+	}
+	d.maybeSendAnyVoterFetch(now)
+}
+
+// deadline: no election starts while shutting down.
+func (u *unattachedState) deadline(d *Driver, _ time.Time) time.Time {
+	if d.shuttingDown {
+		return time.Time{}
+	}
+	return u.election.deadline
+}
+
+// maybeSendAnyVoterFetch sends a Fetch to a random ready bootstrap server
+// (or voter) to discover the leader.
+func (d *Driver) maybeSendAnyVoterFetch(now time.Time) {
+	if d.fetchInFlight() {
+		return
+	}
+	var cands []NodeID
+	if len(d.cfg.Bootstrap) > 0 {
+		for i := range d.cfg.Bootstrap {
+			if id := NodeID(-2 - i); d.reqs.Ready(id, now) {
+				cands = append(cands, id)
+			}
+		}
+	} else {
+		for _, v := range d.voters.Nodes() {
+			if v.Key.ID != d.self() && d.reqs.Ready(v.Key.ID, now) {
+				cands = append(cands, v.Key.ID)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	to := cands[d.rng.IntN(len(cands))]
+	d.send(now, to, d.buildFetch(), false)
+}
