@@ -82,7 +82,7 @@ func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochReq
 	if d.fatal != nil {
 		return nil
 	}
-	if d.role == RoleFollower && d.leaderID == leader && epoch == d.epoch {
+	if f := d.asFollower(); f != nil && d.leaderID == leader && epoch == d.epoch {
 		var preferred []int32
 		if len(p.PreferredCandidates) > 0 {
 			for _, c := range p.PreferredCandidates {
@@ -92,8 +92,8 @@ func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochReq
 			preferred = p.PreferredSuccessors
 		}
 		b := d.endQuorumBackoff(preferred)
-		d.follower.fetch.shorten(now, b)
-		d.follower.hasFetched = false
+		f.fetch.shorten(now, b)
+		f.hasFetched = false
 		d.remoteLg.Info("leader resigned; election timer shortened", zap.Int32("leader", p.LeaderID),
 			zap.Int32("epoch", p.LeaderEpoch), zap.Duration("backoff", b))
 	}
@@ -146,7 +146,7 @@ func (d *Driver) buildEndQuorumEpoch() *kmsg.EndQuorumEpochRequest {
 	p.Partition = d.cfg.Partition
 	p.LeaderID = int32(d.self())
 	p.LeaderEpoch = int32(d.epoch)
-	for _, id := range d.resigned.preferred {
+	for _, id := range d.state.(*resignedState).preferred {
 		p.PreferredSuccessors = append(p.PreferredSuccessors, id)
 		c := kmsg.NewEndQuorumEpochRequestTopicPartitionPreferredCandidate()
 		c.CandidateID = id
@@ -169,8 +169,8 @@ func (d *Driver) handleEndQuorumEpochResponse(now time.Time, p pending, resp *km
 		rp = &c
 	}
 	acked, ok := d.quorumEpochResponse(now, p, resp.ErrorCode, rp)
-	if acked && d.role == RoleResigned {
-		delete(d.resigned.unacked, p.to)
+	if r, ok := d.state.(*resignedState); acked && ok {
+		delete(r.unacked, p.to)
 	}
 	return ok
 }

@@ -175,13 +175,14 @@ func (d *Driver) buildFetchAnswer(now time.Time, pf *parkedFetch, mayPark, recor
 	}
 	// Fetch v18 (KIP-1166) tells the follower's HW: a stale one is answered
 	// at once so the follower learns the new HW.
-	staleHW := req.Version >= 18 && p.HighWatermark < d.leader.highWatermark
+	l := d.asLeader()
+	staleHW := req.Version >= 18 && p.HighWatermark < l.highWatermark
 	if mayPark && len(records) == 0 && diverging == nil && snapshot == nil && req.MaxWaitMillis > 0 && !staleHW {
 		wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, d.cfg.MaxFetchWait*4)
 		d.parked.Add(p.FetchOffset, now.Add(wait), pf)
 		return nil
 	}
-	return d.fetchAnswer(req, pf.replicaID, errNone, d.leader.highWatermark, records, diverging, snapshot)
+	return d.fetchAnswer(req, pf.replicaID, errNone, l.highWatermark, records, diverging, snapshot)
 }
 
 // completeParked rebuilds a woken fetch and answers it.
@@ -345,10 +346,10 @@ func (d *Driver) handleFetchResponse(now time.Time, p pending, resp *kmsg.FetchR
 	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.CurrentLeader.LeaderID), Epoch(rp.CurrentLeader.LeaderEpoch), p.to, kmsg.Fetch); handled {
 		return ok
 	}
-	if d.role != RoleFollower || p.epoch != d.epoch {
+	f := d.asFollower()
+	if f == nil || p.epoch != d.epoch {
 		return true
 	}
-	f := d.follower
 	switch {
 	case rp.DivergingEpoch.Epoch >= 0:
 		if !d.truncateToDivergence(now, OffsetAndEpoch{Offset: rp.DivergingEpoch.EndOffset, Epoch: rp.DivergingEpoch.Epoch}) {
@@ -458,8 +459,8 @@ func (d *Driver) updateFollowerHW(leaderHW int64) {
 	if leaderHW < 0 {
 		return
 	}
-	if d.follower != nil {
-		d.follower.leaderHW = leaderHW
+	if f := d.asFollower(); f != nil {
+		f.leaderHW = leaderHW
 	}
 	hw := min(leaderHW, d.log.EndOffset().Offset)
 	if hw > d.hw {

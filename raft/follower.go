@@ -30,6 +30,24 @@ type followerState struct {
 	snapshot SnapshotWriter
 }
 
+// newFollowerState enters Follower of the leader in d.leaderID.
+func (d *Driver) newFollowerState(now time.Time) *followerState {
+	d.retries = 0
+	f := &followerState{leaderHW: -1}
+	f.fetch.reset(now, d.fetchTimeout())
+	f.updateVoter.reset(now, d.cfg.FetchTimeout)
+	return f
+}
+
+func (*followerState) role() Role { return RoleFollower }
+
+// exit drops a snapshot download in progress.
+func (f *followerState) exit(*Driver) {
+	if f.snapshot != nil {
+		_ = f.snapshot.Close()
+	}
+}
+
 // poll: a voter whose fetch timer expired starts an election (never while
 // shutting down); otherwise fetch (or download the snapshot) from the
 // leader. Observers fall back to the bootstrap servers while requests to

@@ -17,7 +17,7 @@ import (
 func (d *Driver) maybeSendUpdateVoter(now time.Time) bool {
 	stale := d.voters.NeedsUpdate(d.localVoterNode())
 	if d.kraftVersion() < 1 {
-		stale = !d.follower.updatedLeader && d.localKey().HasDirectory()
+		stale = !d.asFollower().updatedLeader && d.localKey().HasDirectory()
 	}
 	if !stale || !d.reqs.Ready(d.leaderID, now) {
 		return false
@@ -92,8 +92,8 @@ func (d *Driver) handleJoinResponse(code, done int16) bool {
 // or UNSUPPORTED_VERSION (a leader without kraft.version upgrades) mean
 // this epoch's leader needs no more updates at kraft.version 0.
 func (d *Driver) handleUpdateRaftVoterResponse(_ time.Time, _ pending, r *kmsg.UpdateRaftVoterResponse) bool {
-	if d.follower != nil && (r.ErrorCode == errNone || r.ErrorCode == errUnsupportedVersion) {
-		d.follower.updatedLeader = true
+	if f := d.asFollower(); f != nil && (r.ErrorCode == errNone || r.ErrorCode == errUnsupportedVersion) {
+		f.updatedLeader = true
 	}
 	if r.ErrorCode != errNone {
 		d.remoteLg.Info("UpdateRaftVoter refused", zap.Int16("error", r.ErrorCode), zapNode("leader", d.leaderID))

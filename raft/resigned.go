@@ -12,6 +12,23 @@ type resignedState struct {
 	election timer
 }
 
+// newResignedState enters Resigned. The successor order is the resigning
+// leader's to set (becomeResigned); a node restarted as Resigned knows
+// none.
+func (d *Driver) newResignedState(now time.Time) *resignedState {
+	r := &resignedState{unacked: map[NodeID]bool{}}
+	r.election.reset(now, d.electionTimeout())
+	for _, v := range d.voters.Nodes() {
+		if v.Key.ID != d.self() {
+			r.unacked[v.Key.ID] = true
+		}
+	}
+	return r
+}
+
+func (*resignedState) role() Role   { return RoleResigned }
+func (*resignedState) exit(*Driver) {}
+
 // poll sends EndQuorumEpoch until acknowledged; when the election timer
 // expires the node moves on to a new epoch.
 func (r *resignedState) poll(d *Driver, now time.Time) {

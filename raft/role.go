@@ -47,7 +47,15 @@ func (r Role) String() string {
 
 // roleState is the current role's own state, timers included: each role
 // decides what its timers do and which of them the caller must wake for.
+// The Driver holds exactly one (Driver.state), created by enter with its
+// timers armed when the node takes the role (transition.go) and told by
+// exit when it leaves. One type per role, in its own file: unattachedState
+// (Unattached and Voted, unattached.go), prospectiveState and
+// candidateState (election.go), leaderState (leader.go), followerState
+// (follower.go) and resignedState (resigned.go).
 type roleState interface {
+	// role is the Role the state serves.
+	role() Role
 	// poll acts on the role's expired timers and sends what is ready. It
 	// may change the role.
 	poll(d *Driver, now time.Time)
@@ -59,4 +67,23 @@ type roleState interface {
 	// the listeners run after poll and may move timers (a parked fetch
 	// resets check quorum, an Append starts the linger).
 	deadline(d *Driver, now time.Time) time.Time
+	// exit releases what the role holds as the node leaves it. The
+	// quorum-state fields already hold the next role's epoch, leader and
+	// vote; the state is still the Driver's current one.
+	exit(d *Driver)
+}
+
+// role is the node's current role.
+func (d *Driver) role() Role { return d.state.role() }
+
+// asLeader is the leader's state while this node leads, else nil.
+func (d *Driver) asLeader() *leaderState {
+	l, _ := d.state.(*leaderState)
+	return l
+}
+
+// asFollower is the follower's state while this node follows, else nil.
+func (d *Driver) asFollower() *followerState {
+	f, _ := d.state.(*followerState)
+	return f
 }

@@ -4,11 +4,34 @@ import (
 	"time"
 )
 
-// unattachedState is an Unattached or Voted replica's.
+// unattachedState is an Unattached or Voted replica's: it knows no leader
+// for its epoch and waits for one, or for its election timer.
 type unattachedState struct {
+	voted bool // Voted: a vote is cast in the epoch
 	// election fires the next election; armed for voters only.
 	election timer
 }
+
+// newUnattachedState enters Unattached, or Voted when voted.
+func (d *Driver) newUnattachedState(now time.Time, voted bool) *unattachedState {
+	u := &unattachedState{voted: voted}
+	if d.isVoter {
+		u.election.reset(now, d.electionTimeout())
+	}
+	if d.leaderID >= 0 {
+		d.retries = 0
+	}
+	return u
+}
+
+func (u *unattachedState) role() Role {
+	if u.voted {
+		return RoleVoted
+	}
+	return RoleUnattached
+}
+
+func (u *unattachedState) exit(*Driver) {}
 
 // poll: a voter starts an election when its timer expires (not while
 // shutting down). Until then it looks for the leader with a Fetch to a

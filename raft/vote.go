@@ -144,18 +144,18 @@ func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, pr
 	upToDate := p.LastOffsetEpoch > local.Epoch ||
 		(p.LastOffsetEpoch == local.Epoch && p.LastOffset >= local.Offset)
 	if preVote {
-		switch d.role {
-		case RoleLeader:
+		switch s := d.state.(type) {
+		case *leaderState:
 			return false
-		case RoleFollower:
-			return upToDate && !d.follower.leaderHeard(d, now)
+		case *followerState:
+			return upToDate && !s.leaderHeard(d, now)
 		}
 		return upToDate
 	}
 	if Epoch(p.CandidateEpoch) != d.epoch {
 		return false
 	}
-	switch d.role {
+	switch d.role() {
 	case RoleUnattached, RoleVoted, RoleProspective:
 	default:
 		return false // Candidate (even to itself), Leader, Follower, Resigned
@@ -208,15 +208,11 @@ func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteRes
 	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, kmsg.Vote); handled {
 		return ok
 	}
-	e := d.election
-	wantRole := RoleCandidate
-	if p.preVote {
-		wantRole = RoleProspective
-	}
-	if e == nil || d.role != wantRole || p.epoch != d.epoch || Epoch(rp.LeaderEpoch) != d.epoch {
+	e, ok := d.state.(election)
+	if !ok || e.preVote() != p.preVote || p.epoch != d.epoch || Epoch(rp.LeaderEpoch) != d.epoch {
 		return true // answer to an older election
 	}
-	e.votes.Record(p.to, rp.VoteGranted)
+	e.tally().votes.Record(p.to, rp.VoteGranted)
 	d.maybeWinElection(now)
 	return true
 }
@@ -233,7 +229,7 @@ func voteSendError(d *Driver, now time.Time, p pending, err error) bool {
 // skipPreVote makes a Prospective whose pre-vote a peer cannot take (it
 // lacks Vote v2) a Candidate, as Kafka 4.x does; it reports whether it did.
 func (d *Driver) skipPreVote(now time.Time, p pending) bool {
-	if !p.preVote || d.role != RoleProspective {
+	if _, ok := d.state.(*prospectiveState); !p.preVote || !ok {
 		return false
 	}
 	d.lg.Info("peer does not support pre-vote; becoming candidate", zapNode("peer", p.to))

@@ -180,19 +180,19 @@ func (d *Driver) refreshVoters(now time.Time) {
 	d.voters = vs
 	d.isVoter = d.self() >= 0 && vs.Contains(d.localKey())
 	d.learnVoterEndpoints()
-	if d.leader != nil {
-		d.leader.updateVoters(vs)
+	if l := d.asLeader(); l != nil {
+		l.updateVoters(vs)
 	}
 	if d.state == nil || was == d.isVoter {
 		return
 	}
 	d.lg.Info("voter set changed this node's membership", zap.Bool("voter", d.isVoter),
-		zap.Stringer("voters", vs), zap.Stringer("role", d.role), zapEpoch("epoch", d.epoch))
-	if d.unattached != nil {
+		zap.Stringer("voters", vs), zap.Stringer("role", d.role()), zapEpoch("epoch", d.epoch))
+	if u, ok := d.state.(*unattachedState); ok {
 		// Only voters run an election timer (Kafka's pollUnattachedAsVoter).
-		d.unattached.election = timer{}
+		u.election = timer{}
 		if d.isVoter {
-			d.unattached.election.reset(now, d.electionTimeout())
+			u.election.reset(now, d.electionTimeout())
 		}
 	}
 }
