@@ -178,9 +178,9 @@ func (d *Driver) followLeaderClaim(now time.Time, api string, epoch Epoch, leade
 // EndQuorumEpoch) cannot be true, or returns "".
 func (d *Driver) forgedLeaderClaim(epoch Epoch, leader NodeID) string {
 	switch {
-	case leader == d.self() && !(epoch == d.epoch && (d.role() == RoleLeader || d.role() == RoleResigned)):
+	case leader == d.self() && !(epoch == d.epoch && d.state.ledEpoch()):
 		return "it names this node leader of an epoch it does not lead"
-	case epoch == d.epoch && (d.role() == RoleLeader || d.role() == RoleResigned) && leader != d.self():
+	case epoch == d.epoch && d.state.ledEpoch() && leader != d.self():
 		return "another node claims this node's own epoch"
 	case epoch == d.epoch && d.leaderID >= 0 && d.leaderID != leader:
 		return "a second leader for the epoch"

@@ -323,12 +323,13 @@ func (d *Driver) Resign(now time.Time, epoch int32) error {
 		return d.fatal
 	}
 	l := d.asLeader()
+	_, resigned := d.state.(*resignedState)
 	switch {
 	case Epoch(epoch) < d.epoch:
 		return nil
 	case Epoch(epoch) > d.epoch:
 		return fmt.Errorf("%w: resign epoch %d, local epoch %d", ErrInvalidEpoch, epoch, d.epoch)
-	case d.role() == RoleResigned:
+	case resigned:
 		return nil
 	case l == nil:
 		return fmt.Errorf("%w: resign epoch %d as %s", ErrNotLeader, epoch, d.role())

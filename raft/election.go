@@ -96,6 +96,15 @@ func (*prospectiveState) role() Role       { return RoleProspective }
 func (*prospectiveState) exit(*Driver)     {}
 func (*prospectiveState) preVote() bool    { return true }
 func (*prospectiveState) backingOff() bool { return false }
+func (*prospectiveState) ledEpoch() bool   { return false }
+
+// canGrantVote: an up-to-date pre-vote, and the epoch's one vote (the role
+// stays Prospective, with the vote recorded: grantVote).
+func (*prospectiveState) canGrantVote(*Driver, time.Time, bool) bool { return true }
+
+// postponeElection: nothing to re-arm; a Prospective never starts an
+// election, its pre-vote ends on its own timer.
+func (*prospectiveState) postponeElection(*Driver, time.Time) {}
 
 // poll sends pre-votes; the timer expiring means the pre-vote failed.
 func (p *prospectiveState) poll(d *Driver, now time.Time) {
@@ -149,6 +158,14 @@ func (*candidateState) role() Role         { return RoleCandidate }
 func (*candidateState) exit(*Driver)       {}
 func (*candidateState) preVote() bool      { return false }
 func (c *candidateState) backingOff() bool { return c.backoff.armed() }
+func (*candidateState) ledEpoch() bool     { return false }
+
+// canGrantVote: an up-to-date pre-vote; its standard vote went to itself.
+func (*candidateState) canGrantVote(_ *Driver, _ time.Time, preVote bool) bool { return preVote }
+
+func (c *candidateState) postponeElection(d *Driver, now time.Time) {
+	c.backoff.reset(now, d.cfg.FetchTimeout)
+}
 
 // poll sends votes, and after a loss or timeout backs off, then tries
 // again (through a pre-vote when enabled).

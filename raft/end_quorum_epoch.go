@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/protocol"
 )
@@ -91,11 +90,7 @@ func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochReq
 		} else {
 			preferred = p.PreferredSuccessors
 		}
-		b := d.endQuorumBackoff(preferred)
-		f.fetch.shorten(now, b)
-		f.hasFetched = false
-		d.remoteLg.Info("leader resigned; election timer shortened", zap.Int32("leader", p.LeaderID),
-			zap.Int32("epoch", p.LeaderEpoch), zap.Duration("backoff", b))
+		f.leaderResigned(d, now, preferred)
 	}
 	return d.endQuorumEpochAnswer(req, errNone)
 }

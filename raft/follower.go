@@ -2,6 +2,8 @@ package raft
 
 import (
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // followerState is a Follower's, for the epoch of the leader it follows.
@@ -39,7 +41,32 @@ func (d *Driver) newFollowerState(now time.Time) *followerState {
 	return f
 }
 
-func (*followerState) role() Role { return RoleFollower }
+func (*followerState) role() Role     { return RoleFollower }
+func (*followerState) ledEpoch() bool { return false }
+
+// canGrantVote: a pre-vote only once its leader went silent (leaderHeard);
+// no standard vote while it has a leader.
+func (f *followerState) canGrantVote(d *Driver, now time.Time, preVote bool) bool {
+	return preVote && !f.leaderHeard(d, now)
+}
+
+func (f *followerState) postponeElection(d *Driver, now time.Time) {
+	f.fetch.reset(now, d.cfg.FetchTimeout)
+	f.updateVoter.reset(now, d.cfg.FetchTimeout)
+}
+
+// leaderResigned: the leader this node follows resigned (EndQuorumEpoch)
+// naming preferred, its successors in order. The fetch timer is shortened
+// to this node's position backoff, and the leader counts as silent, so
+// pre-votes of up-to-date peers are granted (docs/design/state-machine.md
+// 4.5).
+func (f *followerState) leaderResigned(d *Driver, now time.Time, preferred []int32) {
+	b := d.endQuorumBackoff(preferred)
+	f.fetch.shorten(now, b)
+	f.hasFetched = false
+	d.remoteLg.Info("leader resigned; election timer shortened", zapNode("leader", d.leaderID),
+		zapEpoch("epoch", d.epoch), zap.Duration("backoff", b))
+}
 
 // exit drops a snapshot download in progress.
 func (f *followerState) exit(*Driver) {

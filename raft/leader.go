@@ -98,7 +98,14 @@ func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
 	return l
 }
 
-func (*leaderState) role() Role { return RoleLeader }
+func (*leaderState) role() Role     { return RoleLeader }
+func (*leaderState) ledEpoch() bool { return true }
+
+// canGrantVote: no vote, not even a pre-vote, while it leads.
+func (*leaderState) canGrantVote(*Driver, time.Time, bool) bool { return false }
+
+// postponeElection: a leader runs no election timer.
+func (*leaderState) postponeElection(*Driver, time.Time) {}
 
 // exit answers parked fetches with NOT_LEADER_OR_FOLLOWER, so followers
 // re-route at once, and fails the pending voter change and upgrades;

@@ -26,8 +26,17 @@ func (d *Driver) newResignedState(now time.Time) *resignedState {
 	return r
 }
 
-func (*resignedState) role() Role   { return RoleResigned }
-func (*resignedState) exit(*Driver) {}
+func (*resignedState) role() Role     { return RoleResigned }
+func (*resignedState) exit(*Driver)   {}
+func (*resignedState) ledEpoch() bool { return true }
+
+// canGrantVote: an up-to-date pre-vote; no standard vote in the epoch it
+// led.
+func (*resignedState) canGrantVote(_ *Driver, _ time.Time, preVote bool) bool { return preVote }
+
+func (r *resignedState) postponeElection(d *Driver, now time.Time) {
+	r.election.reset(now, d.cfg.FetchTimeout)
+}
 
 // poll sends EndQuorumEpoch until acknowledged; when the election timer
 // expires the node moves on to a new epoch.

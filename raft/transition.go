@@ -153,7 +153,7 @@ func (d *Driver) maybeFollow(now time.Time, epoch Epoch, leader NodeID, source s
 		return false
 	}
 	if leader == d.self() {
-		if !(epoch == d.epoch && (d.role() == RoleLeader || d.role() == RoleResigned)) {
+		if !(epoch == d.epoch && d.state.ledEpoch()) {
 			d.remoteLg.Error("refusing message naming this node leader of an epoch it does not lead",
 				zap.String("source", source), zapEpoch("epoch", epoch), zap.Stringer("role", d.role()), zapEpoch("localEpoch", d.epoch))
 		}
@@ -161,7 +161,7 @@ func (d *Driver) maybeFollow(now time.Time, epoch Epoch, leader NodeID, source s
 	}
 	if epoch == d.epoch {
 		switch {
-		case d.role() == RoleLeader || d.role() == RoleResigned:
+		case d.state.ledEpoch():
 			d.remoteLg.Error("refusing message naming another leader for this node's own epoch",
 				zap.String("source", source), zapEpoch("epoch", epoch), zapNode("claimedLeader", leader))
 			return false
@@ -170,7 +170,7 @@ func (d *Driver) maybeFollow(now time.Time, epoch Epoch, leader NodeID, source s
 				zap.String("source", source), zapEpoch("epoch", epoch), zapNode("knownLeader", d.leaderID),
 				zapNode("claimedLeader", leader))
 			return false
-		case d.role() == RoleFollower:
+		case d.asFollower() != nil:
 			return false // already following it
 		}
 	}
@@ -190,7 +190,7 @@ func (d *Driver) observeEpoch(now time.Time, epoch Epoch) bool {
 
 // grantVote records a standard vote (durable before the answer leaves).
 func (d *Driver) grantVote(now time.Time, candidate NodeID, dir [16]byte) bool {
-	if d.role() == RoleProspective {
+	if _, ok := d.state.(*prospectiveState); ok {
 		// Prospective+voted: the vote is persisted, the role stays.
 		d.votedID, d.votedDir = candidate, dir
 		if err := d.writeState(); err != nil {
@@ -241,17 +241,7 @@ func (d *Driver) epochExhausted(now time.Time) bool {
 		d.maxEpochReported = true
 		d.lg.Error("epoch is at its maximum; this node can never start an election", zapEpoch("epoch", d.epoch))
 	}
-	switch s := d.state.(type) {
-	case *unattachedState:
-		s.election.reset(now, d.cfg.FetchTimeout)
-	case *candidateState:
-		s.backoff.reset(now, d.cfg.FetchTimeout)
-	case *followerState:
-		s.fetch.reset(now, d.cfg.FetchTimeout)
-		s.updateVoter.reset(now, d.cfg.FetchTimeout)
-	case *resignedState:
-		s.election.reset(now, d.cfg.FetchTimeout)
-	}
+	d.state.postponeElection(d, now)
 	return true
 }
 

@@ -33,6 +33,24 @@ func (u *unattachedState) role() Role {
 
 func (u *unattachedState) exit(*Driver) {}
 
+// canGrantVote: an up-to-date pre-vote, and the epoch's one vote.
+func (*unattachedState) canGrantVote(*Driver, time.Time, bool) bool { return true }
+
+func (*unattachedState) ledEpoch() bool { return false }
+
+func (u *unattachedState) postponeElection(d *Driver, now time.Time) {
+	u.election.reset(now, d.cfg.FetchTimeout)
+}
+
+// membershipChanged: only voters run an election timer (Kafka's
+// pollUnattachedAsVoter); a node that became one starts it afresh.
+func (u *unattachedState) membershipChanged(d *Driver, now time.Time) {
+	u.election = timer{}
+	if d.isVoter {
+		u.election.reset(now, d.electionTimeout())
+	}
+}
+
 // poll: a voter starts an election when its timer expires (not while
 // shutting down). Until then it looks for the leader with a Fetch to a
 // random voter (bootstrap server), as Kafka 4.x voters and all observers

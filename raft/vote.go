@@ -135,7 +135,9 @@ func (d *Driver) voteAnswer(req *kmsg.VoteRequest, code int16, granted bool) *km
 	return resp
 }
 
-// decideVote applies the per-role grant rules; a standard grant is durable.
+// decideVote applies the grant rules: the role's (canGrantVote), then for a
+// standard vote one per epoch and none once a leader is known. A standard
+// grant is durable.
 func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, preVote bool) bool {
 	if d.self() < 0 {
 		return false // an id-less observer never votes
@@ -144,21 +146,10 @@ func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, pr
 	upToDate := p.LastOffsetEpoch > local.Epoch ||
 		(p.LastOffsetEpoch == local.Epoch && p.LastOffset >= local.Offset)
 	if preVote {
-		switch s := d.state.(type) {
-		case *leaderState:
-			return false
-		case *followerState:
-			return upToDate && !s.leaderHeard(d, now)
-		}
-		return upToDate
+		return upToDate && d.state.canGrantVote(d, now, true)
 	}
-	if Epoch(p.CandidateEpoch) != d.epoch {
+	if Epoch(p.CandidateEpoch) != d.epoch || !d.state.canGrantVote(d, now, false) {
 		return false
-	}
-	switch d.role() {
-	case RoleUnattached, RoleVoted, RoleProspective:
-	default:
-		return false // Candidate (even to itself), Leader, Follower, Resigned
 	}
 	if d.votedID >= 0 {
 		return d.votedID == NodeID(p.CandidateID) &&

@@ -189,11 +189,7 @@ func (d *Driver) refreshVoters(now time.Time) {
 	d.lg.Info("voter set changed this node's membership", zap.Bool("voter", d.isVoter),
 		zap.Stringer("voters", vs), zap.Stringer("role", d.role()), zapEpoch("epoch", d.epoch))
 	if u, ok := d.state.(*unattachedState); ok {
-		// Only voters run an election timer (Kafka's pollUnattachedAsVoter).
-		u.election = timer{}
-		if d.isVoter {
-			u.election.reset(now, d.electionTimeout())
-		}
+		u.membershipChanged(d, now)
 	}
 }
 
