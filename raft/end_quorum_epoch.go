@@ -132,7 +132,9 @@ func (d *Driver) positionBackoff(preferred []int32) time.Duration {
 	return max
 }
 
-func (d *Driver) buildEndQuorumEpoch() *kmsg.EndQuorumEpochRequest {
+// buildEndQuorumEpoch is the resigned leader's request, naming preferred
+// as its successors.
+func (d *Driver) buildEndQuorumEpoch(preferred []int32) *kmsg.EndQuorumEpochRequest {
 	req := kmsg.NewPtrEndQuorumEpochRequest()
 	req.ClusterID = d.clusterIDPtr()
 	t := kmsg.NewEndQuorumEpochRequestTopic()
@@ -141,7 +143,7 @@ func (d *Driver) buildEndQuorumEpoch() *kmsg.EndQuorumEpochRequest {
 	p.Partition = d.cfg.Partition
 	p.LeaderID = int32(d.self())
 	p.LeaderEpoch = int32(d.epoch)
-	for _, id := range d.state.(*resignedState).preferred {
+	for _, id := range preferred {
 		p.PreferredSuccessors = append(p.PreferredSuccessors, id)
 		c := kmsg.NewEndQuorumEpochRequestTopicPartitionPreferredCandidate()
 		c.CandidateID = id

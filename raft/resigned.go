@@ -43,7 +43,7 @@ func (r *resignedState) postponeElection(d *Driver, now time.Time) {
 func (r *resignedState) poll(d *Driver, now time.Time) {
 	for _, v := range d.voters.Nodes() {
 		if id := v.Key.ID; r.unacked[id] && d.reqs.Ready(id, now) {
-			d.send(now, id, d.buildEndQuorumEpoch(), false)
+			d.send(now, id, d.buildEndQuorumEpoch(r.preferred), false)
 		}
 	}
 	if d.shuttingDown || !r.election.expired(now) || d.epochExhausted(now) {
