@@ -43,7 +43,8 @@ func (u *unattachedState) postponeElection(d *Driver, now time.Time) {
 }
 
 // membershipChanged: only voters run an election timer (Kafka's
-// pollUnattachedAsVoter); a node that became one starts it afresh.
+// pollUnattachedAsVoter): it stops when this node leaves the voter set and
+// starts afresh when it joins.
 func (u *unattachedState) membershipChanged(d *Driver, now time.Time) {
 	u.election = timer{}
 	if d.isVoter {
