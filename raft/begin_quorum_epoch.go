@@ -164,7 +164,7 @@ func (d *Driver) followLeaderClaim(now time.Time, api string, epoch Epoch, leade
 	if reason := d.forgedLeaderClaim(epoch, leader); reason != "" {
 		d.remoteLg.Error("refusing "+api+": "+reason, zapEpoch("epoch", epoch),
 			zapNode("claimedLeader", leader), zapEpoch("localEpoch", d.epoch),
-			zapNode("knownLeader", d.leaderID), zap.Stringer("role", d.role))
+			zapNode("knownLeader", d.leaderID), zap.Stringer("role", d.role()))
 		return errInvalidRequest
 	}
 	if learn != nil {
@@ -178,13 +178,13 @@ func (d *Driver) followLeaderClaim(now time.Time, api string, epoch Epoch, leade
 // EndQuorumEpoch) cannot be true, or returns "".
 func (d *Driver) forgedLeaderClaim(epoch Epoch, leader NodeID) string {
 	switch {
-	case leader == d.self() && !(epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned)):
+	case leader == d.self() && !(epoch == d.epoch && d.state.ledEpoch()):
 		return "it names this node leader of an epoch it does not lead"
-	case epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned) && leader != d.self():
+	case epoch == d.epoch && d.state.ledEpoch() && leader != d.self():
 		return "another node claims this node's own epoch"
 	case epoch == d.epoch && d.leaderID >= 0 && d.leaderID != leader:
 		return "a second leader for the epoch"
-	case epoch > d.epoch && d.leaderID >= 0 && leader == d.leaderID && d.role == RoleFollower:
+	case epoch > d.epoch && d.leaderID >= 0 && leader == d.leaderID && d.asFollower() != nil:
 		return "a higher epoch naming the leader of the current epoch"
 	}
 	return ""

@@ -52,7 +52,7 @@ func (d *Driver) leaderOnlyCheck(epoch Epoch) int16 {
 		return errFencedLeaderEpoch
 	case epoch > d.epoch:
 		return errUnknownLeaderEpoch
-	case d.role != RoleLeader:
+	case d.asLeader() == nil:
 		return errNotLeader
 	case d.shuttingDown:
 		return errBrokerNotAvailable
@@ -113,7 +113,7 @@ func (d *Driver) handleCommonResponse(now time.Time, code int16, leader NodeID, 
 		// (e.g. an unattached peer, or a leader that just resigned) we back
 		// off retry.backoff.ms instead of spinning on the same answer.
 		return true, changed
-	case leader >= 0 && d.leaderID < 0 && d.role != RoleLeader:
+	case leader >= 0 && d.leaderID < 0 && d.asLeader() == nil:
 		// Same epoch, leader newly learned: follow, and process the
 		// payload of a NONE answer in the same round.
 		changed := d.maybeFollow(now, epoch, leader, api.Name()+" response")

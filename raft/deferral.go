@@ -92,7 +92,7 @@ func (d *Driver) electionTimeout() time.Duration {
 // maybeDeferLeadership (leader poll) asks for a graceful resignation when
 // a preferred voter can take over, or logs once per epoch that none can.
 func (d *Driver) maybeDeferLeadership(now time.Time) {
-	l := d.leader
+	l := d.asLeader()
 	if !d.cfg.DeferLeadership || d.preferred[d.self()] || l.resignRequested || d.shuttingDown {
 		return
 	}

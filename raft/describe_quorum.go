@@ -57,7 +57,8 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 	t.Topic = d.cfg.TopicName
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
 	p.Partition = d.cfg.Partition
-	if d.role != RoleLeader {
+	l := d.asLeader()
+	if l == nil {
 		p.ErrorCode = errNotLeader
 		msg := "The server is not the leader for that topic-partition."
 		p.ErrorMessage = &msg
@@ -66,7 +67,6 @@ func (d *Driver) handleDescribeQuorum(now time.Time, req *kmsg.DescribeQuorumReq
 		resp.Topics = append(resp.Topics, t)
 		return resp
 	}
-	l := d.leader
 	p.LeaderID = int32(d.self())
 	p.LeaderEpoch = int32(d.epoch)
 	p.HighWatermark = l.highWatermark

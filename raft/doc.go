@@ -39,6 +39,16 @@
 // and Follower; they never vote for themselves. An id-less observer never
 // grants a vote.
 //
+// The Driver holds one current role state (role.go), its timers and data,
+// which answers the decisions that differ by role; one type per role, each
+// in its own file: unattached.go (Unattached, Voted), election.go
+// (Prospective, Candidate), leader.go, follower.go, resigned.go.
+// transition.go moves between them. The pure parts of the core are
+// packages of their own: raft/quorum (majority, high-watermark offset,
+// vote tally), raft/history (values by log offset) and raft/requests (the
+// request manager); raft/rafttest holds the in-memory storage and the
+// scripted quorum (InteractionEnv) for tests.
+//
 // # Voter set
 //
 // The voter set in force is the latest one the log records, committed or

@@ -46,7 +46,6 @@ type Driver struct {
 
 	// Quorum state. Invariant: what the store holds matches these fields
 	// for every role except Prospective and Resigned (memory only).
-	role     Role
 	epoch    Epoch
 	leaderID NodeID // -1 when unknown
 	votedID  NodeID // -1 when no vote in this epoch
@@ -55,15 +54,10 @@ type Driver struct {
 	// decreases while known; on a follower hw <= log end offset.
 	hw int64
 
-	// state is the current role's state, timers included. The typed
-	// pointer of the current role shares its data; the others are nil.
-	state      roleState
-	unattached *unattachedState // Unattached and Voted
-	election   *electionState   // Prospective and Candidate
-	leader     *leaderState     // Leader
-	follower   *followerState   // Follower
-	resigned   *resignedState   // Resigned
-	retries    int              // elections since a leader was last known (Candidate backoff)
+	// state is the current role (role.go): its state, timers included,
+	// and its decisions. nil only until NewDriver has chosen one.
+	state   roleState
+	retries int // elections since a leader was last known (Candidate backoff)
 
 	// badRecordsReported is the leader and epoch whose refused records were
 	// last logged (once each: the leader resends them after every backoff).
@@ -134,7 +128,6 @@ func NewDriver(cfg Config, log Log, store QuorumStateStore, transport Transport,
 		return nil, err
 	}
 	d.refreshVoters(now)
-	d.reqs.init()
 	if err := d.initialize(now); err != nil {
 		return nil, err
 	}
@@ -157,41 +150,48 @@ func (d *Driver) initialize(now time.Time) error {
 	local := d.self()
 	logEpoch := d.log.EndOffset().Epoch
 	d.hw = -1
+	var role Role
 	switch {
 	case st.VotedID >= 0 && local < 0:
 		return fmt.Errorf("raft: quorum state has a vote for %d in epoch %d but this node has no id", st.VotedID, st.Epoch)
 	case st.Epoch < logEpoch:
 		d.lg.Warn("quorum state epoch is older than the log's last epoch; starting unattached",
 			zap.Int32("stateEpoch", st.Epoch), zap.Int32("logEpoch", logEpoch))
-		d.setState(RoleUnattached, Epoch(logEpoch), -1, -1, [16]byte{})
+		role = RoleUnattached
+		d.setState(Epoch(logEpoch), -1, -1, [16]byte{})
 	case st.LeaderID >= 0 && NodeID(st.LeaderID) == local:
 		// Never lead twice in one epoch: unflushed data of the old term
 		// may be lost, so (offset, epoch) pairs could repeat.
-		d.setState(RoleResigned, Epoch(st.Epoch), local, NodeID(st.VotedID), st.VotedDirectoryID)
+		role = RoleResigned
+		d.setState(Epoch(st.Epoch), local, NodeID(st.VotedID), st.VotedDirectoryID)
 	case st.VotedID >= 0 && NodeID(st.VotedID) == local && d.isVoter &&
 		(st.VotedDirectoryID == [16]byte{} || st.VotedDirectoryID == d.cfg.DirectoryID):
-		d.setState(RoleCandidate, Epoch(st.Epoch), -1, local, st.VotedDirectoryID)
+		role = RoleCandidate
+		d.setState(Epoch(st.Epoch), -1, local, st.VotedDirectoryID)
 	case st.VotedID >= 0:
-		d.setState(RoleVoted, Epoch(st.Epoch), NodeID(st.LeaderID), NodeID(st.VotedID), st.VotedDirectoryID)
+		role = RoleVoted
 		if st.LeaderID >= 0 && NodeID(st.LeaderID) != local {
-			d.setState(RoleFollower, Epoch(st.Epoch), NodeID(st.LeaderID), NodeID(st.VotedID), st.VotedDirectoryID)
+			role = RoleFollower
 		}
+		d.setState(Epoch(st.Epoch), NodeID(st.LeaderID), NodeID(st.VotedID), st.VotedDirectoryID)
 	case st.LeaderID >= 0:
-		d.setState(RoleFollower, Epoch(st.Epoch), NodeID(st.LeaderID), -1, [16]byte{})
+		role = RoleFollower
+		d.setState(Epoch(st.Epoch), NodeID(st.LeaderID), -1, [16]byte{})
 	default:
-		d.setState(RoleUnattached, Epoch(st.Epoch), -1, -1, [16]byte{})
+		role = RoleUnattached
+		d.setState(Epoch(st.Epoch), -1, -1, [16]byte{})
 	}
 	if err := d.writeState(); err != nil {
 		return err
 	}
-	d.enterRole(now, RoleUnattached)
-	d.lg.Info("raft replica started", zap.Stringer("role", d.role), zapEpoch("epoch", d.epoch),
+	d.enter(now, role)
+	d.lg.Info("raft replica started", zap.Stringer("role", role), zapEpoch("epoch", d.epoch),
 		zapNode("leader", d.leaderID), zapNode("voted", d.votedID), zap.Bool("voter", d.isVoter),
 		zap.Int64("logEndOffset", d.log.EndOffset().Offset))
 	switch {
-	case d.role == RoleCandidate:
+	case role == RoleCandidate:
 		d.maybeWinElection(now)
-	case d.isVoter && d.voters.Len() == 1 && d.role == RoleResigned:
+	case d.isVoter && d.voters.Len() == 1 && role == RoleResigned:
 		// The only voter led this epoch before the restart: lead again in
 		// the next one, at once.
 		if !d.epochExhausted(now) {
@@ -260,8 +260,8 @@ func (d *Driver) FlushDone(now time.Time, job FlushJob, err error) error {
 		d.failFlush(job.End(), err)
 		return d.fatal
 	}
-	if d.leader != nil && d.leader.flushing == job {
-		d.leader.flushing = nil
+	if l := d.asLeader(); l != nil && l.flushing == job {
+		l.flushing = nil
 	}
 	d.pollState(now)
 	d.endRound(now)
@@ -283,13 +283,14 @@ func (d *Driver) Append(now time.Time, epoch int32, records [][]byte) (int64, er
 	if Epoch(epoch) > d.epoch {
 		return 0, fmt.Errorf("%w: append for epoch %d, local epoch %d", ErrInvalidEpoch, epoch, d.epoch)
 	}
-	if d.role != RoleLeader || Epoch(epoch) < d.epoch {
-		return 0, fmt.Errorf("%w: append for epoch %d, local epoch %d is %s", ErrNotLeader, epoch, d.epoch, d.role)
+	l := d.asLeader()
+	if l == nil || Epoch(epoch) < d.epoch {
+		return 0, fmt.Errorf("%w: append for epoch %d, local epoch %d is %s", ErrNotLeader, epoch, d.epoch, d.role())
 	}
 	if d.shuttingDown {
 		return 0, ErrShutdown
 	}
-	acc := &d.leader.acc
+	acc := &l.acc
 	last, err := acc.add(now, records, d.cfg)
 	if err != nil {
 		return 0, err
@@ -321,17 +322,19 @@ func (d *Driver) Resign(now time.Time, epoch int32) error {
 	if d.fatal != nil {
 		return d.fatal
 	}
+	l := d.asLeader()
+	_, resigned := d.state.(*resignedState)
 	switch {
 	case Epoch(epoch) < d.epoch:
 		return nil
 	case Epoch(epoch) > d.epoch:
 		return fmt.Errorf("%w: resign epoch %d, local epoch %d", ErrInvalidEpoch, epoch, d.epoch)
-	case d.role == RoleResigned:
+	case resigned:
 		return nil
-	case d.role != RoleLeader:
-		return fmt.Errorf("%w: resign epoch %d as %s", ErrNotLeader, epoch, d.role)
+	case l == nil:
+		return fmt.Errorf("%w: resign epoch %d as %s", ErrNotLeader, epoch, d.role())
 	}
-	d.leader.resignRequested = true
+	l.resignRequested = true
 	if !d.inRound {
 		d.inRound = true
 		defer func() { d.inRound = false }()
@@ -350,7 +353,7 @@ func (d *Driver) Shutdown(now time.Time) {
 	}
 	d.shuttingDown = true
 	d.shutdownDeadline = now.Add(d.cfg.ShutdownTimeout)
-	d.lg.Info("raft shutdown requested", zap.Stringer("role", d.role), zapEpoch("epoch", d.epoch))
+	d.lg.Info("raft shutdown requested", zap.Stringer("role", d.role()), zapEpoch("epoch", d.epoch))
 	for _, lc := range d.listeners {
 		lc.call(d, "BeginShutdown", func() { lc.l.BeginShutdown() })
 	}
@@ -370,17 +373,17 @@ func (d *Driver) Done() bool { return d.done || d.fatal != nil }
 func (d *Driver) Status() Status {
 	end := d.log.EndOffset()
 	st := Status{
-		NodeID: int32(d.self()), Role: d.role, Epoch: int32(d.epoch), LeaderID: int32(d.leaderID),
+		NodeID: int32(d.self()), Role: d.role(), Epoch: int32(d.epoch), LeaderID: int32(d.leaderID),
 		HighWatermark: d.hw, LogEndOffset: end.Offset, LogEndEpoch: end.Epoch, VotedID: int32(d.votedID),
 		Voters: d.voters, IsVoter: d.isVoter, KRaftVersion: d.kraftVersion(), LeaderHighWatermark: -1,
 	}
-	switch {
-	case d.leader != nil:
-		st.CommittedInEpoch = d.leader.highWatermark >= 0
-		st.Observers = len(d.leader.observers)
-		st.VoterChangePending = d.leader.change != nil
-	case d.follower != nil:
-		st.LastFetch, st.LeaderHighWatermark = d.follower.lastFetched, d.follower.leaderHW
+	switch s := d.state.(type) {
+	case *leaderState:
+		st.CommittedInEpoch = s.highWatermark >= 0
+		st.Observers = len(s.observers)
+		st.VoterChangePending = s.change != nil
+	case *followerState:
+		st.LastFetch, st.LeaderHighWatermark = s.lastFetched, s.leaderHW
 	}
 	return st
 }
@@ -448,20 +451,20 @@ func (d *Driver) handleRequest(now time.Time, req kmsg.Request, ref RequestRef) 
 // handleResponse matches a response to the single in-flight request of its
 // destination and dispatches it; anything unexpected is ignored.
 func (d *Driver) handleResponse(now time.Time, m Message) {
-	p, ok := d.reqs.take(NodeID(m.From), m.Corr)
+	p, ok := d.reqs.Take(NodeID(m.From), m.Corr)
 	if !ok {
 		d.lg.Debug("ignoring response no longer needed", zap.Int32("from", m.From), zap.Uint64("corr", m.Corr))
 		return
 	}
-	gen := d.reqs.gen
+	gen := d.reqs.Generation()
 	var success bool
 	if m.Err != nil || m.Response == nil {
 		success = d.handleSendError(now, p, m.Err)
 	} else {
 		success = d.dispatchResponse(now, p, m.Response)
 	}
-	if gen == d.reqs.gen && !success {
-		d.reqs.backoff(NodeID(m.From), now.Add(d.cfg.RetryBackoff))
+	if gen == d.reqs.Generation() && !success {
+		d.reqs.Backoff(NodeID(m.From), now.Add(d.cfg.RetryBackoff))
 	}
 }
 
@@ -514,9 +517,9 @@ func (d *Driver) pollState(now time.Time) {
 	// Roles may change several times (e.g. Prospective -> Candidate ->
 	// Leader for a single voter); loop until stable, bounded.
 	for i := 0; i < 8 && d.fatal == nil; i++ {
-		role, epoch := d.role, d.epoch
+		role, epoch := d.role(), d.epoch
 		d.state.poll(d, now)
-		if d.role == role && d.epoch == epoch {
+		if d.role() == role && d.epoch == epoch {
 			break
 		}
 	}
@@ -530,20 +533,20 @@ func (d *Driver) maybeCompleteShutdown(now time.Time) {
 	switch {
 	case !now.Before(d.shutdownDeadline):
 	case !d.isVoter, d.voters.Len() == 1:
-	case d.role == RoleFollower && d.leaderID != d.self():
+	case d.asFollower() != nil && d.leaderID != d.self():
 	default:
 		return
 	}
 	d.done = true
-	d.lg.Info("raft shutdown complete", zap.Stringer("role", d.role), zapEpoch("epoch", d.epoch))
+	d.lg.Info("raft shutdown complete", zap.Stringer("role", d.role()), zapEpoch("epoch", d.epoch))
 }
 
 // endRound finishes a round: the leader flushes what it appended and
 // updates its high watermark, woken fetches are answered, listeners are fed,
 // and the next deadline is computed.
 func (d *Driver) endRound(now time.Time) {
-	if d.fatal == nil && d.role == RoleLeader {
-		d.flushLeader(now)
+	if l := d.asLeader(); d.fatal == nil && l != nil {
+		d.flushLeader(now, l)
 	}
 	if d.fatal == nil {
 		d.pollListeners(now)
@@ -562,7 +565,7 @@ func (d *Driver) computeNext(now time.Time) time.Time {
 		shutdown = d.shutdownDeadline
 	}
 	parked, _ := d.parked.NextDeadline()
-	next := earliest(now.Add(time.Hour), d.state.deadline(d, now), parked, d.reqs.nextBackoffEnd(now), shutdown)
+	next := earliest(now.Add(time.Hour), d.state.deadline(d, now), parked, d.reqs.NextBackoffEnd(now), shutdown)
 	if next.Before(now) {
 		next = now
 	}
@@ -615,6 +618,6 @@ func (d *Driver) nextCorr() uint64 {
 // send issues a request to a destination whose connection is ready.
 func (d *Driver) send(now time.Time, to NodeID, req kmsg.Request, preVote bool) {
 	corr := d.nextCorr()
-	d.reqs.sent(to, corr, kmsg.Key(req.Key()), preVote, d.epoch)
+	d.reqs.Sent(to, corr, pending{to: to, corr: corr, key: kmsg.Key(req.Key()), preVote: preVote, epoch: d.epoch})
 	d.tr.Send(Outbound{To: int32(to), Corr: corr, Request: req})
 }

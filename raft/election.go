@@ -2,91 +2,194 @@ package raft
 
 import (
 	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/kraftd/kraftd/raft/quorum"
 )
 
-// unattachedState is an Unattached or Voted replica's.
-type unattachedState struct {
-	// election fires the next election; armed for voters only.
-	election timer
+// election is the role of a node collecting votes: a Prospective's
+// pre-vote or a Candidate's vote.
+type election interface {
+	roleState
+	// tally is the election's count and timer.
+	tally() *electionState
+	// preVote: the election is a pre-vote (its Vote requests and answers
+	// carry PreVote=true).
+	preVote() bool
+	// backingOff: the election is over and nothing counts until the next.
+	backingOff() bool
+	// won acts on a majority of grants.
+	won(d *Driver, now time.Time)
+	// lost acts on a majority out of reach, or on the timeout.
+	lost(d *Driver, now time.Time)
 }
 
-// poll: a voter starts an election when its timer expires (not while
-// shutting down). Until then it looks for the leader with a Fetch to a
-// random voter (bootstrap server), as Kafka 4.x voters and all observers
-// do, so a restarted voter finds an existing leader without an election.
-func (u *unattachedState) poll(d *Driver, now time.Time) {
-	if u.election.expired(now) && !d.shuttingDown {
-		d.startElection(now)
-		return
-	}
-	d.maybeSendAnyVoterFetch(now)
-}
-
-// deadline: no election starts while shutting down.
-func (u *unattachedState) deadline(d *Driver, _ time.Time) time.Time {
-	if d.shuttingDown {
-		return time.Time{}
-	}
-	return u.election.deadline
-}
-
-// electionState is a Prospective's pre-vote or a Candidate's vote count.
+// electionState is what Prospective and Candidate share: the answers and
+// the timer of one (pre-)vote.
 type electionState struct {
-	granted  map[NodeID]bool
-	rejected map[NodeID]bool
+	votes quorum.Votes[NodeID]
 	// timeout ends the (pre-)vote: a Prospective falls back, a Candidate
 	// backs off.
 	timeout timer
-	// backoff (Candidate only) is armed once the election is lost or timed
-	// out; when it fires the next election starts.
-	backoff timer
-	// Prospective only: state to fall back to when the pre-vote fails.
+}
+
+func (e *electionState) tally() *electionState { return e }
+
+// result counts the answers against the voter set in force: answers of
+// nodes the set no longer holds do not count.
+func (e *electionState) result(d *Driver) quorum.VoteResult {
+	return e.votes.Result(d.voters.Len(), d.voters.ContainsID)
+}
+
+// sendVotes sends (pre-)Vote requests to voters whose answer is not yet
+// recorded, as long as the election can still be won.
+func (e *electionState) sendVotes(d *Driver, now time.Time, preVote bool) {
+	if e.result(d) == quorum.VoteLost {
+		return
+	}
+	for _, v := range d.voters.Nodes() {
+		id := v.Key.ID
+		if id == d.self() || e.votes.Answered(id) || !d.reqs.Ready(id, now) {
+			continue
+		}
+		d.send(now, id, d.buildVote(v.Key, preVote), preVote)
+	}
+}
+
+// maybeWinElection checks the count after a grant (or at entry: a single
+// voter wins at once).
+func (d *Driver) maybeWinElection(now time.Time) {
+	e, ok := d.state.(election)
+	if !ok || e.backingOff() {
+		return
+	}
+	switch e.tally().result(d) {
+	case quorum.VoteWon:
+		e.won(d, now)
+	case quorum.VoteLost:
+		e.lost(d, now)
+	}
+}
+
+// prospectiveState is a Prospective's: a pre-vote (KIP-996) in the current
+// epoch, kept in memory only.
+type prospectiveState struct {
+	electionState
+	// prevLeader is the leader this node followed before, to follow again
+	// when the pre-vote fails; -1 when none.
 	prevLeader NodeID
 }
 
-// prospective and candidate are the two roles an electionState serves.
-type (
-	prospective struct{ *electionState }
-	candidate   struct{ *electionState }
-)
+// newProspectiveState enters Prospective: the node counts itself when it
+// is a voter.
+func (d *Driver) newProspectiveState(now time.Time) *prospectiveState {
+	p := &prospectiveState{prevLeader: d.leaderID}
+	if d.isVoter {
+		p.votes.Record(d.self(), true)
+	}
+	p.timeout.reset(now, d.randomElectionTimeout())
+	return p
+}
+
+func (*prospectiveState) role() Role       { return RoleProspective }
+func (*prospectiveState) exit(*Driver)     {}
+func (*prospectiveState) preVote() bool    { return true }
+func (*prospectiveState) backingOff() bool { return false }
+func (*prospectiveState) ledEpoch() bool   { return false }
+
+// canGrantVote: an up-to-date pre-vote, and the epoch's one vote (the role
+// stays Prospective, with the vote recorded: grantVote).
+func (*prospectiveState) canGrantVote(*Driver, time.Time, bool) bool { return true }
+
+// postponeElection: nothing to re-arm; a Prospective never starts an
+// election, its pre-vote ends on its own timer.
+func (*prospectiveState) postponeElection(*Driver, time.Time) {}
 
 // poll sends pre-votes; the timer expiring means the pre-vote failed.
-func (p prospective) poll(d *Driver, now time.Time) {
+func (p *prospectiveState) poll(d *Driver, now time.Time) {
 	if p.timeout.expired(now) {
 		d.lg.Info("pre-vote timed out", zapEpoch("epoch", d.epoch))
-		d.loseElection(now)
+		p.lost(d, now)
 		return
 	}
-	d.sendVotes(now, true)
+	p.sendVotes(d, now, true)
 }
 
 // deadline: a pre-vote ends on its timer even while shutting down (the
 // node then waits Unattached or follows).
-func (p prospective) deadline(*Driver, time.Time) time.Time { return p.timeout.deadline }
+func (p *prospectiveState) deadline(*Driver, time.Time) time.Time { return p.timeout.deadline }
+
+// won: the real election follows, in the next epoch.
+func (p *prospectiveState) won(d *Driver, now time.Time) { d.becomeCandidate(now) }
+
+// lost: back to following the leader the node had, else to Unattached or
+// Voted in the same epoch, its vote kept.
+func (p *prospectiveState) lost(d *Driver, now time.Time) {
+	if prev := p.prevLeader; prev >= 0 && prev != d.self() {
+		d.transition(now, RoleFollower, d.epoch, prev, d.votedID, d.votedDir, true)
+		return
+	}
+	role := RoleUnattached
+	if d.votedID >= 0 {
+		role = RoleVoted
+	}
+	d.transition(now, role, d.epoch, -1, d.votedID, d.votedDir, true)
+}
+
+// candidateState is a Candidate's: it voted for itself in its epoch.
+type candidateState struct {
+	electionState
+	// backoff is armed once the election is lost or timed out; when it
+	// fires the next election starts.
+	backoff timer
+}
+
+// newCandidateState enters Candidate: its own vote counts at once.
+func (d *Driver) newCandidateState(now time.Time) *candidateState {
+	d.retries++
+	c := &candidateState{}
+	c.votes.Record(d.self(), true)
+	c.timeout.reset(now, d.randomElectionTimeout())
+	return c
+}
+
+func (*candidateState) role() Role         { return RoleCandidate }
+func (*candidateState) exit(*Driver)       {}
+func (*candidateState) preVote() bool      { return false }
+func (c *candidateState) backingOff() bool { return c.backoff.armed() }
+func (*candidateState) ledEpoch() bool     { return false }
+
+// canGrantVote: an up-to-date pre-vote; its standard vote went to itself.
+func (*candidateState) canGrantVote(_ *Driver, _ time.Time, preVote bool) bool { return preVote }
+
+func (c *candidateState) postponeElection(d *Driver, now time.Time) {
+	c.backoff.reset(now, d.cfg.FetchTimeout)
+}
 
 // poll sends votes, and after a loss or timeout backs off, then tries
 // again (through a pre-vote when enabled).
-func (c candidate) poll(d *Driver, now time.Time) {
+func (c *candidateState) poll(d *Driver, now time.Time) {
 	switch {
 	case d.shuttingDown:
 		// Keep the current election going: winning lets it resign
 		// cleanly, another leader ends the shutdown.
-		d.sendVotes(now, false)
+		c.sendVotes(d, now, false)
 	case c.backoff.armed():
 		if c.backoff.expired(now) {
 			d.lg.Info("election backoff complete", zapEpoch("epoch", d.epoch))
 			d.startElection(now)
 		}
 	case c.timeout.expired(now):
-		d.loseElection(now)
+		c.lost(d, now)
 	default:
-		d.sendVotes(now, false)
+		c.sendVotes(d, now, false)
 	}
 }
 
 // deadline: while shutting down the election only runs to its end; once
 // lost, only the backoff counts.
-func (c candidate) deadline(d *Driver, _ time.Time) time.Time {
+func (c *candidateState) deadline(d *Driver, _ time.Time) time.Time {
 	switch {
 	case d.shuttingDown:
 		return time.Time{}
@@ -96,83 +199,14 @@ func (c candidate) deadline(d *Driver, _ time.Time) time.Time {
 	return c.timeout.deadline
 }
 
-// sendVotes sends (pre-)Vote requests to voters whose answer is not yet
-// recorded, as long as the election can still be won.
-func (d *Driver) sendVotes(now time.Time, preVote bool) {
-	e := d.election
-	if d.electionLost() {
-		return
-	}
-	for _, v := range d.voters.Nodes() {
-		id := v.Key.ID
-		if id == d.self() || e.granted[id] || e.rejected[id] || !d.reqs.ready(id, now) {
-			continue
-		}
-		d.send(now, id, d.buildVote(v.Key, preVote), preVote)
-	}
+// won: the node leads the epoch.
+func (c *candidateState) won(d *Driver, now time.Time) {
+	d.becomeLeader(now, nodeIDs(c.votes.Granted()))
 }
 
-// resignedState is a former leader's, in the epoch it led.
-type resignedState struct {
-	preferred []int32         // other voters, most caught up first
-	unacked   map[NodeID]bool // voters that have not acknowledged EndQuorumEpoch
-	// election moves the node on to a new epoch.
-	election timer
-}
-
-// poll sends EndQuorumEpoch until acknowledged; when the election timer
-// expires the node moves on to a new epoch.
-func (r *resignedState) poll(d *Driver, now time.Time) {
-	for _, v := range d.voters.Nodes() {
-		if id := v.Key.ID; r.unacked[id] && d.reqs.ready(id, now) {
-			d.send(now, id, d.buildEndQuorumEpoch(), false)
-		}
-	}
-	if d.shuttingDown || !r.election.expired(now) || d.epochExhausted(now) {
-		return
-	}
-	switch {
-	case d.isVoter && !d.cfg.PreVote:
-		d.becomeCandidate(now)
-	default:
-		// A bumped epoch keeps Fetch answers from naming this node as
-		// leader; with pre-vote the next election starts from there.
-		d.becomeUnattached(now, d.epoch+1)
-	}
-}
-
-// deadline: a node shutting down stays Resigned until another leader
-// appears or the shutdown times out.
-func (r *resignedState) deadline(d *Driver, _ time.Time) time.Time {
-	if d.shuttingDown {
-		return time.Time{}
-	}
-	return r.election.deadline
-}
-
-// maybeSendAnyVoterFetch sends a Fetch to a random ready bootstrap server
-// (or voter) to discover the leader.
-func (d *Driver) maybeSendAnyVoterFetch(now time.Time) {
-	if d.reqs.fetchInFlight() {
-		return
-	}
-	var cands []NodeID
-	if len(d.cfg.Bootstrap) > 0 {
-		for i := range d.cfg.Bootstrap {
-			if id := NodeID(-2 - i); d.reqs.ready(id, now) {
-				cands = append(cands, id)
-			}
-		}
-	} else {
-		for _, v := range d.voters.Nodes() {
-			if v.Key.ID != d.self() && d.reqs.ready(v.Key.ID, now) {
-				cands = append(cands, v.Key.ID)
-			}
-		}
-	}
-	if len(cands) == 0 {
-		return
-	}
-	to := cands[d.rng.IntN(len(cands))]
-	d.send(now, to, d.buildFetch(), false)
+// lost: back off (docs/design/state-machine.md 4.4), then try again.
+func (c *candidateState) lost(d *Driver, now time.Time) {
+	b := d.electionBackoff() + d.deferDelay()
+	c.backoff.reset(now, b)
+	d.lg.Info("election lost or timed out; backing off", zapEpoch("epoch", d.epoch), zap.Duration("backoff", b))
 }

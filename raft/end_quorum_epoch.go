@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/protocol"
 )
@@ -82,7 +81,7 @@ func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochReq
 	if d.fatal != nil {
 		return nil
 	}
-	if d.role == RoleFollower && d.leaderID == leader && epoch == d.epoch {
+	if f := d.asFollower(); f != nil && d.leaderID == leader && epoch == d.epoch {
 		var preferred []int32
 		if len(p.PreferredCandidates) > 0 {
 			for _, c := range p.PreferredCandidates {
@@ -91,11 +90,7 @@ func (d *Driver) handleEndQuorumEpoch(now time.Time, req *kmsg.EndQuorumEpochReq
 		} else {
 			preferred = p.PreferredSuccessors
 		}
-		b := d.endQuorumBackoff(preferred)
-		d.follower.fetch.shorten(now, b)
-		d.follower.hasFetched = false
-		d.remoteLg.Info("leader resigned; election timer shortened", zap.Int32("leader", p.LeaderID),
-			zap.Int32("epoch", p.LeaderEpoch), zap.Duration("backoff", b))
+		f.leaderResigned(d, now, preferred)
 	}
 	return d.endQuorumEpochAnswer(req, errNone)
 }
@@ -137,7 +132,9 @@ func (d *Driver) positionBackoff(preferred []int32) time.Duration {
 	return max
 }
 
-func (d *Driver) buildEndQuorumEpoch() *kmsg.EndQuorumEpochRequest {
+// buildEndQuorumEpoch is the resigned leader's request, naming preferred
+// as its successors.
+func (d *Driver) buildEndQuorumEpoch(preferred []int32) *kmsg.EndQuorumEpochRequest {
 	req := kmsg.NewPtrEndQuorumEpochRequest()
 	req.ClusterID = d.clusterIDPtr()
 	t := kmsg.NewEndQuorumEpochRequestTopic()
@@ -146,7 +143,7 @@ func (d *Driver) buildEndQuorumEpoch() *kmsg.EndQuorumEpochRequest {
 	p.Partition = d.cfg.Partition
 	p.LeaderID = int32(d.self())
 	p.LeaderEpoch = int32(d.epoch)
-	for _, id := range d.resigned.preferred {
+	for _, id := range preferred {
 		p.PreferredSuccessors = append(p.PreferredSuccessors, id)
 		c := kmsg.NewEndQuorumEpochRequestTopicPartitionPreferredCandidate()
 		c.CandidateID = id
@@ -169,8 +166,8 @@ func (d *Driver) handleEndQuorumEpochResponse(now time.Time, p pending, resp *km
 		rp = &c
 	}
 	acked, ok := d.quorumEpochResponse(now, p, resp.ErrorCode, rp)
-	if acked && d.role == RoleResigned {
-		delete(d.resigned.unacked, p.to)
+	if r, ok := d.state.(*resignedState); acked && ok {
+		delete(r.unacked, p.to)
 	}
 	return ok
 }

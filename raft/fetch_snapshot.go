@@ -199,7 +199,7 @@ func (d *Driver) startSnapshotDownload(now time.Time, id OffsetAndEpoch) bool {
 		d.fail(fmt.Errorf("raft: create snapshot %d-%d for download: %w", id.Offset, id.Epoch, err))
 		return false
 	}
-	d.follower.snapshot = w
+	d.asFollower().snapshot = w
 	d.lg.Info("fetching snapshot from leader", zap.Int64("endOffset", id.Offset), zap.Int32("epoch", id.Epoch),
 		zapNode("leader", d.leaderID))
 	return true
@@ -254,10 +254,10 @@ func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kms
 		}
 		return ok
 	}
-	if d.role != RoleFollower || p.epoch != d.epoch || d.follower.snapshot == nil {
+	f := d.asFollower()
+	if f == nil || p.epoch != d.epoch || f.snapshot == nil {
 		return true
 	}
-	f := d.follower
 	w := f.snapshot
 	id := w.ID()
 	if rp.SnapshotID.EndOffset != id.Offset || rp.SnapshotID.Epoch != id.Epoch {
@@ -291,11 +291,12 @@ func (d *Driver) handleFetchSnapshotResponse(now time.Time, p pending, resp *kms
 }
 
 func (d *Driver) abandonSnapshot(why string) {
-	if d.follower == nil || d.follower.snapshot == nil {
+	f := d.asFollower()
+	if f == nil || f.snapshot == nil {
 		return
 	}
-	id := d.follower.snapshot.ID()
-	_ = d.follower.snapshot.Close()
-	d.follower.snapshot = nil
+	id := f.snapshot.ID()
+	_ = f.snapshot.Close()
+	f.snapshot = nil
 	d.lg.Warn("abandoned snapshot download", zap.Int64("endOffset", id.Offset), zap.Int32("epoch", id.Epoch), zap.String("why", why))
 }

@@ -17,9 +17,9 @@ import (
 func (d *Driver) maybeSendUpdateVoter(now time.Time) bool {
 	stale := d.voters.NeedsUpdate(d.localVoterNode())
 	if d.kraftVersion() < 1 {
-		stale = !d.follower.updatedLeader && d.localKey().HasDirectory()
+		stale = !d.asFollower().updatedLeader && d.localKey().HasDirectory()
 	}
-	if !stale || !d.reqs.ready(d.leaderID, now) {
+	if !stale || !d.reqs.Ready(d.leaderID, now) {
 		return false
 	}
 	req := kmsg.NewPtrUpdateRaftVoterRequest()
@@ -48,7 +48,7 @@ func (d *Driver) maybeSendUpdateVoter(now time.Time) bool {
 // as long as the option is on. Returns whether it sent.
 func (d *Driver) maybeAutoJoin(now time.Time, f *followerState) bool {
 	if !d.cfg.AutoJoin || d.shuttingDown || d.self() < 0 || d.kraftVersion() < 1 || !f.updateVoter.expired(now) ||
-		d.reqs.fetchInFlight() || !d.reqs.ready(d.leaderID, now) {
+		d.fetchInFlight() || !d.reqs.Ready(d.leaderID, now) {
 		return false
 	}
 	vs, _ := d.kraft.latestVoters()
@@ -92,8 +92,8 @@ func (d *Driver) handleJoinResponse(code, done int16) bool {
 // or UNSUPPORTED_VERSION (a leader without kraft.version upgrades) mean
 // this epoch's leader needs no more updates at kraft.version 0.
 func (d *Driver) handleUpdateRaftVoterResponse(_ time.Time, _ pending, r *kmsg.UpdateRaftVoterResponse) bool {
-	if d.follower != nil && (r.ErrorCode == errNone || r.ErrorCode == errUnsupportedVersion) {
-		d.follower.updatedLeader = true
+	if f := d.asFollower(); f != nil && (r.ErrorCode == errNone || r.ErrorCode == errUnsupportedVersion) {
+		f.updatedLeader = true
 	}
 	if r.ErrorCode != errNone {
 		d.remoteLg.Info("UpdateRaftVoter refused", zap.Int16("error", r.ErrorCode), zapNode("leader", d.leaderID))

@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/kraftd/kraftd/network"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/raft/rafttest"
@@ -22,12 +21,12 @@ import (
 // and replies, the test steps requests/responses in and advances a virtual
 // clock.
 
-const testCluster = "test-cluster-id-00000A"
+const testCluster = rafttest.ClusterID
 
 // testApis are the apis of a node's network server and raft driver, as the
 // node's table has them: what the tests, the simulator and the fuzz target
 // encode and decode at.
-var testApis = protocol.MustTable(network.Apis(), raft.Apis())
+var testApis = rafttest.Apis
 
 type reply struct {
 	ref  raft.RequestRef
@@ -227,21 +226,22 @@ func strp(s string) *string { return &s }
 
 // --- request builders (JVM-like) ---
 
-func voteReq(candidate, epoch int32, lastEpoch int32, lastOffset int64, preVote bool) *kmsg.VoteRequest {
-	r := kmsg.NewPtrVoteRequest()
-	r.Version = 2
-	r.ClusterID = strp(testCluster)
-	t := kmsg.NewVoteRequestTopic()
-	t.Topic = topics.ClusterMetadata
-	p := kmsg.NewVoteRequestTopicPartition()
-	p.CandidateEpoch = epoch
-	p.CandidateID = candidate
-	p.LastOffsetEpoch = lastEpoch
-	p.LastOffset = lastOffset
-	p.PreVote = preVote
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	return r
+// Short names for rafttest's builders, which every test here uses.
+var (
+	voteReq  = rafttest.VoteRequest
+	beginReq = rafttest.BeginQuorumEpochRequest
+	endReq   = rafttest.EndQuorumEpochRequest
+	fetchReq = rafttest.FetchRequest
+	testDir  = rafttest.DirectoryID
+)
+
+// writeTestBootstrapSnapshot writes the 0-0 snapshot kafka-storage format
+// --initial-controllers writes for voters (rafttest.WriteBootstrapSnapshot).
+func writeTestBootstrapSnapshot(t *testing.T, l *rafttest.MemLog, voters []int32) {
+	t.Helper()
+	if err := rafttest.WriteBootstrapSnapshot(l, voters); err != nil {
+		t.Fatalf("bootstrap snapshot: %v", err)
+	}
 }
 
 func votePart(resp kmsg.Response) (top int16, p kmsg.VoteResponseTopicPartition) {
@@ -263,60 +263,12 @@ func voteResp(epoch, leader int32, granted bool) *kmsg.VoteResponse {
 	return r
 }
 
-func beginReq(leader, epoch int32) *kmsg.BeginQuorumEpochRequest {
-	r := kmsg.NewPtrBeginQuorumEpochRequest()
-	r.Version = 1
-	r.ClusterID = strp(testCluster)
-	t := kmsg.NewBeginQuorumEpochRequestTopic()
-	t.Topic = topics.ClusterMetadata
-	p := kmsg.NewBeginQuorumEpochRequestTopicPartition()
-	p.LeaderID, p.LeaderEpoch = leader, epoch
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	return r
-}
-
 func beginPart(resp kmsg.Response) (int16, kmsg.BeginQuorumEpochResponseTopicPartition) {
 	v := resp.(*kmsg.BeginQuorumEpochResponse)
 	if len(v.Topics) == 0 {
 		return v.ErrorCode, kmsg.NewBeginQuorumEpochResponseTopicPartition()
 	}
 	return v.ErrorCode, v.Topics[0].Partitions[0]
-}
-
-func endReq(leader, epoch int32, preferred ...int32) *kmsg.EndQuorumEpochRequest {
-	r := kmsg.NewPtrEndQuorumEpochRequest()
-	r.Version = 1
-	r.ClusterID = strp(testCluster)
-	t := kmsg.NewEndQuorumEpochRequestTopic()
-	t.Topic = topics.ClusterMetadata
-	p := kmsg.NewEndQuorumEpochRequestTopicPartition()
-	p.LeaderID, p.LeaderEpoch = leader, epoch
-	for _, id := range preferred {
-		c := kmsg.NewEndQuorumEpochRequestTopicPartitionPreferredCandidate()
-		c.CandidateID = id
-		p.PreferredCandidates = append(p.PreferredCandidates, c)
-	}
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	return r
-}
-
-func fetchReq(replica, epoch int32, offset int64, lastEpoch int32, maxWaitMs int32) *kmsg.FetchRequest {
-	r := kmsg.NewPtrFetchRequest()
-	r.Version = 17
-	r.ClusterID = strp(testCluster)
-	r.ReplicaState.ID = replica
-	r.MaxWaitMillis = maxWaitMs
-	t := kmsg.NewFetchRequestTopic()
-	t.TopicID = uuid.MetadataTopicID
-	p := kmsg.NewFetchRequestTopicPartition()
-	p.CurrentLeaderEpoch = epoch
-	p.FetchOffset = offset
-	p.LastFetchedEpoch = lastEpoch
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	return r
 }
 
 func fetchPart(resp kmsg.Response) (int16, kmsg.FetchResponseTopicPartition) {

@@ -5,7 +5,6 @@ package raft_test
 // the node; each is refused with Kafka's error code or dropped.
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -19,20 +18,8 @@ import (
 
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/raft"
+	"github.com/kraftd/kraftd/raft/rafttest"
 	"github.com/kraftd/kraftd/topics"
-)
-
-// reseal sets a 4-byte header field of batch b and recomputes the CRC, as a
-// peer forging a header would.
-func reseal(b []byte, at int, v uint32) []byte {
-	binary.BigEndian.PutUint32(b[at:], v)
-	binary.BigEndian.PutUint32(b[17:], protocol.CRC32C(b[21:]))
-	return b
-}
-
-const (
-	offLastOffsetDelta = 23
-	offRecordCount     = 57
 )
 
 func TestRequestsAboveMaxEpochAreRefused(t *testing.T) {
@@ -156,9 +143,9 @@ func TestFollowerRefusesMalformedBatchesAndStaysUp(t *testing.T) {
 	c.poll()
 	f := sentOf(c.takeSent(), 1)
 	for i, bad := range [][]byte{
-		reseal(dataBatch(1, 2, 2), offLastOffsetDelta, uint32(0xfffffffb)), // -5
-		reseal(dataBatch(1, 2, 2), offRecordCount, 0),                      // no record for 2 offsets
-		reseal(dataBatch(1, 2, 2), 8, 1<<30),                               // larger than any batch
+		rafttest.Reseal(dataBatch(1, 2, 2), rafttest.BatchLastOffsetDeltaAt, uint32(0xfffffffb)), // -5
+		rafttest.Reseal(dataBatch(1, 2, 2), rafttest.BatchRecordCountAt, 0),                      // no record for 2 offsets
+		rafttest.Reseal(dataBatch(1, 2, 2), 8, 1<<30),                                            // larger than any batch
 	} {
 		// A good batch first: nothing of the answer may be appended.
 		c.respond(f[0], fetchResp(2, 2, 3, append(dataBatch(0, 2, 1), bad...)))
@@ -219,7 +206,7 @@ func (l corruptReadLog) Read(from int64, maxBytes int) ([]byte, error) {
 	for pos := 0; err == nil && pos < len(data); {
 		h, _ := protocol.ParseBatchHeader(data[pos:])
 		if h.BaseOffset == l.at {
-			return append(data[:pos:pos], reseal(dataBatch(l.at, 2, 2), offRecordCount, 0)...), nil
+			return append(data[:pos:pos], rafttest.Reseal(dataBatch(l.at, 2, 2), rafttest.BatchRecordCountAt, 0)...), nil
 		}
 		pos += h.Size()
 	}

@@ -2,43 +2,9 @@ package raft
 
 import (
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 )
-
-// TestMajorityOffsetMatchesCounting checks the sort-based HW rule against a
-// deliberately simple alternative: the largest offset that at least a
-// majority of voters have reached.
-func TestMajorityOffsetMatchesCounting(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 0))
-	for i := 0; i < 20000; i++ {
-		n := 1 + rng.IntN(7)
-		offs := make([]int64, n)
-		for j := range offs {
-			offs[j] = rng.Int64N(12) - 1 // -1 = unknown
-		}
-		want, wantOK := int64(-1), false
-		for _, cand := range offs {
-			if cand < 0 {
-				continue
-			}
-			reached := 0
-			for _, o := range offs {
-				if o >= cand {
-					reached++
-				}
-			}
-			if reached >= n/2+1 && cand > want {
-				want, wantOK = cand, true
-			}
-		}
-		got, ok := majorityOffset(slices.Clone(offs))
-		if ok != wantOK || (ok && got != want) {
-			t.Fatalf("offsets %v: got %d/%v, want %d/%v", offs, got, ok, want, wantOK)
-		}
-	}
-}
 
 func TestEndQuorumBackoffPositions(t *testing.T) {
 	d := &Driver{cfg: Config{NodeID: 3, ElectionBackoffMax: 1000 * time.Millisecond}}

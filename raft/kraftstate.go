@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft/history"
 )
 
 // kraftState is what the KRaftVersion and Voters control records say, as a
@@ -17,8 +18,8 @@ type kraftState struct {
 	// static is the controller.quorum.voters set, in force while no
 	// Voters record is known (kraft.version 0).
 	static   VoterSet
-	voters   logHistory[VoterSet]
-	versions logHistory[int16]
+	voters   history.History[VoterSet]
+	versions history.History[int16]
 	// next is the first log offset not yet read into the histories.
 	next int64
 }
@@ -35,23 +36,23 @@ var errBadVoterChange = errors.New("raft: invalid voter set change")
 // latestVoters is the voter set in force at the log end and the offset of
 // its record (-2 for the static set, -1 for a bootstrap snapshot's).
 func (k *kraftState) latestVoters() (VoterSet, int64) {
-	if e, ok := k.voters.last(); ok {
-		return e.value, e.offset
+	if e, ok := k.voters.Last(); ok {
+		return e.Value, e.Offset
 	}
 	return k.static, -2
 }
 
 // latestVersion is the finalized kraft.version at the log end.
 func (k *kraftState) latestVersion() int16 {
-	if e, ok := k.versions.last(); ok {
-		return e.value
+	if e, ok := k.versions.Last(); ok {
+		return e.Value
 	}
 	return 0
 }
 
 // votersAt is the voter set in force at offset.
 func (k *kraftState) votersAt(offset int64) VoterSet {
-	if vs, ok := k.voters.at(offset); ok {
+	if vs, ok := k.voters.At(offset); ok {
 		return vs
 	}
 	return k.static
@@ -81,9 +82,9 @@ func (k *kraftState) apply(changes []controlChange) error {
 	for _, c := range changes {
 		var err error
 		if c.voters != nil {
-			err = k.voters.addAt(c.offset, *c.voters)
+			err = k.voters.AddAt(c.offset, *c.voters)
 		} else {
-			err = k.versions.addAt(c.offset, c.kraft)
+			err = k.versions.AddAt(c.offset, c.kraft)
 		}
 		if err != nil {
 			return err
@@ -94,22 +95,22 @@ func (k *kraftState) apply(changes []controlChange) error {
 
 // truncateNew forgets everything at offsets >= end.
 func (k *kraftState) truncateNew(end int64) {
-	k.voters.truncateNew(end)
-	k.versions.truncateNew(end)
+	k.voters.TruncateNew(end)
+	k.versions.TruncateNew(end)
 	k.next = min(k.next, end)
 }
 
 // truncateOld compacts entries the log no longer holds.
 func (k *kraftState) truncateOld(start int64) {
-	k.voters.truncateOld(start)
-	k.versions.truncateOld(start)
+	k.voters.TruncateOld(start)
+	k.versions.TruncateOld(start)
 }
 
 // resetTo replaces the histories with a snapshot's changes; the log is
 // read from next (the snapshot's end offset) on.
 func (k *kraftState) resetTo(next int64, changes []controlChange) error {
-	k.voters.clear()
-	k.versions.clear()
+	k.voters.Clear()
+	k.versions.Clear()
 	k.next = next
 	return k.apply(changes)
 }

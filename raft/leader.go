@@ -5,10 +5,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft/quorum"
 )
 
 // replicaState is what the leader knows of one replica from its fetches.
@@ -80,6 +82,7 @@ type leaderState struct {
 // newLeaderState is the state of a leader that starts its epoch now with
 // the log ending at leo.
 func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
+	d.retries = 0
 	l := &leaderState{
 		epochStartOffset: leo,
 		highWatermark:    -1,
@@ -95,19 +98,35 @@ func (d *Driver) newLeaderState(now time.Time, leo int64) *leaderState {
 	return l
 }
 
-// becomeLeader: a Candidate won. The LeaderChange control batch is the
-// first entry of the epoch; the HW stays unknown until it commits.
-func (d *Driver) becomeLeader(now time.Time) {
-	granted := make([]int32, 0, len(d.election.granted))
-	for id := range d.election.granted {
-		granted = append(granted, int32(id))
-	}
-	slices.Sort(granted)
+func (*leaderState) role() Role     { return RoleLeader }
+func (*leaderState) ledEpoch() bool { return true }
+
+// canGrantVote: no vote, not even a pre-vote, while it leads.
+func (*leaderState) canGrantVote(*Driver, time.Time, bool) bool { return false }
+
+// postponeElection: a leader runs no election timer.
+func (*leaderState) postponeElection(*Driver, time.Time) {}
+
+// exit answers parked fetches with NOT_LEADER_OR_FOLLOWER, so followers
+// re-route at once, and fails the pending voter change and upgrades;
+// undrained appends are dropped.
+func (l *leaderState) exit(d *Driver) {
+	d.parked.CompleteAll(func(p *parkedFetch) {
+		d.replyParkedError(p, kerr.NotLeaderForPartition.Code)
+	})
+	d.finishChange(errNotLeader, "")
+	d.failUpgrades()
+}
+
+// becomeLeader: a Candidate won, granted (ids, ascending) voting for it.
+// The LeaderChange control batch is the first entry of the epoch; the HW
+// stays unknown until it commits.
+func (d *Driver) becomeLeader(now time.Time, granted []int32) {
 	d.transition(now, RoleLeader, d.epoch, d.self(), d.votedID, d.votedDir, true)
 	if d.fatal != nil {
 		return
 	}
-	l := d.leader
+	l := d.asLeader()
 	leo := d.appendControlBatch(now, d.epochStartRecords(granted))
 	if d.fatal != nil {
 		return
@@ -120,7 +139,7 @@ func (d *Driver) becomeLeader(now time.Time) {
 // appendControlBatch writes a control batch of recs at the log end and
 // returns its base offset; the caller moves the accumulator past it.
 func (d *Driver) appendControlBatch(now time.Time, recs []protocol.Record) int64 {
-	l := d.leader
+	l := d.asLeader()
 	base := d.log.EndOffset().Offset
 	batch := protocol.AppendBatch(nil, protocol.Batch{
 		BaseOffset:           base,
@@ -204,7 +223,7 @@ func (l *leaderState) poll(d *Driver, now time.Time) {
 		interval := d.cfg.FetchTimeout / 2
 		for _, v := range d.voters.Nodes() {
 			id := v.Key.ID
-			if id == d.self() || l.fetchedWithin(id, now, interval) || !d.reqs.ready(id, now) {
+			if id == d.self() || l.fetchedWithin(id, now, interval) || !d.reqs.Ready(id, now) {
 				continue
 			}
 			d.send(now, id, d.buildBeginQuorumEpoch(v.Key), false)
@@ -247,7 +266,7 @@ const maxBatchScratch = 1 << 20
 // drainAppends writes every accumulated batch to the log (offsets were
 // assigned at Append). The fsync follows in flushLeader, once per round.
 func (d *Driver) drainAppends(now time.Time) {
-	l := d.leader
+	l := d.asLeader()
 	for _, b := range l.acc.drain() {
 		// The Record slice is only read by AppendBatch: reuse it.
 		recs := slices.Grow(l.recScratch[:0], len(b.records))[:len(b.records)]
@@ -291,8 +310,7 @@ func (d *Driver) drainAppends(now time.Time) {
 // With a Config.Flusher the fsync runs off the driver's goroutine, one at a
 // time: appends made meanwhile wait for the next one, begun when FlushDone
 // reports this one.
-func (d *Driver) flushLeader(now time.Time) {
-	l := d.leader
+func (d *Driver) flushLeader(now time.Time, l *leaderState) {
 	if l.unflushed && d.parked.Len() > 0 {
 		d.parked.CompleteUpTo(d.log.EndOffset().Offset, func(p *parkedFetch) { d.completeParked(now, p) })
 		if d.fatal != nil {
@@ -348,13 +366,13 @@ func (d *Driver) failFlush(end int64, err error) {
 // when above the epoch start offset (an entry of this epoch is on a
 // majority) and above the current HW.
 func (d *Driver) maybeAdvanceHighWatermark() bool {
-	l := d.leader
+	l := d.asLeader()
 	offs := l.scratch[:0]
 	for _, r := range l.voters {
 		offs = append(offs, r.endOffset)
 	}
 	l.scratch = offs
-	hw, ok := majorityOffset(offs)
+	hw, ok := quorum.MajorityOffset(offs)
 	if !ok || hw <= l.epochStartOffset || hw <= l.highWatermark {
 		return false
 	}
@@ -365,23 +383,6 @@ func (d *Driver) maybeAdvanceHighWatermark() bool {
 		d.log.SetHighWatermark(hw)
 	}
 	return true
-}
-
-// majorityOffset returns the largest offset that a majority of the given
-// end offsets (-1 = unknown) have reached: the value at index floor(n/2)
-// when sorted descending. It sorts offs in place.
-func majorityOffset(offs []int64) (int64, bool) {
-	if len(offs) == 0 {
-		return 0, false
-	}
-	// Insertion sort, descending: voter sets are small.
-	for i := 1; i < len(offs); i++ {
-		for j := i; j > 0 && offs[j] > offs[j-1]; j-- {
-			offs[j], offs[j-1] = offs[j-1], offs[j]
-		}
-	}
-	v := offs[len(offs)/2]
-	return v, v >= 0
 }
 
 // preferredSuccessors orders the other voters by fetched offset, most
@@ -412,7 +413,7 @@ func (l *leaderState) preferredSuccessors(self int32) []int32 {
 // recordFetch updates replica tracking after a VALID fetch and counts it
 // for check quorum. Returns whether the HW advanced.
 func (d *Driver) recordFetch(now time.Time, id NodeID, dir [16]byte, fetchOffset int64) bool {
-	l := d.leader
+	l := d.asLeader()
 	if id < 0 {
 		return false
 	}
@@ -469,7 +470,7 @@ func (l *leaderState) expireObservers(now time.Time, session time.Duration) {
 // countCheckQuorum resets the check-quorum window once majority-1 distinct
 // other voters fetched in it.
 func (d *Driver) countCheckQuorum(now time.Time, id NodeID) {
-	l := d.leader
+	l := d.asLeader()
 	l.fetchedVoters[id] = true
 	need := d.voters.Majority()
 	if d.isVoter {

@@ -74,16 +74,21 @@ func (d *Driver) pollListeners(now time.Time) {
 // leader becomes known; for the local leader only once the listener has
 // consumed everything before the epoch; never while Resigned.
 func (d *Driver) maybeFireLeaderChange(lc *listenerCtx) {
-	if d.role == RoleResigned || lc.dead {
+	if lc.dead {
 		return
 	}
 	cur := LeaderAndEpoch{LeaderID: int32(d.leaderID), Epoch: int32(d.epoch)}
-	if d.role == RoleLeader {
-		if lc.next <= d.leader.epochStartOffset {
+	switch s := d.state.(type) {
+	case *resignedState:
+		return
+	case *leaderState:
+		if lc.next <= s.epochStartOffset {
 			return
 		}
-	} else if d.leaderID == d.self() && d.self() >= 0 {
-		cur.LeaderID = -1 // leader id kept from an earlier role; not leading now
+	default:
+		if d.leaderID == d.self() && d.self() >= 0 {
+			cur.LeaderID = -1 // leader id kept from an earlier role; not leading now
+		}
 	}
 	if lc.fired && (cur == lc.lastLeader || cur.Epoch < lc.lastLeader.Epoch ||
 		(cur.Epoch == lc.lastLeader.Epoch && cur.LeaderID < 0)) {
@@ -149,8 +154,8 @@ func (d *Driver) deliver(lc *listenerCtx) {
 				cb.Records = values[lc.next-h.BaseOffset:]
 				cb.BaseOffset = lc.next
 			}
-			if d.leader != nil {
-				if t, ok := d.leader.appendTimes[h.BaseOffset]; ok {
+			if l := d.asLeader(); l != nil {
+				if t, ok := l.appendTimes[h.BaseOffset]; ok {
 					cb.AppendTimeNanos = t
 				}
 			}
@@ -166,7 +171,8 @@ func (d *Driver) deliver(lc *listenerCtx) {
 
 // pruneAppendTimes drops append times every listener has passed.
 func (d *Driver) pruneAppendTimes() {
-	if d.leader == nil || len(d.leader.appendTimes) == 0 {
+	l := d.asLeader()
+	if l == nil || len(l.appendTimes) == 0 {
 		return
 	}
 	low := d.hw
@@ -175,9 +181,9 @@ func (d *Driver) pruneAppendTimes() {
 			low = lc.next
 		}
 	}
-	for off := range d.leader.appendTimes {
+	for off := range l.appendTimes {
 		if off < low {
-			delete(d.leader.appendTimes, off)
+			delete(l.appendTimes, off)
 		}
 	}
 }

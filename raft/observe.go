@@ -50,14 +50,15 @@ type appendedBatch struct {
 // noteLeaderAppend tells the observer of a batch the leader appended and
 // remembers it until it commits.
 func (d *Driver) noteLeaderAppend(now time.Time, base, last int64) {
+	l := d.asLeader()
 	n := int(last - base + 1)
-	d.leader.uncommitted = append(d.leader.uncommitted, appendedBatch{last: last, records: n, at: now})
+	l.uncommitted = append(l.uncommitted, appendedBatch{last: last, records: n, at: now})
 	d.obs.Appended(n)
 }
 
 // noteCommitted reports the leader's batches the high watermark passed.
 func (d *Driver) noteCommitted(now time.Time) {
-	l := d.leader
+	l := d.asLeader()
 	i := 0
 	for ; i < len(l.uncommitted) && l.uncommitted[i].last < d.hw; i++ {
 		b := l.uncommitted[i]
@@ -71,7 +72,7 @@ func (d *Driver) noteCommitted(now time.Time) {
 // noteRoleEntered times elections for ElectionFinished: started by the
 // latest Prospective or Candidate entry, ended by Leader or Follower.
 func (d *Driver) noteRoleEntered(now time.Time) {
-	switch d.role {
+	switch d.role() {
 	case RoleProspective, RoleCandidate:
 		d.electionStart = now
 	case RoleLeader, RoleFollower:
@@ -94,12 +95,13 @@ type ReplicaProgress struct {
 // VoterProgress lists, on the leader, each voter's replication progress in
 // voter id order; nil on any other role.
 func (d *Driver) VoterProgress(now time.Time) []ReplicaProgress {
-	if d.role != RoleLeader {
+	l := d.asLeader()
+	if l == nil {
 		return nil
 	}
 	var out []ReplicaProgress
 	for _, v := range d.voters.Nodes() {
-		r := d.leader.voters[v.Key.ID]
+		r := l.voters[v.Key.ID]
 		if r == nil {
 			continue
 		}

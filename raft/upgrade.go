@@ -68,7 +68,8 @@ type pendingUpgrade struct {
 }
 
 func (d *Driver) handleUpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, ref RequestRef) kmsg.Response {
-	if d.leader == nil {
+	l := d.asLeader()
+	if l == nil {
 		return updateFeaturesAnswer(req.Version, nil, errNotController, d.notControllerMessage())
 	}
 	// Every update is checked before any is applied: Kafka applies the
@@ -96,7 +97,7 @@ func (d *Driver) handleUpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesReq
 			return nil
 		}
 	}
-	d.leader.upgrades = append(d.leader.upgrades, pendingUpgrade{
+	l.upgrades = append(l.upgrades, pendingUpgrade{
 		ref: ref, version: req.Version, features: features, offset: d.log.EndOffset().Offset - 1,
 	})
 	d.upgradesCommitted()
@@ -152,9 +153,10 @@ func (d *Driver) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, r
 // node's own key, endpoints and range, which Kafka puts there when the
 // epoch starts.
 func (d *Driver) upgradeVoters() VoterSet {
+	l := d.asLeader()
 	vs, _ := d.kraft.latestVoters()
-	if d.leader.volatileVoters != nil {
-		vs = *d.leader.volatileVoters
+	if l.volatileVoters != nil {
+		vs = *l.volatileVoters
 	}
 	if local, ok := vs.Update(d.localVoterNode()); ok {
 		vs = local
@@ -166,6 +168,7 @@ func (d *Driver) upgradeVoters() VoterSet {
 // the set in force, the Voters record of the upgrade's voters, as one
 // control batch after whatever the accumulator holds.
 func (d *Driver) appendKRaftVersion(now time.Time, level int16) {
+	l := d.asLeader()
 	vs := d.upgradeVoters()
 	d.drainAppends(now)
 	if d.fatal != nil {
@@ -178,15 +181,15 @@ func (d *Driver) appendKRaftVersion(now time.Time, level int16) {
 		recs = append(recs, protocol.ControlRecord(1, protocol.ControlKRaftVoters, vr.AppendTo(nil)))
 	}
 	off := d.appendControlBatch(now, recs)
-	d.leader.acc.reset(d.log.EndOffset().Offset, d.epoch)
-	d.leader.volatileVoters = nil
+	l.acc.reset(d.log.EndOffset().Offset, d.epoch)
+	l.volatileVoters = nil
 	d.lg.Info("appended kraft.version upgrade", zap.Int16("kraft.version", level), zap.Stringer("voters", vs), zap.Int64("offset", off))
 }
 
 // upgradesCommitted answers the UpdateFeatures requests whose offset the
 // high watermark has passed.
 func (d *Driver) upgradesCommitted() {
-	l := d.leader
+	l := d.asLeader()
 	for len(l.upgrades) > 0 && l.highWatermark > l.upgrades[0].offset {
 		u := l.upgrades[0]
 		l.upgrades = l.upgrades[1:]
@@ -197,10 +200,11 @@ func (d *Driver) upgradesCommitted() {
 // failUpgrades answers every waiting UpdateFeatures with NOT_CONTROLLER:
 // leadership was lost before its commit.
 func (d *Driver) failUpgrades() {
-	for _, u := range d.leader.upgrades {
+	l := d.asLeader()
+	for _, u := range l.upgrades {
 		d.tr.Reply(u.ref, updateFeaturesAnswer(u.version, nil, errNotController, d.notControllerMessage()))
 	}
-	d.leader.upgrades = nil
+	l.upgrades = nil
 }
 
 // notControllerMessage is Kafka's NotControllerException text.

@@ -135,7 +135,9 @@ func (d *Driver) voteAnswer(req *kmsg.VoteRequest, code int16, granted bool) *km
 	return resp
 }
 
-// decideVote applies the per-role grant rules; a standard grant is durable.
+// decideVote applies the grant rules: the role's (canGrantVote), then for a
+// standard vote one per epoch and none once a leader is known. A standard
+// grant is durable.
 func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, preVote bool) bool {
 	if d.self() < 0 {
 		return false // an id-less observer never votes
@@ -144,21 +146,10 @@ func (d *Driver) decideVote(now time.Time, p *kmsg.VoteRequestTopicPartition, pr
 	upToDate := p.LastOffsetEpoch > local.Epoch ||
 		(p.LastOffsetEpoch == local.Epoch && p.LastOffset >= local.Offset)
 	if preVote {
-		switch d.role {
-		case RoleLeader:
-			return false
-		case RoleFollower:
-			return upToDate && !d.follower.leaderHeard(d, now)
-		}
-		return upToDate
+		return upToDate && d.state.canGrantVote(d, now, true)
 	}
-	if Epoch(p.CandidateEpoch) != d.epoch {
+	if Epoch(p.CandidateEpoch) != d.epoch || !d.state.canGrantVote(d, now, false) {
 		return false
-	}
-	switch d.role {
-	case RoleUnattached, RoleVoted, RoleProspective:
-	default:
-		return false // Candidate (even to itself), Leader, Follower, Resigned
 	}
 	if d.votedID >= 0 {
 		return d.votedID == NodeID(p.CandidateID) &&
@@ -208,19 +199,11 @@ func (d *Driver) handleVoteResponse(now time.Time, p pending, resp *kmsg.VoteRes
 	if handled, ok := d.handleCommonResponse(now, rp.ErrorCode, NodeID(rp.LeaderID), Epoch(rp.LeaderEpoch), p.to, kmsg.Vote); handled {
 		return ok
 	}
-	e := d.election
-	wantRole := RoleCandidate
-	if p.preVote {
-		wantRole = RoleProspective
-	}
-	if e == nil || d.role != wantRole || p.epoch != d.epoch || Epoch(rp.LeaderEpoch) != d.epoch {
+	e, ok := d.state.(election)
+	if !ok || e.preVote() != p.preVote || p.epoch != d.epoch || Epoch(rp.LeaderEpoch) != d.epoch {
 		return true // answer to an older election
 	}
-	if rp.VoteGranted {
-		e.granted[p.to] = true
-	} else {
-		e.rejected[p.to] = true
-	}
+	e.tally().votes.Record(p.to, rp.VoteGranted)
 	d.maybeWinElection(now)
 	return true
 }
@@ -237,7 +220,7 @@ func voteSendError(d *Driver, now time.Time, p pending, err error) bool {
 // skipPreVote makes a Prospective whose pre-vote a peer cannot take (it
 // lacks Vote v2) a Candidate, as Kafka 4.x does; it reports whether it did.
 func (d *Driver) skipPreVote(now time.Time, p pending) bool {
-	if !p.preVote || d.role != RoleProspective {
+	if _, ok := d.state.(*prospectiveState); !p.preVote || !ok {
 		return false
 	}
 	d.lg.Info("peer does not support pre-vote; becoming candidate", zapNode("peer", p.to))

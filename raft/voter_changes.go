@@ -130,7 +130,7 @@ func (d *Driver) voterChangePrechecks(clusterID *string, epoch Epoch, key Replic
 // nothing in flight, a HW, kraft.version 1 and the latest Voters record
 // committed. what names the change in Kafka's messages ("adding").
 func (d *Driver) voterChangeState(now time.Time, what string) (int16, string) {
-	l := d.leader
+	l := d.asLeader()
 	if l.changePending(d, now) {
 		return errRequestTimedOut, "Request timed out waiting for leader to handle previous voter change request"
 	}
@@ -172,7 +172,7 @@ func (d *Driver) handleAddRaftVoter(now time.Time, req *kmsg.AddRaftVoterRequest
 		code, msg = d.askNewVoterVersions(now, key, endpoints)
 	}
 	if code == errNone {
-		d.leader.change = &pendingChange{
+		d.asLeader().change = &pendingChange{
 			add: true, key: key, endpoints: endpoints, ack: req.Version < 1 || req.AckWhenCommitted,
 			ref: ref, version: req.GetVersion(), deadline: now.Add(d.cfg.RequestTimeout), lastOffset: -1,
 		}
@@ -186,7 +186,7 @@ func (d *Driver) handleAddRaftVoter(now time.Time, req *kmsg.AddRaftVoterRequest
 func (d *Driver) askNewVoterVersions(now time.Time, key ReplicaKey, endpoints []Endpoint) (int16, string) {
 	e, _ := endpointNamed(endpoints, d.cfg.ListenerName)
 	d.learnEndpoint(key.ID, e.Host, e.Port)
-	if key.ID == d.self() || !d.reqs.ready(key.ID, now) {
+	if key.ID == d.self() || !d.reqs.Ready(key.ID, now) {
 		return errRequestTimedOut, fmt.Sprintf("New voter %s is not ready to receive requests", javaKey(key))
 	}
 	req := kmsg.NewPtrApiVersionsRequest()
@@ -199,10 +199,11 @@ func (d *Driver) askNewVoterVersions(now time.Time, key ReplicaKey, endpoints []
 // answer (Kafka's AddVoterHandler.handleApiVersionsResponse). err is set
 // when the request failed.
 func (d *Driver) handleApiVersionsResponse(now time.Time, from NodeID, resp *kmsg.ApiVersionsResponse, err error) bool {
-	if d.leader == nil {
+	l := d.asLeader()
+	if l == nil {
 		return true
 	}
-	c := d.leader.change
+	c := l.change
 	if c == nil || !c.add || c.lastOffset >= 0 || c.key.ID != from {
 		return true
 	}
@@ -230,7 +231,7 @@ func (d *Driver) handleApiVersionsResponse(now time.Time, from NodeID, resp *kms
 			javaKey(c.key), shown, finalized))
 		return true
 	}
-	if !d.leader.caughtUp(c.key, now) {
+	if !l.caughtUp(c.key, now) {
 		d.finishChange(errRequestTimedOut, fmt.Sprintf("Aborted add voter operation for %s since it is lagging behind", javaKey(c.key)))
 		return true
 	}
@@ -285,7 +286,7 @@ func (d *Driver) handleRemoveRaftVoter(now time.Time, req *kmsg.RemoveRaftVoterR
 		return nil
 	}
 	d.lg.Info("appended voter removal", zap.Stringer("voter", key), zap.Stringer("voters", next), zap.Int64("offset", off))
-	d.leader.change = &pendingChange{
+	d.asLeader().change = &pendingChange{
 		key: key, ack: true, ref: ref, version: req.GetVersion(), deadline: now.Add(d.cfg.RequestTimeout), lastOffset: off,
 	}
 	return nil
@@ -321,6 +322,7 @@ func (d *Driver) handleUpdateRaftVoter(now time.Time, req *kmsg.UpdateRaftVoterR
 // does, the update goes into the leader's in-memory copy of the static set
 // (volatileVoters), which an upgrade to kraft.version 1 would write out.
 func (d *Driver) updateVoter(now time.Time, n VoterNode) int16 {
+	l := d.asLeader()
 	code, _ := d.voterChangeState(now, "updating")
 	static := code == errUnsupportedVersion
 	if static {
@@ -333,15 +335,15 @@ func (d *Driver) updateVoter(now time.Time, n VoterNode) int16 {
 		return errInvalidRequest
 	}
 	vs, _ := d.kraft.latestVoters()
-	if static && d.leader.volatileVoters != nil {
-		vs = *d.leader.volatileVoters
+	if static && l.volatileVoters != nil {
+		vs = *l.volatileVoters
 	}
 	next, ok := vs.Update(n)
 	if !ok {
 		return errVoterNotFound
 	}
 	if static {
-		d.leader.volatileVoters = &next
+		l.volatileVoters = &next
 		d.lg.Info("updated in-memory voters (kraft.version 0)", zap.Stringer("voters", next))
 	} else {
 		d.appendVotersRecord(now, next)
@@ -354,13 +356,14 @@ func (d *Driver) updateVoter(now time.Time, n VoterNode) int16 {
 // after whatever the accumulator holds (Kafka's appendVotersRecord) and
 // returns its offset. The set is in force from here on.
 func (d *Driver) appendVotersRecord(now time.Time, vs VoterSet) int64 {
+	l := d.asLeader()
 	d.drainAppends(now)
 	if d.fatal != nil {
 		return -1
 	}
 	vr := vs.Record()
 	off := d.appendControlBatch(now, []protocol.Record{protocol.ControlRecord(0, protocol.ControlKRaftVoters, vr.AppendTo(nil))})
-	d.leader.acc.reset(d.log.EndOffset().Offset, d.epoch)
+	l.acc.reset(d.log.EndOffset().Offset, d.epoch)
 	return off
 }
 
@@ -377,22 +380,24 @@ func (l *leaderState) changePending(d *Driver, now time.Time) bool {
 // changeCommitted completes the change once the HW passed its record; a
 // leader the change removed then resigns.
 func (d *Driver) changeCommitted() {
-	c := d.leader.change
-	if c == nil || c.lastOffset < 0 || d.leader.highWatermark <= c.lastOffset {
+	l := d.asLeader()
+	c := l.change
+	if c == nil || c.lastOffset < 0 || l.highWatermark <= c.lastOffset {
 		return
 	}
 	d.finishChange(errNone, "")
 	if !c.add && !d.voters.Contains(d.localKey()) {
 		d.lg.Info("leader is not in the committed voter set; resigning", zap.Stringer("voters", d.voters), zapEpoch("epoch", d.epoch))
-		d.leader.resignRequested = true
+		l.resignRequested = true
 	}
 }
 
 // finishChange answers the pending change (unless it was answered at
 // append) and clears it.
 func (d *Driver) finishChange(code int16, msg string) {
-	c := d.leader.change
-	d.leader.change = nil
+	l := d.asLeader()
+	c := l.change
+	l.change = nil
 	if c == nil || c.answered {
 		return
 	}

@@ -180,20 +180,16 @@ func (d *Driver) refreshVoters(now time.Time) {
 	d.voters = vs
 	d.isVoter = d.self() >= 0 && vs.Contains(d.localKey())
 	d.learnVoterEndpoints()
-	if d.leader != nil {
-		d.leader.updateVoters(vs)
+	if l := d.asLeader(); l != nil {
+		l.updateVoters(vs)
 	}
 	if d.state == nil || was == d.isVoter {
 		return
 	}
 	d.lg.Info("voter set changed this node's membership", zap.Bool("voter", d.isVoter),
-		zap.Stringer("voters", vs), zap.Stringer("role", d.role), zapEpoch("epoch", d.epoch))
-	if d.unattached != nil {
-		// Only voters run an election timer (Kafka's pollUnattachedAsVoter).
-		d.unattached.election = timer{}
-		if d.isVoter {
-			d.unattached.election.reset(now, d.electionTimeout())
-		}
+		zap.Stringer("voters", vs), zap.Stringer("role", d.role()), zapEpoch("epoch", d.epoch))
+	if u, ok := d.state.(*unattachedState); ok {
+		u.membershipChanged(d, now)
 	}
 }
 
@@ -244,11 +240,11 @@ func (l *leaderState) updateVoters(vs VoterSet) {
 func (d *Driver) SnapshotHeaderBatch(id OffsetAndEpoch, lastContainedMs, now int64) (batch []byte, next int64) {
 	recs := []protocol.Record{protocol.ControlRecord(0, protocol.ControlSnapshotHeader,
 		protocol.SnapshotHeaderRecord{LastContainedLogTimestamp: lastContainedMs}.AppendTo(nil))}
-	version, _ := d.kraft.versions.at(id.Offset - 1)
+	version, _ := d.kraft.versions.At(id.Offset - 1)
 	if version >= 1 {
 		recs = append(recs, protocol.ControlRecord(1, protocol.ControlKRaftVersion,
 			protocol.KRaftVersionRecord{KRaftVersion: version}.AppendTo(nil)))
-		if vs, ok := d.kraft.voters.at(id.Offset - 1); ok {
+		if vs, ok := d.kraft.voters.At(id.Offset - 1); ok {
 			vr := vs.Record()
 			recs = append(recs, protocol.ControlRecord(2, protocol.ControlKRaftVoters, vr.AppendTo(nil)))
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kraftd/kraftd/internal/javamap"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/raft/quorum"
 )
 
 // ReplicaKey names a replica: its node id and, when known, its directory id.
@@ -206,8 +207,8 @@ func (s VoterSet) Record() protocol.VotersRecord {
 // Len is the number of voters.
 func (s VoterSet) Len() int { return len(s.voters) }
 
-// Majority is floor(n/2)+1.
-func (s VoterSet) Majority() int { return len(s.voters)/2 + 1 }
+// Majority is how many voters make a majority of the set.
+func (s VoterSet) Majority() int { return quorum.Majority(len(s.voters)) }
 
 // Nodes returns the voters in id order (do not modify).
 func (s VoterSet) Nodes() []VoterNode { return s.voters }

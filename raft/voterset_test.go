@@ -143,56 +143,6 @@ func TestVoterSetRecordRoundTrip(t *testing.T) {
 	}
 }
 
-func TestLogHistory(t *testing.T) {
-	var h logHistory[int]
-	for _, e := range []struct {
-		off int64
-		v   int
-	}{{-1, 0}, {10, 1}, {20, 2}, {30, 3}} {
-		if err := h.addAt(e.off, e.v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := h.addAt(30, 9); err == nil {
-		t.Fatal("accepted an offset that does not increase")
-	}
-	if err := h.addAt(-2, 9); err == nil {
-		t.Fatal("accepted offset -2")
-	}
-	at := func(o int64) int {
-		v, ok := h.at(o)
-		if !ok {
-			return -100
-		}
-		return v
-	}
-	if at(-1) != 0 || at(9) != 0 || at(10) != 1 || at(25) != 2 || at(1000) != 3 {
-		t.Fatalf("values %d %d %d %d %d", at(-1), at(9), at(10), at(25), at(1000))
-	}
-	if at(-5) != -100 {
-		t.Fatal("a value before the first entry")
-	}
-	h.truncateNew(20)
-	if e, _ := h.last(); e.offset != 10 {
-		t.Fatalf("after truncateNew(20) last offset %d, want 10", e.offset)
-	}
-	if err := h.addAt(20, 5); err != nil {
-		t.Fatal(err)
-	}
-	h.truncateOld(15)
-	if len(h.entries) != 2 || at(15) != 1 {
-		t.Fatalf("after truncateOld(15): %v", h.entries)
-	}
-	h.truncateOld(100)
-	if len(h.entries) != 1 || at(100) != 5 {
-		t.Fatalf("after truncateOld(100): %v", h.entries)
-	}
-	h.clear()
-	if _, ok := h.last(); ok {
-		t.Fatal("entries after clear")
-	}
-}
-
 func TestKRaftStateCheckRefusesNonOverlappingChanges(t *testing.T) {
 	boot := mustVoters(t, voterNode(1, 1, 1))
 	k := kraftState{}

@@ -1,4 +1,4 @@
-package raft_test
+package rafttest
 
 import (
 	"errors"
@@ -14,35 +14,52 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/kraftd/kraftd/raft"
-	"github.com/kraftd/kraftd/raft/rafttest"
 )
 
-// ienv is the world of an interaction script: real Drivers over MemLogs and
-// MemStateStores, a message queue that moves only when the script says so,
-// and one virtual clock per node that moves only on tick/advance. Nothing
-// is random except each driver's rng, seeded from its id and incarnation,
-// so every run prints the same transcript.
+// InteractionEnv is the world of an interaction script (golden tests in
+// the manner of etcd-io/raft's, cockroachdb/datadriven files): real
+// raft.Drivers over MemLogs and MemStateStores, a message queue that moves
+// only when the script says so, and one virtual clock per node that moves
+// only on tick and advance. Nothing is random except each driver's rng,
+// seeded from its id and incarnation, so every run prints the same
+// transcript: every message sent, every quorum-state write, every change
+// of role, log end or high watermark, every commit delivered.
 //
-// Every request travels as wire bytes (encoded at the version the real
-// transport would pick, decoded on arrival) so the golden files show what a
+// Every request travels as wire bytes (encoded at the version two kraftd
+// nodes negotiate, decoded on arrival) so the transcripts show what a
 // Kafka peer would see.
-type ienv struct {
-	t      *testing.T
+//
+// Run a script with Handle, one command at a time; each command's file
+// (interaction_env_handler_*.go) documents it with an example. A test of
+// another package plugs its state machine in through InteractionOpts and
+// may handle commands of its own before passing the rest to Handle:
+//
+//	env := rafttest.NewInteractionEnv(t, &rafttest.InteractionOpts{
+//		OnStart: func(id int32, d *raft.Driver) { d.Register(newMachine(id)) },
+//	})
+//	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+//		return env.Handle(t, d)
+//	})
+//
+// Not safe for concurrent use; never use it outside tests.
+type InteractionEnv struct {
+	t      testing.TB
+	opts   InteractionOpts
 	out    strings.Builder
-	nodes  []*inode // ascending id
+	nodes  []*envNode // ascending id
 	queue  []*envelope
 	groups map[int32]int // partition group per node; nil when healed
 	start  time.Time
 }
 
-// inode is one node: its disk (log, quorum-state store) outlives crashes,
+// envNode is one node: its disk (log, quorum-state store) outlives crashes,
 // its driver and clock do not reset on restart.
-type inode struct {
-	env   *ienv
+type envNode struct {
+	env   *InteractionEnv
 	id    int32
 	cfg   raft.Config
-	log   *rafttest.MemLog
-	store *rafttest.MemStateStore
+	log   *MemLog
+	store *MemStateStore
 	drv   *raft.Driver
 	up    bool
 	inc   int // incarnation: answers addressed to an older driver are discarded
@@ -97,19 +114,65 @@ var (
 	errIConnRefused = errors.New("connection refused")
 )
 
-func newIEnv(t *testing.T) *ienv {
-	return &ienv{t: t, start: time.Unix(1_700_000_000, 0)}
+// InteractionOpts adjusts the nodes of an InteractionEnv.
+type InteractionOpts struct {
+	// OnConfig, when set, may change a node's configuration once add-nodes
+	// has filled it, before the node first starts.
+	OnConfig func(id int32, cfg *raft.Config)
+	// OnStart, when set, is called with each new driver of a node (its
+	// start and every restart) after the env registered its own listener
+	// and before the driver's first poll: where a test registers the
+	// listeners of its state machine.
+	OnStart func(id int32, d *raft.Driver)
 }
 
-func (e *ienv) printf(format string, args ...any) {
+// NewInteractionEnv returns an empty world; scripts add its nodes
+// (add-nodes). Drivers log warnings and errors to t. opts may be nil.
+func NewInteractionEnv(t testing.TB, opts *InteractionOpts) *InteractionEnv {
+	e := &InteractionEnv{t: t, start: time.Unix(1_700_000_000, 0)}
+	if opts != nil {
+		e.opts = *opts
+	}
+	return e
+}
+
+// Printf adds a line to the output of the command being handled: for a
+// test's own commands and its listeners' notes.
+func (e *InteractionEnv) Printf(format string, args ...any) { e.printf(format, args...) }
+
+// Driver is node id's running driver; nil while it is down or unknown.
+func (e *InteractionEnv) Driver(id int32) *raft.Driver {
+	if n := e.node(id); n != nil && n.up {
+		return n.drv
+	}
+	return nil
+}
+
+// Log is node id's log, which outlives its crashes; nil for an unknown id.
+func (e *InteractionEnv) Log(id int32) *MemLog {
+	if n := e.node(id); n != nil {
+		return n.log
+	}
+	return nil
+}
+
+// Now is node id's clock; the zero time for an unknown id.
+func (e *InteractionEnv) Now(id int32) time.Time {
+	if n := e.node(id); n != nil {
+		return n.now
+	}
+	return time.Time{}
+}
+
+func (e *InteractionEnv) printf(format string, args ...any) {
 	fmt.Fprintf(&e.out, format, args...)
 	e.out.WriteByte('\n')
 }
 
 // effect prints one consequence of the current input, indented under it.
-func (e *ienv) effect(format string, args ...any) { e.printf("  "+format, args...) }
+func (e *InteractionEnv) effect(format string, args ...any) { e.printf("  "+format, args...) }
 
-func (e *ienv) node(id int32) *inode {
+func (e *InteractionEnv) node(id int32) *envNode {
 	for _, n := range e.nodes {
 		if n.id == id {
 			return n
@@ -118,11 +181,12 @@ func (e *ienv) node(id int32) *inode {
 	return nil
 }
 
-// addNode creates node id with an empty disk; it starts with start.
-func (e *ienv) addNode(id int32, voters []int32, preVote bool, dyn dynamicMode) *inode {
+// addNode creates node id with an empty disk (but for a dynamic voter's
+// bootstrap snapshot); it starts with startDriver.
+func (e *InteractionEnv) addNode(id int32, voters []int32, preVote, deferring bool, dyn dynamicMode) *envNode {
 	cfg := raft.DefaultConfig()
 	cfg.NodeID = id
-	cfg.ClusterID = testCluster
+	cfg.ClusterID = ClusterID
 	cfg.ListenerName = "CONTROLLER"
 	cfg.Endpoints = []raft.Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9000 + id}}
 	for _, v := range voters {
@@ -130,12 +194,12 @@ func (e *ienv) addNode(id int32, voters []int32, preVote bool, dyn dynamicMode) 
 	}
 	cfg.PreVote = preVote
 	if dyn == staticWithDirs {
-		cfg.DirectoryID = testDir(id)
+		cfg.DirectoryID = DirectoryID(id)
 	}
 	if dyn == dynamicVoter || dyn == dynamicObserver {
 		// controller.quorum.bootstrap.servers only: the voter set comes
 		// from the bootstrap snapshot, or for an observer from the leader.
-		cfg.DirectoryID = testDir(id)
+		cfg.DirectoryID = DirectoryID(id)
 		for _, v := range cfg.Voters {
 			cfg.Bootstrap = append(cfg.Bootstrap, v.Endpoints[0])
 		}
@@ -144,20 +208,26 @@ func (e *ienv) addNode(id int32, voters []int32, preVote bool, dyn dynamicMode) 
 	// Every propose drains at once, so each one is its own batch and the
 	// offsets in the transcript follow the script.
 	cfg.AppendLinger = 0
-	n := &inode{env: e, id: id, cfg: cfg, log: rafttest.NewMemLog(), store: rafttest.NewMemStateStore(), now: e.start}
+	cfg.DeferLeadership = deferring
+	if e.opts.OnConfig != nil {
+		e.opts.OnConfig(id, &cfg)
+	}
+	n := &envNode{env: e, id: id, cfg: cfg, log: NewMemLog(), store: NewMemStateStore(), now: e.start}
 	if dyn == dynamicVoter {
-		writeTestBootstrapSnapshot(e.t, n.log, voters)
+		if err := WriteBootstrapSnapshot(n.log, voters); err != nil {
+			e.t.Fatalf("node %d: %v", id, err)
+		}
 	}
 	n.store.OnWrite = func(st raft.ElectionState) {
 		e.effect("%d persist epoch=%d leader=%s voted=%s", id, st.Epoch, idName(st.LeaderID), idName(st.VotedID))
 	}
 	n.seen = raft.Status{LeaderID: -2, VotedID: -2, HighWatermark: -2, LogEndOffset: -2}
 	e.nodes = append(e.nodes, n)
-	slices.SortFunc(e.nodes, func(a, b *inode) int { return int(a.id - b.id) })
+	slices.SortFunc(e.nodes, func(a, b *envNode) int { return int(a.id - b.id) })
 	return n
 }
 
-func (n *inode) startDriver() {
+func (n *envNode) startDriver() {
 	n.inc++
 	n.done = false
 	lg := zaptest.NewLogger(n.env.t, zaptest.Level(zap.WarnLevel)).With(zap.Int32("node", n.id))
@@ -169,11 +239,14 @@ func (n *inode) startDriver() {
 	}
 	n.drv, n.up = drv, true
 	drv.Register(&ilistener{n: n, inc: n.inc})
+	if n.env.opts.OnStart != nil {
+		n.env.opts.OnStart(n.id, drv)
+	}
 	n.poll()
 }
 
 // poll runs the driver's timers at the node's clock and prints what changed.
-func (n *inode) poll() {
+func (n *envNode) poll() {
 	if _, err := n.drv.Poll(n.now); err != nil {
 		n.env.effect("%d fatal: %v", n.id, err)
 	}
@@ -182,7 +255,7 @@ func (n *inode) poll() {
 
 // report prints the node's role, epoch, leader, vote and log position when
 // they changed since the last report.
-func (n *inode) report() {
+func (n *envNode) report() {
 	st := n.drv.Status()
 	if st.Role != n.seen.Role || st.Epoch != n.seen.Epoch || st.LeaderID != n.seen.LeaderID || st.VotedID != n.seen.VotedID {
 		n.env.effect("%d is %s epoch=%d leader=%s voted=%s", n.id, st.Role, st.Epoch, idName(st.LeaderID), idName(st.VotedID))
@@ -198,7 +271,7 @@ func (n *inode) report() {
 }
 
 // step hands the driver one input and polls it, as the node's loop does.
-func (n *inode) step(m raft.Message) {
+func (n *envNode) step(m raft.Message) {
 	if err := n.drv.Step(n.now, m); err != nil {
 		n.env.effect("%d fatal: %v", n.id, err)
 	}
@@ -207,7 +280,7 @@ func (n *inode) step(m raft.Message) {
 
 // crash kills the node: unflushed log data is lost, quorum state survives.
 // Its queued requests and answers vanish; peers waiting on it get an error.
-func (n *inode) crash() {
+func (n *envNode) crash() {
 	e := n.env
 	e.printf("> %d crashes (log end=%d flushed=%d)", n.id, n.log.EndOffset().Offset, n.log.FlushedOffset())
 	n.up, n.drv = false, nil
@@ -238,7 +311,7 @@ func (n *inode) crash() {
 
 // itransport queues what a driver sends, as wire bytes decoded back.
 type itransport struct {
-	n   *inode
+	n   *envNode
 	inc int
 }
 
@@ -285,7 +358,7 @@ func (t *itransport) Reply(ref raft.RequestRef, resp kmsg.Response) {
 // roundTripRequest encodes req at the highest version kraftd serves (what
 // two kraftd nodes negotiate) and decodes it into a fresh value.
 func roundTripRequest(req kmsg.Request) (kmsg.Request, error) {
-	vr, ok := testApis.Versions(req.Key())
+	vr, ok := Apis.Versions(req.Key())
 	if !ok {
 		return nil, fmt.Errorf("api %d is not served", req.Key())
 	}
@@ -303,7 +376,7 @@ func roundTripResponse(resp kmsg.Response) (kmsg.Response, error) {
 
 // ilistener prints commits and snapshot loads of one incarnation.
 type ilistener struct {
-	n   *inode
+	n   *envNode
 	inc int
 }
 
@@ -331,7 +404,7 @@ func (l *ilistener) BeginShutdown()                         { l.n.env.effect("%d
 // A request that cannot arrive (node down, partition) is answered to its
 // sender with an error, as the real transport would after its timeout, so
 // the sender's request manager sees every Outbound completed.
-func (e *ienv) deliver(m *envelope) {
+func (e *InteractionEnv) deliver(m *envelope) {
 	what := describeMsg(m.resp)
 	if m.req != nil {
 		what = describeMsg(m.req)
@@ -357,7 +430,7 @@ func (e *ienv) deliver(m *envelope) {
 	}
 	if av, ok := m.req.(*kmsg.ApiVersionsRequest); ok {
 		// The network layer answers ApiVersions; the driver never sees it.
-		resp := testApis.ApiVersionsResponse(av.GetVersion())
+		resp := Apis.ApiVersionsResponse(av.GetVersion())
 		e.effect("%d->%d %s", m.to, m.from, describeMsg(resp))
 		e.queue = append(e.queue, &envelope{from: m.to, to: m.from, inc: m.inc, corr: m.corr, resp: resp, via: m.via})
 		return
@@ -377,12 +450,4 @@ func (e *ienv) deliver(m *envelope) {
 		from = m.via
 	}
 	dst.step(raft.Message{From: from, Corr: m.corr, Response: m.resp})
-}
-
-// cut reports whether a partition separates a and b.
-func (e *ienv) cut(a, b int32) bool {
-	if e.groups == nil {
-		return false
-	}
-	return e.groups[a] != e.groups[b]
 }

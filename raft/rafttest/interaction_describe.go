@@ -1,4 +1,4 @@
-package raft_test
+package rafttest
 
 import (
 	"fmt"
@@ -275,7 +275,7 @@ func describeRecords(control bool, vals [][]byte) string {
 	return strings.Join(s, " ")
 }
 
-// dirName shows a directory id of the dynamic scripts (testDir) after the
+// dirName shows a directory id of the dynamic scripts (DirectoryID) after the
 // node id it goes with; "" for none.
 func dirName(d [16]byte) string {
 	if d == ([16]byte{}) {

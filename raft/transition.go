@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 )
 
 // setState assigns the quorum-state fields without side effects.
-func (d *Driver) setState(role Role, epoch Epoch, leader, voted NodeID, votedDir [16]byte) {
-	d.role, d.epoch, d.leaderID, d.votedID, d.votedDir = role, epoch, leader, voted, votedDir
+func (d *Driver) setState(epoch Epoch, leader, voted NodeID, votedDir [16]byte) {
+	d.epoch, d.leaderID, d.votedID, d.votedDir = epoch, leader, voted, votedDir
 }
 
 // writeState persists the current quorum state. A failure is fatal.
@@ -36,7 +35,7 @@ func (d *Driver) writeState() error {
 // legalTransition reports whether from -> to is a transition Kafka's
 // QuorumState allows (doc.go lists them); epoch is the target epoch.
 func (d *Driver) legalTransition(to Role, epoch Epoch) bool {
-	from := d.role
+	from := d.role()
 	if epoch < d.epoch {
 		return false
 	}
@@ -70,98 +69,53 @@ func (d *Driver) legalTransition(to Role, epoch Epoch) bool {
 // state before the new role acts; impossible transitions panic (they are
 // bugs, never the result of packet input, which callers validate first).
 func (d *Driver) transition(now time.Time, to Role, epoch Epoch, leader, voted NodeID, votedDir [16]byte, durable bool) {
+	from, fromEpoch := d.role(), d.epoch
 	if !d.legalTransition(to, epoch) {
 		panic(fmt.Sprintf("raft: invalid transition [%s epoch %d -> %s epoch %d] (leader %d, voted %d)",
-			d.role, d.epoch, to, epoch, leader, voted))
+			from, d.epoch, to, epoch, leader, voted))
 	}
 	if to == RoleFollower && leader == d.self() {
-		panic(fmt.Sprintf("raft: invalid transition [%s -> Follower of itself, epoch %d]", d.role, epoch))
+		panic(fmt.Sprintf("raft: invalid transition [%s -> Follower of itself, epoch %d]", from, epoch))
 	}
-	from, fromEpoch := d.role, d.epoch
 	prev := struct {
-		role          Role
 		epoch         Epoch
 		leader, voted NodeID
 		votedDir      [16]byte
-	}{d.role, d.epoch, d.leaderID, d.votedID, d.votedDir}
-	d.setState(to, epoch, leader, voted, votedDir)
+	}{d.epoch, d.leaderID, d.votedID, d.votedDir}
+	d.setState(epoch, leader, voted, votedDir)
 	if durable {
 		if err := d.writeState(); err != nil {
-			d.setState(prev.role, prev.epoch, prev.leader, prev.voted, prev.votedDir)
+			d.setState(prev.epoch, prev.leader, prev.voted, prev.votedDir)
 			return
 		}
 	}
-	d.exitRole(now, from, fromEpoch)
-	d.enterRole(now, from)
+	// Every transition forgets in-flight requests, so late responses are
+	// ignored.
+	d.reqs.Reset()
+	d.state.exit(d)
+	d.enter(now, to)
 	d.lg.Info("completed transition", zap.String("from", fmt.Sprintf("%s(epoch %d)", from, fromEpoch)),
 		zap.String("to", fmt.Sprintf("%s(epoch %d)", to, epoch)), zapNode("leader", leader), zapNode("voted", voted))
 }
 
-// exitRole releases what the previous role held. Every transition forgets
-// in-flight requests, so late responses are ignored.
-func (d *Driver) exitRole(now time.Time, from Role, fromEpoch Epoch) {
-	d.reqs.reset()
-	if d.leader != nil {
-		// Parked fetches go back with NOT_LEADER_OR_FOLLOWER so followers
-		// re-route at once; undrained appends are dropped.
-		d.parked.CompleteAll(func(p *parkedFetch) {
-			d.replyParkedError(p, kerr.NotLeaderForPartition.Code)
-		})
-		d.finishChange(errNotLeader, "")
-		d.failUpgrades()
-		d.leader = nil
-	}
-	if d.follower != nil && d.follower.snapshot != nil {
-		_ = d.follower.snapshot.Close()
-	}
-	d.unattached, d.election, d.leader, d.follower, d.resigned = nil, nil, nil, nil, nil
-	d.state = nil
-}
-
-// enterRole creates the new role's state and arms its timers.
-func (d *Driver) enterRole(now time.Time, from Role) {
-	switch d.role {
+// enter makes role the current one, its state created with its timers
+// armed; the quorum-state fields already hold its epoch, leader and vote.
+func (d *Driver) enter(now time.Time, role Role) {
+	switch role {
 	case RoleUnattached, RoleVoted:
-		d.unattached = &unattachedState{}
-		if d.isVoter {
-			d.unattached.election.reset(now, d.electionTimeout())
-		}
-		if d.leaderID >= 0 {
-			d.retries = 0
-		}
-		d.state = d.unattached
+		d.state = d.newUnattachedState(now, role == RoleVoted)
 	case RoleProspective:
-		d.election = &electionState{granted: map[NodeID]bool{}, rejected: map[NodeID]bool{}, prevLeader: d.leaderID}
-		if d.isVoter {
-			d.election.granted[d.self()] = true
-		}
-		d.election.timeout.reset(now, d.randomElectionTimeout())
-		d.state = prospective{d.election}
+		d.state = d.newProspectiveState(now)
 	case RoleCandidate:
-		d.retries++
-		d.election = &electionState{granted: map[NodeID]bool{d.self(): true}, rejected: map[NodeID]bool{}, prevLeader: -1}
-		d.election.timeout.reset(now, d.randomElectionTimeout())
-		d.state = candidate{d.election}
+		d.state = d.newCandidateState(now)
 	case RoleLeader:
-		d.retries = 0
-		d.leader = d.newLeaderState(now, d.log.EndOffset().Offset)
-		d.state = d.leader
+		d.state = d.newLeaderState(now, d.log.EndOffset().Offset)
 	case RoleFollower:
-		d.retries = 0
-		d.follower = &followerState{leaderHW: -1}
-		d.follower.fetch.reset(now, d.fetchTimeout())
-		d.follower.updateVoter.reset(now, d.cfg.FetchTimeout)
-		d.state = d.follower
+		d.state = d.newFollowerState(now)
 	case RoleResigned:
-		// Restarted as Resigned: no successor order is known.
-		d.resigned = &resignedState{unacked: map[NodeID]bool{}}
-		d.resigned.election.reset(now, d.electionTimeout())
-		for _, v := range d.voters.Nodes() {
-			if v.Key.ID != d.self() {
-				d.resigned.unacked[v.Key.ID] = true
-			}
-		}
-		d.state = d.resigned
+		d.state = d.newResignedState(now)
+	default:
+		panic(fmt.Sprintf("raft: enter unknown role %d", role))
 	}
 	d.noteRoleEntered(now)
 }
@@ -170,15 +124,15 @@ func (d *Driver) enterRole(now time.Time, from Role) {
 func (d *Driver) becomeUnattached(now time.Time, epoch Epoch) {
 	// The remaining time of a running election timer carries over.
 	var carried timer
-	switch {
-	case d.unattached != nil:
-		carried = d.unattached.election
-	case d.election != nil:
-		carried = d.election.timeout
+	switch s := d.state.(type) {
+	case *unattachedState:
+		carried = s.election
+	case election:
+		carried = s.tally().timeout
 	}
 	d.transition(now, RoleUnattached, epoch, -1, -1, [16]byte{}, true)
-	if d.role == RoleUnattached && d.isVoter && carried.armed() {
-		d.unattached.election = carried
+	if u, ok := d.state.(*unattachedState); ok && !u.voted && d.isVoter && carried.armed() {
+		u.election = carried
 	}
 }
 
@@ -199,15 +153,15 @@ func (d *Driver) maybeFollow(now time.Time, epoch Epoch, leader NodeID, source s
 		return false
 	}
 	if leader == d.self() {
-		if !(epoch == d.epoch && (d.role == RoleLeader || d.role == RoleResigned)) {
+		if !(epoch == d.epoch && d.state.ledEpoch()) {
 			d.remoteLg.Error("refusing message naming this node leader of an epoch it does not lead",
-				zap.String("source", source), zapEpoch("epoch", epoch), zap.Stringer("role", d.role), zapEpoch("localEpoch", d.epoch))
+				zap.String("source", source), zapEpoch("epoch", epoch), zap.Stringer("role", d.role()), zapEpoch("localEpoch", d.epoch))
 		}
 		return false
 	}
 	if epoch == d.epoch {
 		switch {
-		case d.role == RoleLeader || d.role == RoleResigned:
+		case d.state.ledEpoch():
 			d.remoteLg.Error("refusing message naming another leader for this node's own epoch",
 				zap.String("source", source), zapEpoch("epoch", epoch), zapNode("claimedLeader", leader))
 			return false
@@ -216,7 +170,7 @@ func (d *Driver) maybeFollow(now time.Time, epoch Epoch, leader NodeID, source s
 				zap.String("source", source), zapEpoch("epoch", epoch), zapNode("knownLeader", d.leaderID),
 				zapNode("claimedLeader", leader))
 			return false
-		case d.role == RoleFollower:
+		case d.asFollower() != nil:
 			return false // already following it
 		}
 	}
@@ -236,7 +190,7 @@ func (d *Driver) observeEpoch(now time.Time, epoch Epoch) bool {
 
 // grantVote records a standard vote (durable before the answer leaves).
 func (d *Driver) grantVote(now time.Time, candidate NodeID, dir [16]byte) bool {
-	if d.role == RoleProspective {
+	if _, ok := d.state.(*prospectiveState); ok {
 		// Prospective+voted: the vote is persisted, the role stays.
 		d.votedID, d.votedDir = candidate, dir
 		if err := d.writeState(); err != nil {
@@ -287,87 +241,14 @@ func (d *Driver) epochExhausted(now time.Time) bool {
 		d.maxEpochReported = true
 		d.lg.Error("epoch is at its maximum; this node can never start an election", zapEpoch("epoch", d.epoch))
 	}
-	switch {
-	case d.unattached != nil:
-		d.unattached.election.reset(now, d.cfg.FetchTimeout)
-	case d.election != nil:
-		d.election.backoff.reset(now, d.cfg.FetchTimeout)
-	case d.follower != nil:
-		d.follower.fetch.reset(now, d.cfg.FetchTimeout)
-		d.follower.updateVoter.reset(now, d.cfg.FetchTimeout)
-	case d.resigned != nil:
-		d.resigned.election.reset(now, d.cfg.FetchTimeout)
-	}
+	d.state.postponeElection(d, now)
 	return true
-}
-
-// maybeWinElection checks the count after a grant (or at entry: a single
-// voter wins at once).
-func (d *Driver) maybeWinElection(now time.Time) {
-	e := d.election
-	if e == nil || e.backoff.armed() {
-		return
-	}
-	if d.electionWon() {
-		switch d.role {
-		case RoleProspective:
-			d.becomeCandidate(now)
-		case RoleCandidate:
-			d.becomeLeader(now)
-		}
-		return
-	}
-	if d.electionLost() {
-		d.loseElection(now)
-	}
-}
-
-// loseElection: a Candidate backs off; a Prospective falls back.
-func (d *Driver) loseElection(now time.Time) {
-	switch d.role {
-	case RoleCandidate:
-		b := d.electionBackoff() + d.deferDelay()
-		d.election.backoff.reset(now, b)
-		d.lg.Info("election lost or timed out; backing off", zapEpoch("epoch", d.epoch), zap.Duration("backoff", b))
-	case RoleProspective:
-		prev := d.election.prevLeader
-		if prev >= 0 && prev != d.self() {
-			d.transition(now, RoleFollower, d.epoch, prev, d.votedID, d.votedDir, true)
-		} else {
-			// Keep the vote of this epoch, if any.
-			role := RoleUnattached
-			if d.votedID >= 0 {
-				role = RoleVoted
-			}
-			d.transition(now, role, d.epoch, -1, d.votedID, d.votedDir, true)
-		}
-	}
 }
 
 // becomeResigned: the leader steps down in its epoch (memory only).
 func (d *Driver) becomeResigned(now time.Time) {
-	preferred := withFirst(d.leader.preferredSuccessors(int32(d.self())), d.leader.deferTo)
+	l := d.asLeader()
+	preferred := withFirst(l.preferredSuccessors(int32(d.self())), l.deferTo)
 	d.transition(now, RoleResigned, d.epoch, d.self(), d.votedID, d.votedDir, false)
-	d.resigned.preferred = preferred
-}
-
-// electionWon: a majority of the voter set in force granted. Answers of
-// nodes the set no longer holds do not count.
-func (d *Driver) electionWon() bool {
-	return d.countVoters(d.election.granted) >= d.voters.Majority()
-}
-
-// electionLost: so many voters refused that a majority is out of reach.
-func (d *Driver) electionLost() bool {
-	return d.countVoters(d.election.rejected) > d.voters.Len()-d.voters.Majority()
-}
-
-func (d *Driver) countVoters(ids map[NodeID]bool) int {
-	n := 0
-	for id := range ids {
-		if d.voters.ContainsID(id) {
-			n++
-		}
-	}
-	return n
+	d.state.(*resignedState).preferred = preferred
 }

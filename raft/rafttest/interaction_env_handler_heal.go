@@ -1,0 +1,10 @@
+package rafttest
+
+// handleHeal undoes the partition.
+//
+// Example:
+//
+//	heal
+//	----
+//	ok
+func (e *InteractionEnv) handleHeal() { e.groups = nil }
