@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"github.com/kraftd/kraftd/controller/internal/jvmorder"
 	"github.com/kraftd/kraftd/image"
 	"github.com/kraftd/kraftd/uuid"
 )
@@ -64,4 +65,37 @@ func HasUncordonedDir(b *image.Broker) bool {
 		}
 	}
 	return false
+}
+
+// UsableBrokers lists the brokers of im that may take new replicas, as
+// Kafka's ClusterControlManager.usableBrokers does: every registered broker
+// that is not shutting down and has a log directory that is not cordoned,
+// fenced ones flagged. shuttingDown says which brokers are in controlled
+// shutdown (Kafka asks its heartbeat tracker); nil uses the registrations'
+// InControlledShutdown.
+//
+// The order is the one Kafka's heartbeat manager, a HashMap<Integer>, gives
+// when the brokers were added in id order: by id modulo the table size, then
+// by id. It matters only for rack names whose hashes collide (the order in
+// which racks draw their offsets); Kafka's own follows the order in which
+// the brokers registered or its controller took over.
+func UsableBrokers(im *image.Image, shuttingDown func(*image.Broker) bool) []Broker {
+	if shuttingDown == nil {
+		shuttingDown = func(b *image.Broker) bool { return b.InControlledShutdown }
+	}
+	byID := map[int32]*image.Broker{}
+	order := jvmorder.NewHashMap[int32]()
+	for b := range im.Brokers() { // in id order
+		byID[b.ID] = b
+		order.Put(b.ID, b.ID)
+	}
+	var out []Broker
+	for _, id := range order.Keys() {
+		b := byID[id]
+		if shuttingDown(b) || !HasUncordonedDir(b) {
+			continue
+		}
+		out = append(out, Broker{ID: b.ID, Rack: b.Rack, Fenced: b.Fenced})
+	}
+	return out
 }
