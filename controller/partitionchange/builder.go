@@ -144,17 +144,20 @@ func New(p Partition, ctx Context) *Builder {
 	}
 }
 
+// own copies a caller's list, so the record never shares it.
+func own(s []int32) []int32 { return append([]int32{}, s...) }
+
 // SetTargetISR asks for this ISR.
-func (b *Builder) SetTargetISR(isr []int32) *Builder { b.targetISR = orEmpty(isr); return b }
+func (b *Builder) SetTargetISR(isr []int32) *Builder { b.targetISR = own(isr); return b }
 
 // SetTargetReplicas asks for these replicas.
-func (b *Builder) SetTargetReplicas(r []int32) *Builder { b.targetReplicas = orEmpty(r); return b }
+func (b *Builder) SetTargetReplicas(r []int32) *Builder { b.targetReplicas = own(r); return b }
 
 // SetTargetRemoving sets the reassignment's replicas to remove.
-func (b *Builder) SetTargetRemoving(r []int32) *Builder { b.targetRemoving = orEmpty(r); return b }
+func (b *Builder) SetTargetRemoving(r []int32) *Builder { b.targetRemoving = own(r); return b }
 
 // SetTargetAdding sets the reassignment's replicas to add.
-func (b *Builder) SetTargetAdding(r []int32) *Builder { b.targetAdding = orEmpty(r); return b }
+func (b *Builder) SetTargetAdding(r []int32) *Builder { b.targetAdding = own(r); return b }
 
 // SetUncleanShutdownReplicas names brokers that restarted after an unclean
 // shutdown: they leave the ELR.
