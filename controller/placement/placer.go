@@ -84,7 +84,9 @@ func Place(spec Spec, brokers []Broker, rnd Random) ([][]int32, error) {
 	case rf > racks.total:
 		return nil, errTooFew(rf, racks.total)
 	}
-	out := make([][]int32, 0, max(spec.NumPartitions, 0))
+	// The caller bounds the count (CreateTopics' 10,000 partitions a
+	// request); the capacity is bounded here too.
+	out := make([][]int32, 0, min(max(spec.NumPartitions, 0), 1024))
 	for range spec.NumPartitions {
 		out = append(out, racks.place(rf))
 	}

@@ -69,7 +69,10 @@ func NewHashMapCap[K comparable](initialCapacity int) *HashMap[K] {
 
 // NewHashSetOf is new HashSet<>(collection) for a collection of n elements
 // (OpenJDK 17: an initial capacity of max(n/.75f + 1, 16)); add the
-// collection's elements with Put next.
+// collection's elements with Put next. From JDK 19 the capacity is
+// ceil(max(n, 12)/0.75), which differs when n/0.75 is a power of two (n =
+// 12, 24, 48...: 16 buckets for 12, not 32; checked against a JDK 25), so
+// a JVM's order then depends on its version.
 func NewHashSetOf[K comparable](n int) *HashMap[K] {
 	return NewHashMapCap[K](max(int(float32(n)/float32(0.75))+1, 16))
 }
