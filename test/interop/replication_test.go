@@ -196,10 +196,12 @@ func randomPlacementCase(r *rand.Rand) placementCase {
 // positive included), fed the same java.util.Random seed, kraftd's placer
 // returns the same replica lists, in the same order, and the same errors and
 // messages; several placements on one placer share its random stream.
-func TestPlacementAgainstKafka(t *testing.T) {
+func TestPlacementAgainstKafka(t *testing.T) { comparePlacements(t, 3000) }
+
+func comparePlacements(t *testing.T, n int) {
 	r := rand.New(rand.NewPCG(corpusSeed(t), 2))
 	var cases []placementCase
-	for range 3000 {
+	for range n {
 		cases = append(cases, randomPlacementCase(r))
 	}
 	cmds := make([]string, len(cases))
@@ -502,10 +504,12 @@ func randomChangeCase(r *rand.Rand) *changeCase {
 // moves, recovery states, preferred, online and unclean elections, the
 // last-known leader off), kraftd builds the same PartitionChangeRecord byte
 // for byte at the same version, or none when Kafka builds none.
-func TestPartitionChangeAgainstKafka(t *testing.T) {
+func TestPartitionChangeAgainstKafka(t *testing.T) { compareChanges(t, 20000) }
+
+func compareChanges(t *testing.T, n int) {
 	r := rand.New(rand.NewPCG(corpusSeed(t), 3))
 	var cases []*changeCase
-	for range 20000 {
+	for range n {
 		cases = append(cases, randomChangeCase(r))
 	}
 	cmds := make([]string, len(cases))
@@ -655,10 +659,12 @@ func orEmpty(s []int32) []int32 {
 // left (replayed as Kafka merges it), so the builder meets the states a
 // cluster reaches: leaderless partitions, ELRs, last-known leaders,
 // recovering leaders, reassignments in flight.
-func TestPartitionChangeChainsAgainstKafka(t *testing.T) {
+func TestPartitionChangeChainsAgainstKafka(t *testing.T) { compareChains(t, 1500) }
+
+func compareChains(t *testing.T, n int) {
 	r := rand.New(rand.NewPCG(corpusSeed(t), 4))
 	var cases []*changeCase
-	for range 1500 {
+	for range n {
 		mv := []metadata.Level{11, 16, 22, metadata.LatestProductionLevel}[r.IntN(4)]
 		elr := mv.Has(metadata.GateElr) && r.IntN(4) > 0
 		unclean := r.IntN(4) == 0
