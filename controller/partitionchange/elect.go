@@ -101,8 +101,8 @@ func (b *Builder) updateRecordELR(rec *metadata.PartitionChangeRecord) {
 
 // updateLastKnownLeader (ELR, last-known leader in use): the first time the
 // partition loses its leader, the last-known ELR records the old leader; once
-// a leader is elected, it empties. The record's leader may be -1 only by
-// naming the current leader for an epoch bump, and Kafka then records -1.
+// a leader is elected, it empties. A leaderless partition whose record names
+// leader -1 for an epoch bump records -1 (kafka-4.4-findings.md 8.5).
 func (b *Builder) updateLastKnownLeader(rec *metadata.PartitionChangeRecord) {
 	if !b.useLastKnownLeader || !b.ctx.ELR {
 		return

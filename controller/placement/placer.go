@@ -68,6 +68,12 @@ func CreateTopicsMessage(rf int16, err *Error) string {
 	return fmt.Sprintf("Unable to replicate the partition %d time(s): %s", rf, err.Message)
 }
 
+// NoActiveReplicasMessage is CreateTopics' message when a placed partition
+// has no active replica to start its ISR with.
+func NoActiveReplicasMessage(rf int16) string {
+	return fmt.Sprintf("Unable to replicate the partition %d time(s): All brokers are currently fenced or in controlled shutdown.", rf)
+}
+
 // Place returns the replica lists of spec.NumPartitions partitions, the
 // leader first, drawing from rnd as Kafka's placer draws from its Random.
 // brokers are taken in the order given, which matters (with the random
