@@ -89,7 +89,9 @@ func validateResourceName(resType int8, name string) *Error {
 type ServerLogConfig map[string]string
 
 // ServerLogConfigFromStatic maps static server properties onto topic keys
-// through the synonyms, the first synonym set winning, units converted.
+// through the synonyms, the first synonym set winning, units converted,
+// as KafkaConfig does. The properties are assumed valid (Kafka refuses to
+// start otherwise).
 func ServerLogConfigFromStatic(static map[string]string) ServerLogConfig {
 	out := ServerLogConfig{}
 	for i := range topicKeys {
@@ -99,6 +101,12 @@ func ServerLogConfigFromStatic(static map[string]string) ServerLogConfig {
 				out[k.Name] = convert(v, s.Factor)
 				break
 			}
+		}
+	}
+	// KafkaConfig.logRetentionTimeMillis turns any negative value into -1.
+	if v, ok := out["retention.ms"]; ok {
+		if n, ok := javaParseInt(javaTrim(v), 64); ok && n < 0 {
+			out["retention.ms"] = "-1"
 		}
 	}
 	return out

@@ -112,6 +112,15 @@ func (g *configGen) alterCase() alterCase {
 	if g.chance(0.1) {
 		c.Static["log.retention.hours"] = g.pick("1", "24")
 	}
+	if g.chance(0.1) {
+		c.Static[g.pick("log.retention.ms", "log.retention.minutes")] = g.pick("-5", "2", " 60000 ")
+	}
+	if g.chance(0.1) {
+		c.Static[g.pick("log.roll.jitter.hours", "log.flush.scheduler.interval.ms", "log.local.retention.ms")] = g.pick("1", "1000")
+	}
+	if g.chance(0.1) {
+		c.Static["log.cleanup.policy"] = g.pick("compact", "compact,delete", "")
+	}
 	broker := g.chance(0.2)
 	mode := g.r.IntN(10)
 	c.Legacy = mode == 0

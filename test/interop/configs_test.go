@@ -131,9 +131,11 @@ func TestTopicSchemaMatchesKafka(t *testing.T) {
 		}
 	}
 	for name, id := range map[string]configs.Source{
-		"TOPIC_CONFIG": configs.SourceTopic, "DYNAMIC_BROKER_CONFIG": configs.SourceDynamicBroker,
+		"TOPIC_CONFIG":                  configs.SourceTopic,
+		"DYNAMIC_BROKER_CONFIG":         configs.SourceDynamicBroker,
 		"DYNAMIC_DEFAULT_BROKER_CONFIG": configs.SourceDynamicDefaultBroker,
-		"STATIC_BROKER_CONFIG":          configs.SourceStaticBroker, "DEFAULT_CONFIG": configs.SourceDefault,
+		"STATIC_BROKER_CONFIG":          configs.SourceStaticBroker,
+		"DEFAULT_CONFIG":                configs.SourceDefault,
 	} {
 		if s.Sources[name] != int8(id) {
 			t.Errorf("ConfigSource %s: kraftd %d, Kafka %d", name, id, s.Sources[name])
