@@ -208,3 +208,18 @@ func TestUnknownKeysReportedInHashMapOrder(t *testing.T) {
 	_, err := IncrementalAlter(TopicResource, "t", []Op{{"retention.ms.x", OpSet, sp("1")}, {"Retention.ms", OpSet, sp("1")}, {"foo.bar", OpSet, sp("1")}}, Context{})
 	wantErr(t, "three unknown keys", err, kerr.InvalidConfig, "Unknown topic config name: foo.bar")
 }
+
+func TestKafkaAcceptsOddValues(t *testing.T) {
+	// Each of these Kafka 4.4.0 accepts, storing the text as sent.
+	for k, v := range map[string]string{
+		"cleanup.policy": "compact,compact", "min.cleanable.dirty.ratio": "NaN",
+		"leader.replication.throttled.replicas": "1:2,,3:4", "follower.replication.throttled.replicas": "*,",
+		"min.insync.replicas": " 2", "segment.bytes": "\u0661\u0660\u0664\u0668\u0665\u0667\u0666",
+		"max.compaction.lag.ms": "+7", "preallocate": "TRUE",
+	} {
+		recs, err := IncrementalAlter(TopicResource, "t", []Op{{k, OpSet, sp(v)}}, Context{})
+		if err != nil || len(recs) != 1 || *recs[0].Value != v {
+			t.Errorf("%s=%q: %v %v", k, v, recString(recs), err)
+		}
+	}
+}

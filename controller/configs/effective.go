@@ -16,7 +16,8 @@ const (
 
 // Layers are the configurations a topic's effective value is drawn from,
 // highest precedence last: static server properties, the cluster BROKER
-// "" resource, this node's BROKER "<id>" resource, the topic's resource.
+// "" resource, the BROKER "<id>" resource of the node doing the resolving
+// (for the controller: the active controller's own id), the topic's.
 type Layers struct {
 	Static  map[string]string
 	Cluster map[string]string
@@ -129,6 +130,17 @@ func MinInsyncReplicas(l Layers) (n int32, ok bool) {
 	}
 	v, ok := javaParseInt(*e.Value, 32)
 	return int32(v), ok
+}
+
+// EffectiveMinIsr is the min ISR the controller applies to a topic's
+// partitions (getTopicEffectiveMinIsr): min.insync.replicas capped at the
+// replication factor.
+func EffectiveMinIsr(l Layers, replicationFactor int) (int32, bool) {
+	n, ok := MinInsyncReplicas(l)
+	if ok && int(n) > replicationFactor {
+		n = int32(replicationFactor)
+	}
+	return n, ok
 }
 
 // UncleanLeaderElection is the topic's effective

@@ -72,6 +72,9 @@ func TestTypedGetters(t *testing.T) {
 	if _, ok := MinInsyncReplicas(Layers{Topic: map[string]string{"min.insync.replicas": " 2"}}); ok {
 		t.Error("untrimmed min ISR parsed")
 	}
+	if n, ok := EffectiveMinIsr(Layers{Topic: map[string]string{"min.insync.replicas": "3"}}, 2); !ok || n != 2 {
+		t.Errorf("min ISR capped at RF: %d %v", n, ok)
+	}
 	if !UncleanLeaderElection(Layers{Cluster: map[string]string{"unclean.leader.election.enable": "TRUE"}}) {
 		t.Error("TRUE is true")
 	}
