@@ -189,6 +189,9 @@ func javaDouble(f float64) string {
 	if f < 0 {
 		sign = "-"
 	}
+	if s, ok := jdkLongDigits(a); ok {
+		return sign + s
+	}
 	if a >= 1e-3 && a < 1e7 {
 		s := strconv.FormatFloat(a, 'f', -1, 64)
 		if !strings.Contains(s, ".") {
@@ -203,6 +206,44 @@ func javaDouble(f float64) string {
 	}
 	e, _ := strconv.Atoi(exp)
 	return sign + mant + "E" + strconv.Itoa(e)
+}
+
+// insignificantDigits is FloatingDecimal's insignificantDigitsNumber table.
+var insignificantDigits = [...]int{0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7,
+	8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14,
+	15, 15, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19}
+
+// jdkLongDigits is the shortcut JDK 17's FloatingDecimal takes for a
+// whole number in [2^53, 2^63): it prints the integer's digits, dropping
+// only a fixed count of low ones (rounding), which can give more digits
+// than the shortest form (8.3386623544416576E17, not 8.338662354441658E17).
+// Below 2^53 that shortcut agrees with the shortest form.
+func jdkLongDigits(a float64) (string, bool) {
+	if a < 1<<53 || a >= 1<<63 || a != math.Trunc(a) {
+		return "", false
+	}
+	binExp := math.Ilogb(a)
+	v := int64(a)
+	exp := 0
+	if p2 := binExp - 54; p2 > 1 && p2 < len(insignificantDigits) {
+		if n := insignificantDigits[p2]; n > 0 {
+			pow10 := int64(math.Pow10(n))
+			residue := v % pow10
+			v /= pow10
+			exp = n
+			if residue >= pow10>>1 {
+				v++
+			}
+		}
+	}
+	digits := strconv.FormatInt(v, 10)
+	decExp := len(digits) + exp // the decimal point's place after the first digit
+	digits = strings.TrimRight(digits, "0")
+	frac := digits[1:]
+	if frac == "" {
+		frac = "0"
+	}
+	return digits[:1] + "." + frac + "E" + strconv.Itoa(decExp-1), true
 }
 
 // javaParseBoolean is Boolean.parseBoolean: "true" in any case, untrimmed;

@@ -37,6 +37,12 @@ func TestJavaDouble(t *testing.T) {
 		1e10: "1.0E10", 1.23456785e7: "1.23456785E7", 1e-5: "1.0E-5", math.Inf(1): "Infinity",
 		math.Copysign(0, -1): "-0.0", 100: "100.0", 1e21: "1.0E21", point3: "0.30000000000000004",
 		123456789012: "1.23456789012E11", -2.5: "-2.5",
+		// JDK 17 prints whole numbers in [2^53, 2^63) from their integer
+		// digits, sometimes longer than the shortest form.
+		math.Float64frombits(0x43a724f9d8a3aef9): "8.3386623544416576E17",
+		math.Float64frombits(0x43b6b1a352f8c9c8): "1.63526771646881997E18",
+		math.Float64frombits(0x43df9ea6b35dcd91): "9.1137670031966382E18",
+		1e18:                                     "1.0E18", 1 << 53: "9.007199254740992E15",
 	} {
 		if got := javaDouble(f); got != want {
 			t.Errorf("javaDouble(%v) = %q, want %q", f, got, want)
