@@ -137,11 +137,11 @@ func (g *configGen) alterCase() alterCase {
 	// BROKER resource whose name is not a Java int).
 	replayable := !broker || strings.Contains(" 1 2 -1 01 +5 ", " "+c.Resource.Name+" ") || c.Resource.Name == ""
 	if !c.Created && replayable {
-		for range g.r.IntN(4) {
+		for range g.r.IntN(7) {
 			c.Existing = append(c.Existing, g.existing(c.Resource.Type, c.Resource.Name))
 		}
 	}
-	for range 1 + g.r.IntN(4) {
+	for range 1 + g.r.IntN(6) {
 		c.Ops = append(c.Ops, g.op(c, broker))
 	}
 	return c
