@@ -129,16 +129,36 @@ func applyListOp(base string, op OpType, arg string) string {
 			parts = append(parts, p)
 		}
 	}
-	for _, item := range javaSplitRegexComma(arg) {
-		if op == OpAppend {
-			if !slices.Contains(parts, item) {
+	// Sets and counts, not Kafka's list scans: a request may carry tens of
+	// thousands of items, and the result is the same.
+	if op == OpAppend {
+		present := make(map[string]bool, len(parts))
+		for _, p := range parts {
+			present[p] = true
+		}
+		for _, item := range javaSplitRegexComma(arg) {
+			if !present[item] {
+				present[item] = true
 				parts = append(parts, item)
 			}
-		} else if i := slices.Index(parts, item); i >= 0 {
-			parts = slices.Delete(parts, i, i+1)
 		}
+		return strings.Join(parts, ",")
 	}
-	return strings.Join(parts, ",")
+	// Removing the first occurrence of each item in turn removes, for each
+	// value, its first k occurrences, k being its count in arg.
+	remove := map[string]int{}
+	for _, item := range javaSplitRegexComma(arg) {
+		remove[item]++
+	}
+	kept := parts[:0]
+	for _, p := range parts {
+		if remove[p] > 0 {
+			remove[p]--
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return strings.Join(kept, ",")
 }
 
 // javaSplitRegexComma is String.split(","): trailing empty items dropped,

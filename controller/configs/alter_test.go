@@ -223,3 +223,14 @@ func TestKafkaAcceptsOddValues(t *testing.T) {
 		}
 	}
 }
+
+func TestListOpsOnLongValues(t *testing.T) {
+	// Linear, not quadratic: 200000 items each way.
+	items := strings.Repeat("x,", 100000) + strings.Repeat("y,", 100000)
+	if got := applyListOp("a", OpAppend, items); got != "a,x,y" {
+		t.Errorf("APPEND: %.40q", got)
+	}
+	if got := applyListOp(items, OpSubtract, strings.Repeat("x,", 99999)); got != "x,"+strings.TrimSuffix(strings.Repeat("y,", 100000), ",") {
+		t.Errorf("SUBTRACT: %.40q", got)
+	}
+}
