@@ -114,3 +114,29 @@ func TestTopicNameRules(t *testing.T) {
 		t.Errorf("long name: %v", err)
 	}
 }
+
+func TestCheckExists(t *testing.T) {
+	topics := func(n string) bool { return n == "t" }
+	nodes := func(id int32) bool { return id == 1 }
+	for _, c := range []struct {
+		typ  int8
+		name string
+		msg  string
+	}{
+		{TopicResource, "t", ""},
+		{TopicResource, "u", "The topic 'u' does not exist."},
+		{BrokerResource, "", ""},
+		{BrokerResource, "1", ""},
+		{BrokerResource, "+1", ""},
+		{BrokerResource, "2", "No node with id 2 found."},
+		{BrokerResource, "x", "Invalid broker name x"},
+	} {
+		got := ""
+		if err := CheckExists(c.typ, c.name, topics, nodes); err != nil {
+			got = err.Message
+		}
+		if got != c.msg {
+			t.Errorf("%d %q: %q, want %q", c.typ, c.name, got, c.msg)
+		}
+	}
+}

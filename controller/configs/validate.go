@@ -182,3 +182,28 @@ func crossKeyRules(existing map[string]string, p map[string]value) *Error {
 	}
 	return nil
 }
+
+// CheckExists is the controller's resource existence check
+// (ConfigResourceExistenceChecker), which Kafka runs after validation
+// passes and skips for a topic being created: a TOPIC must exist; a BROKER
+// other than "" must name a registered broker or a controller.
+func CheckExists(resType int8, name string, topicExists func(string) bool, nodeKnown func(int32) bool) *Error {
+	switch resType {
+	case TopicResource:
+		if !topicExists(name) {
+			return &Error{kerr.UnknownTopicOrPartition, "The topic '" + name + "' does not exist."}
+		}
+	case BrokerResource:
+		if name == "" {
+			return nil
+		}
+		id, ok := javaParseInt(name, 32)
+		if !ok {
+			return invalidRequest("Invalid broker name " + name)
+		}
+		if !nodeKnown(int32(id)) {
+			return &Error{kerr.BrokerIDNotRegistered, "No node with id " + strconv.FormatInt(id, 10) + " found."}
+		}
+	}
+	return nil
+}
