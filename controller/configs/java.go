@@ -331,17 +331,14 @@ func hashMapCapacity(n int) int {
 }
 
 // putAllCapacity is the table size after HashMap.putAll of n keys into a
-// new map (sized up front), then grown by puts to total keys.
+// new map (sized up front to tableSizeFor((int)(n/0.75f + 1))), then grown
+// by puts to total keys.
 func putAllCapacity(n, total int) int {
-	c := 1
-	for float64(c) < float64(float32(n)/0.75+1) {
-		c *= 2
-	}
-	if c < 1 {
-		c = 1
-	}
-	if n == 0 {
-		c = 16
+	c := 16 // putAll of nothing leaves the table to the first put
+	if n > 0 {
+		t := int(float32(n)/0.75 + 1)
+		for c = 1; c < t; c *= 2 {
+		}
 	}
 	for total > c*3/4 {
 		c *= 2

@@ -117,3 +117,18 @@ func TestJavaTrim(t *testing.T) {
 		t.Errorf("trim removed a no-break space: %q", got)
 	}
 }
+
+func TestHashMapCapacities(t *testing.T) {
+	// java.util.HashMap's table sizes: after n puts, and after putAll of n
+	// keys into a new map.
+	for n, want := range map[int]int{0: 16, 12: 16, 13: 32, 24: 32, 25: 64} {
+		if got := hashMapCapacity(n); got != want {
+			t.Errorf("hashMapCapacity(%d) = %d, want %d", n, got, want)
+		}
+	}
+	for _, c := range [][3]int{{0, 0, 16}, {1, 1, 2}, {1, 2, 4}, {3, 3, 8}, {6, 6, 16}, {12, 12, 32}, {5, 6, 8}, {5, 7, 16}} {
+		if got := putAllCapacity(c[0], c[1]); got != c[2] {
+			t.Errorf("putAllCapacity(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
