@@ -14,7 +14,7 @@ type Error struct {
 	Message string
 }
 
-func (e *Error) Error() string { return e.Err.Message + ": " + e.Message }
+func (e *Error) Error() string { return e.Err.Error() + ": " + e.Message }
 
 func invalidConfig(msg string) *Error  { return &Error{kerr.InvalidConfig, msg} }
 func invalidRequest(msg string) *Error { return &Error{kerr.InvalidRequest, msg} }
