@@ -1,0 +1,206 @@
+package replication
+
+import (
+	"encoding/binary"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/controller/internal/jvmorder"
+	"github.com/kraftd/kraftd/controller/placement"
+	"github.com/kraftd/kraftd/image"
+	"github.com/kraftd/kraftd/protocol/metadata"
+	"github.com/kraftd/kraftd/uuid"
+)
+
+// Kafka's default messages of the errors these operations answer without
+// one of their own (Errors.message()).
+const (
+	msgUnknownTopicOrPartition = "This server does not host this topic-partition."
+	msgUnknownTopicID          = "This server does not host this topic ID."
+)
+
+// DeleteTopics answers a DeleteTopics request (api 20) as ControllerApis
+// and ReplicationControlManager.deleteTopics do, the caller having checked
+// authorization (cluster-wide here): names and ids are resolved in
+// committed (Kafka resolves them at the last committed offset), duplicates
+// and inconsistent entries refused, and each topic still in the working
+// image gets a RemoveTopicRecord. The records are atomic. Kafka shuffles
+// the answers (so their positions say nothing); shuffle, when not nil,
+// draws that shuffle (a JVM uses an unseeded Random).
+func DeleteTopics(op Op, committed *image.Image, req *kmsg.DeleteTopicsRequest, shuffle placement.Random) Result[*kmsg.DeleteTopicsResponse] {
+	resp := kmsg.NewPtrDeleteTopicsResponse()
+	resp.Version = req.Version
+	type entry struct {
+		name *string
+		id   uuid.UUID
+	}
+	var asked []entry
+	for _, n := range req.TopicNames {
+		asked = append(asked, entry{strp(n), uuid.UUID{}})
+	}
+	if req.Version >= 6 {
+		asked = asked[:0]
+		for _, t := range req.Topics {
+			asked = append(asked, entry{t.Topic, t.TopicID})
+		}
+	}
+	if !op.Settings.DeleteTopicEnable {
+		code := kerr.TopicDeletionDisabled.Code
+		if req.Version < 3 {
+			code = kerr.InvalidRequest.Code
+		}
+		for _, e := range asked {
+			r := kmsg.NewDeleteTopicsResponseTopic()
+			r.Topic, r.TopicID, r.ErrorCode = e.name, e.id, code
+			resp.Topics = append(resp.Topics, r)
+		}
+		return Result[*kmsg.DeleteTopicsResponse]{Atomic: true, Response: resp}
+	}
+	add := func(name *string, id uuid.UUID, code int16, msg *string) {
+		r := kmsg.NewDeleteTopicsResponseTopic()
+		r.Topic, r.TopicID, r.ErrorCode, r.ErrorMessage = name, id, code, msg
+		resp.Topics = append(resp.Topics, r)
+	}
+
+	// The HashSets of ControllerApis, in their iteration orders.
+	names, dupNames := newStringSet(), newStringSet()
+	ids, dupIDs := newUUIDSet(), newUUIDSet()
+	addName := func(n string) {
+		if dupNames.has(n) || names.has(n) {
+			dupNames.add(n)
+			names.remove(n)
+			return
+		}
+		names.add(n)
+	}
+	for _, n := range req.TopicNames {
+		if req.Version < 6 {
+			addName(n)
+		}
+	}
+	for _, t := range req.Topics {
+		if req.Version < 6 {
+			break
+		}
+		switch {
+		case t.Topic == nil && t.TopicID == [16]byte{}:
+			add(nil, uuid.UUID{}, kerr.InvalidRequest.Code, strp("Neither topic name nor id were specified."))
+		case t.Topic == nil:
+			if dupIDs.has(t.TopicID) || ids.has(t.TopicID) {
+				dupIDs.add(t.TopicID)
+				ids.remove(t.TopicID)
+			} else {
+				ids.add(t.TopicID)
+			}
+		case t.TopicID == [16]byte{}:
+			addName(*t.Topic)
+		default:
+			add(t.Topic, t.TopicID, kerr.InvalidRequest.Code, strp("You may not specify both topic name and topic id."))
+		}
+	}
+	for _, n := range dupNames.keys() {
+		add(strp(n), uuid.UUID{}, kerr.InvalidRequest.Code, strp("Duplicate topic name."))
+	}
+	for _, id := range dupIDs.keys() {
+		add(nil, id, kerr.InvalidRequest.Code, strp("Duplicate topic id."))
+	}
+
+	// Ids to names, then names to ids, at the committed image.
+	idToName := newUUIDSet()
+	nameOf := map[uuid.UUID]string{}
+	for _, id := range ids.keys() {
+		t, ok := committed.Topic(id)
+		if !ok {
+			add(nil, id, kerr.UnknownTopicID.Code, strp(msgUnknownTopicID))
+			continue
+		}
+		idToName.add(id)
+		nameOf[id] = t.Name()
+	}
+	for _, n := range names.keys() {
+		t, ok := committed.TopicByName(n)
+		if !ok {
+			add(strp(n), uuid.UUID{}, kerr.UnknownTopicOrPartition.Code, strp(msgUnknownTopicOrPartition))
+			continue
+		}
+		id := t.ID()
+		if dupIDs.has(id) || idToName.has(id) {
+			dupIDs.add(id)
+			idToName.remove(id)
+			add(strp(n), id, kerr.InvalidRequest.Code, strp("The provided topic name maps to an ID that was already supplied."))
+			continue
+		}
+		idToName.add(id)
+		nameOf[id] = n
+	}
+
+	// The deletion itself, on the working image.
+	var recs []Record
+	for _, id := range idToName.keys() {
+		name := nameOf[id]
+		if _, ok := op.Image.Topic(id); !ok {
+			add(strp(name), id, kerr.UnknownTopicID.Code, strp(msgUnknownTopicID))
+			continue
+		}
+		recs = append(recs, Record{&metadata.RemoveTopicRecord{TopicId: id}, 0})
+		add(strp(name), id, 0, nil)
+	}
+	if shuffle != nil {
+		// Collections.shuffle: from the end, swap with a random earlier
+		// position.
+		for i := len(resp.Topics); i > 1; i-- {
+			j := int(shuffle.NextInt(int32(i)))
+			resp.Topics[i-1], resp.Topics[j] = resp.Topics[j], resp.Topics[i-1]
+		}
+	}
+	return Result[*kmsg.DeleteTopicsResponse]{Records: recs, Atomic: true, Response: resp}
+}
+
+// javaSet is a java.util.HashSet's iteration order with removals.
+type javaSet[K comparable] struct {
+	order *jvmorder.HashMap[K]
+	in    map[K]bool
+	hash  func(K) int32
+}
+
+func (s *javaSet[K]) has(k K) bool { return s.in[k] }
+func (s *javaSet[K]) add(k K) {
+	if !s.in[k] {
+		s.in[k] = true
+		s.order.Put(k, s.hash(k))
+	}
+}
+
+// remove drops k; a later add puts it back at the end of its chain, as
+// the JVM does, which the rebuilt order gives since chains keep insertion
+// order.
+func (s *javaSet[K]) remove(k K) {
+	if !s.in[k] {
+		return
+	}
+	delete(s.in, k)
+	keys := s.order.Keys()
+	s.order = jvmorder.NewHashMap[K]()
+	for _, o := range keys {
+		if o != k {
+			s.order.Put(o, s.hash(o))
+		}
+	}
+}
+
+func (s *javaSet[K]) keys() []K { return s.order.Keys() }
+
+func newStringSet() *javaSet[string] {
+	return &javaSet[string]{jvmorder.NewHashMap[string](), map[string]bool{}, jvmorder.StringHash}
+}
+
+func newUUIDSet() *javaSet[uuid.UUID] {
+	return &javaSet[uuid.UUID]{jvmorder.NewHashMap[uuid.UUID](), map[uuid.UUID]bool{}, uuidHash}
+}
+
+// uuidHash is Uuid.hashCode.
+func uuidHash(u uuid.UUID) int32 {
+	h := binary.BigEndian.Uint64(u[:8]) ^ binary.BigEndian.Uint64(u[8:])
+	return int32(h>>32) ^ int32(h)
+}
