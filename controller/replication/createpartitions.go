@@ -146,4 +146,3 @@ func createPartitions(op Op, t kmsg.CreatePartitionsRequestTopic) ([]Record, *Er
 	}
 	return recs, nil
 }
-

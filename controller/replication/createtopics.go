@@ -391,7 +391,6 @@ func validateManualAssignment(im *image.Image, replicas []int32, rf int) *Error 
 	return nil
 }
 
-
 // newTopicResult is a CreatableTopicResult as Kafka starts one: no
 // partitions or replication factor (-1) and an empty, not null, Configs.
 func newTopicResult() kmsg.CreateTopicsResponseTopic {
