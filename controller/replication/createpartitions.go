@@ -64,6 +64,9 @@ func CreatePartitions(op Op, req *kmsg.CreatePartitionsRequest) Result[*kmsg.Cre
 	var recs []Record
 	for _, t := range topics {
 		r, err := createPartitions(op, t)
+		// A topic that fails part way through placement keeps the
+		// partitions it made before (Kafka 4.4.0 writes them too).
+		recs = append(recs, r...)
 		if err != nil {
 			var msg *string
 			if err.Message != "" {
@@ -72,7 +75,6 @@ func CreatePartitions(op Op, req *kmsg.CreatePartitionsRequest) Result[*kmsg.Cre
 			add(t.Topic, err.Code, msg)
 			continue
 		}
-		recs = append(recs, r...)
 		add(t.Topic, 0, nil)
 	}
 	if req.ValidateOnly {
@@ -84,7 +86,9 @@ func CreatePartitions(op Op, req *kmsg.CreatePartitionsRequest) Result[*kmsg.Cre
 // createPartitions adds one topic's partitions: Kafka's checks, then the
 // given assignments (validated as CreateTopics validates them) or
 // placement at the topic's replication factor. An Error with an empty
-// message is answered with a null one.
+// message is answered with a null one. With an error, the records returned
+// are those Kafka writes anyway: the placed partitions before the first
+// one without an active replica.
 func createPartitions(op Op, t kmsg.CreatePartitionsRequestTopic) ([]Record, *Error) {
 	im := op.Image
 	tp, ok := im.TopicByName(t.Topic)
@@ -140,7 +144,10 @@ func createPartitions(op Op, t kmsg.CreatePartitionsRequestTopic) ([]Record, *Er
 	var recs []Record
 	for i, p := range parts {
 		if len(p.isr) == 0 {
-			return nil, &Error{kerr.InvalidReplicationFactor.Code, placement.NoActiveReplicasMessage(rf)}
+			// Kafka has appended the partitions before this one to the
+			// request's records by now, and they are written although the
+			// topic answers an error.
+			return recs, &Error{kerr.InvalidReplicationFactor.Code, placement.NoActiveReplicasMessage(rf)}
 		}
 		recs = append(recs, partitionRecord(mv, tp.ID(), have+int32(i), p))
 	}

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -157,46 +158,53 @@ func DeleteTopics(op Op, committed *image.Image, req *kmsg.DeleteTopicsRequest, 
 	return Result[*kmsg.DeleteTopicsResponse]{Records: recs, Atomic: true, Response: resp}
 }
 
-// javaSet is a java.util.HashSet's iteration order with removals.
+// javaSet is a java.util.HashSet's iteration order with removals: a
+// HashMap's table never shrinks, so the order is that of the live keys,
+// each at its latest insertion, in a table sized for the most keys the set
+// ever held.
 type javaSet[K comparable] struct {
-	order *jvmorder.HashMap[K]
-	in    map[K]bool
-	hash  func(K) int32
+	seq  map[K]int // live keys and when each was (last) inserted
+	next int
+	most int
+	hash func(K) int32
 }
 
-func (s *javaSet[K]) has(k K) bool { return s.in[k] }
+func (s *javaSet[K]) has(k K) bool { _, ok := s.seq[k]; return ok }
+
 func (s *javaSet[K]) add(k K) {
-	if !s.in[k] {
-		s.in[k] = true
-		s.order.Put(k, s.hash(k))
-	}
-}
-
-// remove drops k; a later add puts it back at the end of its chain, as
-// the JVM does, which the rebuilt order gives since chains keep insertion
-// order.
-func (s *javaSet[K]) remove(k K) {
-	if !s.in[k] {
+	if s.has(k) {
 		return
 	}
-	delete(s.in, k)
-	keys := s.order.Keys()
-	s.order = jvmorder.NewHashMap[K]()
-	for _, o := range keys {
-		if o != k {
-			s.order.Put(o, s.hash(o))
-		}
-	}
+	s.seq[k] = s.next
+	s.next++
+	s.most = max(s.most, len(s.seq))
 }
 
-func (s *javaSet[K]) keys() []K { return s.order.Keys() }
+func (s *javaSet[K]) remove(k K) { delete(s.seq, k) }
+
+func (s *javaSet[K]) keys() []K {
+	table := 16
+	for s.most > table*3/4 {
+		table *= 2
+	}
+	live := make([]K, 0, len(s.seq))
+	for k := range s.seq {
+		live = append(live, k)
+	}
+	slices.SortFunc(live, func(a, b K) int { return s.seq[a] - s.seq[b] })
+	m := jvmorder.NewHashMapCap[K](table)
+	for _, k := range live {
+		m.Put(k, s.hash(k))
+	}
+	return m.Keys()
+}
 
 func newStringSet() *javaSet[string] {
-	return &javaSet[string]{jvmorder.NewHashMap[string](), map[string]bool{}, jvmorder.StringHash}
+	return &javaSet[string]{seq: map[string]int{}, hash: jvmorder.StringHash}
 }
 
 func newUUIDSet() *javaSet[uuid.UUID] {
-	return &javaSet[uuid.UUID]{jvmorder.NewHashMap[uuid.UUID](), map[uuid.UUID]bool{}, uuidHash}
+	return &javaSet[uuid.UUID]{seq: map[uuid.UUID]int{}, hash: uuidHash}
 }
 
 // uuidHash is Uuid.hashCode.

@@ -305,8 +305,23 @@ public class KafkaReplicationControl {
                 case "partitions" -> {
                     CreatePartitionsRequestData req = new CreatePartitionsRequestData(acc, version);
                     try {
-                        result = call(rcm, "createPartitions", ctx, new java.util.ArrayList<>(req.topics()));
+                        // ControllerApis.createPartitions: names given twice
+                        // answered first, the rest in HashSet order.
                         CreatePartitionsResponseData d = new CreatePartitionsResponseData();
+                        Set<String> names = new HashSet<>();
+                        Set<String> dups = new HashSet<>();
+                        req.topics().forEach(t -> {
+                            if (!names.add(t.name())) dups.add(t.name());
+                        });
+                        for (String n : dups) {
+                            d.results().add(new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(n)
+                                .setErrorCode(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST.code())
+                                .setErrorMessage("Duplicate topic name."));
+                            names.remove(n);
+                        }
+                        List<CreatePartitionsRequestData.CreatePartitionsTopic> topics = new java.util.ArrayList<>();
+                        names.forEach(n -> topics.add(req.topics().find(n)));
+                        result = call(rcm, "createPartitions", ctx, topics);
                         d.results().addAll((List<CreatePartitionsResponseData.CreatePartitionsTopicResult>) call(result, "response"));
                         response = d;
                         if (req.validateOnly()) result = null;
