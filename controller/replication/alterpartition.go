@@ -37,6 +37,11 @@ func AlterPartition(op Op, req *kmsg.AlterPartitionRequest) Result[*kmsg.AlterPa
 	im := op.Image
 	resp := kmsg.NewPtrAlterPartitionResponse()
 	resp.Version = req.Version
+	if len(req.Topics) == 0 {
+		// QuorumController answers an empty request itself, before the
+		// broker epoch is checked.
+		return Result[*kmsg.AlterPartitionResponse]{Response: resp}
+	}
 	if err := CheckBrokerEpoch(im, req.BrokerID, req.BrokerEpoch); err != nil {
 		resp.ErrorCode = err.Code
 		return Result[*kmsg.AlterPartitionResponse]{Response: resp}

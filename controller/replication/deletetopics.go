@@ -110,7 +110,9 @@ func DeleteTopics(op Op, committed *image.Image, req *kmsg.DeleteTopicsRequest, 
 	// Ids to names, then names to ids, at the committed image.
 	idToName := newUUIDSet()
 	nameOf := map[uuid.UUID]string{}
-	for _, id := range ids.keys() {
+	// Kafka's lookups answer in HashMaps sized for their inputs, and
+	// ControllerApis takes the answers in those maps' order.
+	for _, id := range resized(ids.keys(), uuidHash) {
 		t, ok := committed.Topic(id)
 		if !ok {
 			add(nil, id, kerr.UnknownTopicID.Code, strp(msgUnknownTopicID))
@@ -119,7 +121,7 @@ func DeleteTopics(op Op, committed *image.Image, req *kmsg.DeleteTopicsRequest, 
 		idToName.add(id)
 		nameOf[id] = t.Name()
 	}
-	for _, n := range names.keys() {
+	for _, n := range resized(names.keys(), jvmorder.StringHash) {
 		t, ok := committed.TopicByName(n)
 		if !ok {
 			add(strp(n), uuid.UUID{}, kerr.UnknownTopicOrPartition.Code, strp(msgUnknownTopicOrPartition))
@@ -211,4 +213,14 @@ func newUUIDSet() *javaSet[uuid.UUID] {
 func uuidHash(u uuid.UUID) int32 {
 	h := binary.BigEndian.Uint64(u[:8]) ^ binary.BigEndian.Uint64(u[8:])
 	return int32(h>>32) ^ int32(h)
+}
+
+// resized is the order of new HashMap<>(len(keys)) filled with keys in
+// order.
+func resized[K comparable](keys []K, hash func(K) int32) []K {
+	m := jvmorder.NewHashMapCap[K](len(keys))
+	for _, k := range keys {
+		m.Put(k, hash(k))
+	}
+	return m.Keys()
 }

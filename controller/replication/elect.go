@@ -35,6 +35,11 @@ const (
 func ElectLeaders(op Op, req *kmsg.ElectLeadersRequest) Result[*kmsg.ElectLeadersResponse] {
 	resp := kmsg.NewPtrElectLeadersResponse()
 	resp.Version = req.Version
+	if req.Topics != nil && len(req.Topics) == 0 {
+		// QuorumController answers an empty list itself, before the
+		// election type is looked at.
+		return Result[*kmsg.ElectLeadersResponse]{Response: resp}
+	}
 	typ := req.ElectionType
 	if req.Version == 0 {
 		typ = 0

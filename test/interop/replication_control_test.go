@@ -32,6 +32,8 @@ type controlCase struct {
 	Records       []string          `json:"records"`
 	Version       int16             `json:"version"`
 	Request       string            `json:"request"`
+	// DeleteDisabled is delete.topic.enable=false.
+	DeleteDisabled bool `json:"deleteDisabled"`
 
 	recs []replication.Record
 	req  kmsg.Request
@@ -377,6 +379,7 @@ func kraftdAnswer(t *testing.T, c *controlCase, ids []uuid.UUID) controlAnswer {
 	im := g.image(t, c.recs)
 	settings := replication.DefaultSettings()
 	settings.DefaultNumPartitions, settings.DefaultReplicationFactor, settings.Static = c.NumPartitions, c.RF, c.Static
+	settings.DeleteTopicEnable = !c.DeleteDisabled
 	op := replication.Op{
 		Image: im, APIVersion: c.req.GetVersion(), Settings: settings,
 		Random:       placement.NewJavaRandom(c.Seed),
@@ -408,8 +411,14 @@ func kraftdAnswer(t *testing.T, c *controlCase, ids []uuid.UUID) controlAnswer {
 	case *kmsg.AllocateProducerIDsRequest:
 		res := replication.AllocateProducerIDs(op, req)
 		recs, resp = res.Records, res.Response
+	case *kmsg.DeleteTopicsRequest:
+		res := replication.DeleteTopics(op, im, req, nil)
+		recs, resp = res.Records, res.Response
 	}
 	a := controlAnswer{Response: hex.EncodeToString(resp.AppendTo(nil))}
+	if _, ok := c.req.(*kmsg.DeleteTopicsRequest); ok {
+		a.Response = sortedDeletion(t, c.req, a.Response)
+	}
 	if e, ok := resp.(*kmsg.ElectLeadersResponse); ok && c.req.(*kmsg.ElectLeadersRequest).Topics == nil {
 		a.Response = sortedElection(t, c.req, a.Response)
 		_ = e
@@ -449,6 +458,10 @@ func compareControl(t *testing.T, cases []*controlCase) {
 		if req, ok := c.req.(*kmsg.ElectLeadersRequest); ok && req.Topics == nil && answers[i].Fail == "" {
 			answers[i].Response = sortedElection(t, c.req, answers[i].Response)
 			slices.Sort(answers[i].Records)
+		}
+		// Kafka shuffles DeleteTopics' answers.
+		if _, ok := c.req.(*kmsg.DeleteTopicsRequest); ok && answers[i].Fail == "" {
+			answers[i].Response = sortedDeletion(t, c.req, answers[i].Response)
 		}
 	}
 	failures := 0
@@ -567,6 +580,10 @@ func responseCodes(t *testing.T, req kmsg.Request, h string) []int16 {
 		}
 	case *kmsg.AllocateProducerIDsResponse:
 		codes = append(codes, resp.ErrorCode)
+	case *kmsg.DeleteTopicsResponse:
+		for _, x := range resp.Topics {
+			codes = append(codes, x.ErrorCode)
+		}
 	}
 	return codes
 }
@@ -624,7 +641,11 @@ func randomAlterPartitionCase(r *rand.Rand) *controlCase {
 	if r.IntN(40) == 0 {
 		req.BrokerID = 99
 	}
-	for range 1 + r.IntN(2) {
+	n := 1 + r.IntN(2)
+	if r.IntN(20) == 0 {
+		n = 0
+	}
+	for range n {
 		tp := g.someTopic()
 		if len(req.Topics) == 0 {
 			tp = t0
@@ -789,7 +810,11 @@ func randomElectLeadersCase(r *rand.Rand) *controlCase {
 	}
 	if r.IntN(6) > 0 {
 		req.Topics = []kmsg.ElectLeadersRequestTopic{}
-		for range 1 + r.IntN(3) {
+		n := 1 + r.IntN(3)
+		if r.IntN(15) == 0 {
+			n = 0 // an empty list, not null
+		}
+		for range n {
 			tp := &g.topics[r.IntN(len(g.topics))]
 			t := kmsg.NewElectLeadersRequestTopic()
 			t.Topic = tp.name
@@ -857,4 +882,71 @@ func sortedElection(t *testing.T, req kmsg.Request, h string) string {
 		slices.SortFunc(x.Partitions, func(a, b kmsg.ElectLeadersResponseTopicPartition) int { return int(a.Partition - b.Partition) })
 	}
 	return hex.EncodeToString(resp.AppendTo(nil))
+}
+
+// sortedDeletion sorts a DeleteTopics answer.
+func sortedDeletion(t *testing.T, req kmsg.Request, h string) string {
+	resp := decodeResp(t, req, h).(*kmsg.DeleteTopicsResponse)
+	key := func(x kmsg.DeleteTopicsResponseTopic) string {
+		n, m := "", ""
+		if x.Topic != nil {
+			n = "=" + *x.Topic
+		}
+		if x.ErrorMessage != nil {
+			m = *x.ErrorMessage
+		}
+		return fmt.Sprintf("%s/%x/%d/%s", n, x.TopicID, x.ErrorCode, m)
+	}
+	slices.SortFunc(resp.Topics, func(a, b kmsg.DeleteTopicsResponseTopic) int { return strings.Compare(key(a), key(b)) })
+	return hex.EncodeToString(resp.AppendTo(nil))
+}
+
+func randomDeleteTopicsCase(r *rand.Rand) *controlCase {
+	g := newClusterGen(r)
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.Version = int16(1 + r.IntN(6))
+	pick := func() (string, uuid.UUID) {
+		if len(g.topics) == 0 || r.IntN(6) == 0 {
+			return createNames[r.IntN(len(createNames))], uuid.UUID{0x66, byte(r.IntN(3))}
+		}
+		t := g.topics[r.IntN(len(g.topics))]
+		return t.name, t.id
+	}
+	for range 1 + r.IntN(5) {
+		name, id := pick()
+		if req.Version < 6 {
+			req.TopicNames = append(req.TopicNames, name)
+			continue
+		}
+		var t kmsg.DeleteTopicsRequestTopic
+		switch r.IntN(12) {
+		case 0:
+		case 1:
+			t.Topic, t.TopicID = &name, id
+		default:
+			if r.IntN(2) == 0 {
+				t.Topic = &name
+			} else {
+				t.TopicID = id
+			}
+		}
+		req.Topics = append(req.Topics, t)
+	}
+	return &controlCase{Op: "delete", Seed: 1, NumPartitions: 1, RF: 1, Static: map[string]string{}, recs: g.recs, req: req,
+		DeleteDisabled: r.IntN(15) == 0}
+}
+
+// Kafka 4.4.0's DeleteTopics (ControllerApis' resolution of names and ids
+// over ReplicationControlManager's findTopicNames, findTopicIds and
+// deleteTopics, every topic authorized) is the judge: by name, by id, both,
+// neither, twice, unknown, a name and the id it maps to, deletion
+// disabled at old and new versions. Kafka shuffles the answers, so they
+// are compared sorted; the records in Kafka's order.
+func TestDeleteTopicsAgainstKafka(t *testing.T) {
+	r := rand.New(rand.NewPCG(corpusSeed(t), 20))
+	var cases []*controlCase
+	for range 1500 {
+		cases = append(cases, randomDeleteTopicsCase(r))
+	}
+	compareControl(t, cases)
 }

@@ -33,6 +33,13 @@ import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DeleteTopicsResponseData;
+import org.apache.kafka.common.message.DeleteTopicsResponseData.DeletableTopicResult;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.ElectLeadersResponseData;
 import org.apache.kafka.common.message.RequestHeaderData;
@@ -271,6 +278,7 @@ public class KafkaReplicationControl {
             case "partitions" -> 37;
             case "elect" -> 43;
             case "alter" -> 56;
+            case "delete" -> 20;
             default -> 67;
         };
         ControllerRequestContext ctx = new ControllerRequestContext(
@@ -294,7 +302,10 @@ public class KafkaReplicationControl {
                 }
                 case "alter" -> {
                     AlterPartitionRequestData req = new AlterPartitionRequestData(acc, version);
-                    try {
+                    if (req.topics().isEmpty()) { // QuorumController's own answer
+                        result = null;
+                        response = new org.apache.kafka.common.message.AlterPartitionResponseData();
+                    } else try {
                         result = call(rcm, "alterPartition", ctx, req);
                         response = (Message) call(result, "response");
                     } catch (ApiException e) {
@@ -332,13 +343,21 @@ public class KafkaReplicationControl {
                 }
                 case "elect" -> {
                     ElectLeadersRequestData req = new ElectLeadersRequestData(acc, version);
-                    try {
+                    if (req.topicPartitions() != null && req.topicPartitions().isEmpty()) { // QuorumController's own answer
+                        result = null;
+                        response = new ElectLeadersResponseData();
+                    } else try {
                         result = call(rcm, "electLeaders", req);
                         response = (Message) call(result, "response");
                     } catch (ApiException e) {
                         result = null;
                         response = ((ElectLeadersRequest) newRequest(ElectLeadersRequest.class, req, version)).getErrorResponse(0, e).data();
                     }
+                }
+                case "delete" -> {
+                    DeleteTopicsRequestData req = new DeleteTopicsRequestData(acc, version);
+                    response = deleteTopics(rcm, ctx, req, version, cmd.path("deleteDisabled").asBoolean(), recs);
+                    result = null;
                 }
                 default -> {
                     org.apache.kafka.common.message.AllocateProducerIdsRequestData req =
@@ -364,5 +383,83 @@ public class KafkaReplicationControl {
         }
         o.put("response", hex(response, version));
         return o;
+    }
+
+    /**
+     * ControllerApis.deleteTopics (Scala in 4.4.0) with every topic
+     * authorized, over the manager's own findTopicNames, findTopicIds and
+     * deleteTopics. The answers are not shuffled (the test sorts them).
+     */
+    @SuppressWarnings("unchecked")
+    private static Message deleteTopics(Object rcm, ControllerRequestContext ctx, DeleteTopicsRequestData req, short version,
+                                        boolean disabled, ArrayNode recs) throws Exception {
+        DeleteTopicsResponseData data = new DeleteTopicsResponseData();
+        if (disabled) {
+            ApiException e = version < 3
+                ? new org.apache.kafka.common.errors.InvalidRequestException("This version does not support topic deletion.")
+                : new org.apache.kafka.common.errors.TopicDeletionDisabledException();
+            return new DeleteTopicsRequest.Builder(req).build(version).getErrorResponse(0, e).data();
+        }
+        List<DeletableTopicResult> responses = new java.util.ArrayList<>();
+        java.util.function.BiConsumer<String, Map.Entry<Uuid, ApiError>> append = (name, e) ->
+            responses.add(new DeletableTopicResult().setName(name).setTopicId(e.getKey())
+                .setErrorCode(e.getValue().error().code()).setErrorMessage(e.getValue().message()));
+        HashSet<String> providedNames = new HashSet<>();
+        HashSet<String> duplicateProvidedNames = new HashSet<>();
+        HashSet<Uuid> providedIds = new HashSet<>();
+        HashSet<Uuid> duplicateProvidedIds = new HashSet<>();
+        java.util.function.Consumer<String> addProvidedName = name -> {
+            if (duplicateProvidedNames.contains(name) || !providedNames.add(name)) {
+                duplicateProvidedNames.add(name);
+                providedNames.remove(name);
+            }
+        };
+        req.topicNames().forEach(addProvidedName);
+        for (DeleteTopicsRequestData.DeleteTopicState topic : req.topics()) {
+            if (topic.name() == null) {
+                if (topic.topicId().equals(Uuid.ZERO_UUID)) {
+                    append.accept(null, Map.entry(Uuid.ZERO_UUID, new ApiError(Errors.INVALID_REQUEST, "Neither topic name nor id were specified.")));
+                } else if (duplicateProvidedIds.contains(topic.topicId()) || !providedIds.add(topic.topicId())) {
+                    duplicateProvidedIds.add(topic.topicId());
+                    providedIds.remove(topic.topicId());
+                }
+            } else if (topic.topicId().equals(Uuid.ZERO_UUID)) {
+                addProvidedName.accept(topic.name());
+            } else {
+                append.accept(topic.name(), Map.entry(topic.topicId(), new ApiError(Errors.INVALID_REQUEST, "You may not specify both topic name and topic id.")));
+            }
+        }
+        duplicateProvidedNames.forEach(name -> append.accept(name, Map.entry(Uuid.ZERO_UUID, new ApiError(Errors.INVALID_REQUEST, "Duplicate topic name."))));
+        duplicateProvidedIds.forEach(id -> append.accept(null, Map.entry(id, new ApiError(Errors.INVALID_REQUEST, "Duplicate topic id."))));
+        HashMap<Uuid, String> idToName = new HashMap<>();
+        Map<Uuid, Object> names = (Map<Uuid, Object>) call(rcm, "findTopicNames", Long.MAX_VALUE, providedIds);
+        for (Map.Entry<Uuid, Object> e : names.entrySet()) {
+            if ((boolean) call(e.getValue(), "isError")) {
+                append.accept(null, Map.entry(e.getKey(), (ApiError) call(e.getValue(), "error")));
+            } else {
+                idToName.put(e.getKey(), (String) call(e.getValue(), "result"));
+            }
+        }
+        Map<String, Object> ids = (Map<String, Object>) call(rcm, "findTopicIds", Long.MAX_VALUE, providedNames);
+        for (Map.Entry<String, Object> e : ids.entrySet()) {
+            String name = e.getKey();
+            if ((boolean) call(e.getValue(), "isError")) {
+                append.accept(name, Map.entry(Uuid.ZERO_UUID, (ApiError) call(e.getValue(), "error")));
+            } else {
+                Uuid id = (Uuid) call(e.getValue(), "result");
+                if (duplicateProvidedIds.contains(id) || idToName.put(id, name) != null) {
+                    duplicateProvidedIds.add(id);
+                    idToName.remove(id);
+                    append.accept(name, Map.entry(id, new ApiError(Errors.INVALID_REQUEST, "The provided topic name maps to an ID that was already supplied.")));
+                }
+            }
+        }
+        if (!idToName.isEmpty()) { // QuorumController.deleteTopics answers an empty set itself
+            Object result = call(rcm, "deleteTopics", ctx, idToName.keySet());
+            ((Map<Uuid, ApiError>) call(result, "response")).forEach((id, err) -> append.accept(idToName.get(id), Map.entry(id, err)));
+            for (ApiMessageAndVersion mav : (List<ApiMessageAndVersion>) call(result, "records")) recs.add(frame(mav));
+        }
+        // As ControllerApis.handleDeleteTopics builds its answer.
+        return data.setResponses(new DeleteTopicsResponseData.DeletableTopicResultCollection(responses.iterator()));
     }
 }
