@@ -46,7 +46,6 @@ func AlterPartition(op Op, req *kmsg.AlterPartitionRequest) Result[*kmsg.AlterPa
 		resp.ErrorCode = err.Code
 		return Result[*kmsg.AlterPartitionResponse]{Response: resp}
 	}
-	mv, _ := im.MetadataVersion()
 	var recs []Record
 	for _, td := range req.Topics {
 		rt := kmsg.NewAlterPartitionResponseTopic()
@@ -62,9 +61,7 @@ func AlterPartition(op Op, req *kmsg.AlterPartitionRequest) Result[*kmsg.AlterPa
 			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
-		layers := configs.TopicLayers(im, op.Settings.Static, op.Settings.NodeID, t.Name())
-		minISR := topicMinISR(t, layers)
-		unclean := configs.UncleanLeaderElection(layers)
+		unclean := configs.UncleanLeaderElection(configs.TopicLayers(im, op.Settings.Static, op.Settings.NodeID, t.Name()))
 		for _, pd := range td.Partitions {
 			rp := kmsg.NewAlterPartitionResponseTopicPartition()
 			rp.Partition = pd.Partition
@@ -86,15 +83,7 @@ func AlterPartition(op Op, req *kmsg.AlterPartitionRequest) Result[*kmsg.AlterPa
 				isr[i] = s.BrokerID
 			}
 			cur := partitionchange.FromImage(p)
-			b := partitionchange.New(cur, partitionchange.Context{
-				TopicID:         td.TopicID,
-				PartitionID:     pd.Partition,
-				MetadataVersion: mv,
-				MinISR:          minISR,
-				ELR:             im.ELREnabled(),
-				Acceptable:      partitionchange.Acceptor(im, cur, func(id int32) bool { return partitionchange.IsActive(im, id) }),
-				DefaultDir:      defaultDir(im),
-			})
+			b := partitionchange.New(cur, changeContext(op, t, pd.Partition, cur, nil))
 			if unclean {
 				b.SetElection(partitionchange.Unclean)
 			}

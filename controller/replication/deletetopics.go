@@ -201,6 +201,10 @@ func (s *javaSet[K]) keys() []K {
 	return m.Keys()
 }
 
+func newSet[K comparable](hash func(K) int32) *javaSet[K] {
+	return &javaSet[K]{seq: map[K]int{}, hash: hash}
+}
+
 func newStringSet() *javaSet[string] {
 	return &javaSet[string]{seq: map[string]int{}, hash: jvmorder.StringHash}
 }

@@ -131,20 +131,8 @@ func electLeader(op Op, topic string, partition int32, election partitionchange.
 
 // change builds an election on partition p of topic t.
 func change(op Op, t *image.Topic, partition int32, p image.Partition, election partitionchange.Election) (*Record, error) {
-	im := op.Image
-	mv, _ := im.MetadataVersion()
-	layers := configs.TopicLayers(im, op.Settings.Static, op.Settings.NodeID, t.Name())
 	cur := partitionchange.FromImage(p)
-	b := partitionchange.New(cur, partitionchange.Context{
-		TopicID:         t.ID(),
-		PartitionID:     partition,
-		MetadataVersion: mv,
-		MinISR:          topicMinISR(t, layers),
-		ELR:             im.ELREnabled(),
-		Acceptable:      partitionchange.Acceptor(im, cur, func(id int32) bool { return partitionchange.IsActive(im, id) }),
-		DefaultDir:      defaultDir(im),
-	}).SetElection(election)
-	rec, version, err := b.Build()
+	rec, version, err := partitionchange.New(cur, changeContext(op, t, partition, cur, nil)).SetElection(election).Build()
 	if err != nil || rec == nil {
 		return nil, err
 	}

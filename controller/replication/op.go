@@ -2,7 +2,7 @@
 // operations, as Kafka 4.4.0's ReplicationControlManager (and, for producer
 // ids, ProducerIdControlManager) decides them: CreateTopics, DeleteTopics,
 // CreatePartitions, AlterPartition, ElectLeaders with the periodic leader
-// balancing, and AllocateProducerIds, with Kafka's validation order, error
+// balancing, AssignReplicasToDirs, and AllocateProducerIds, with Kafka's validation order, error
 // codes and messages, and the records Kafka writes, byte for byte.
 //
 // It is deterministic and pure: every operation reads the controller's

@@ -369,3 +369,43 @@ func TestElectLeadersUnknownType(t *testing.T) {
 		t.Fatalf("%+v", res.Response)
 	}
 }
+
+// A replica moves to one of the broker's directories: one record. Moved
+// to a directory the broker does not have online, the replica also leaves
+// the ISR and the leadership.
+func TestAssignReplicasToDirs(t *testing.T) {
+	c := newCluster(t, false)
+	c.broker(1, 10, false)
+	c.broker(2, 10, false)
+	tid := uuid.UUID{7}
+	c.topic("t", tid, part(1, 0, 0, []int32{1, 2}, []int32{1, 2}))
+	req := func(d uuid.UUID, parts ...int32) *kmsg.AssignReplicasToDirsRequest {
+		r := kmsg.NewPtrAssignReplicasToDirsRequest()
+		r.BrokerID, r.BrokerEpoch = 1, 10
+		topic := kmsg.AssignReplicasToDirsRequestDirectoryTopic{TopicID: tid}
+		for _, p := range parts {
+			topic.Partitions = append(topic.Partitions, kmsg.AssignReplicasToDirsRequestDirectoryTopicPartition{Partition: p})
+		}
+		r.Directories = []kmsg.AssignReplicasToDirsRequestDirectory{{ID: d, Topics: []kmsg.AssignReplicasToDirsRequestDirectoryTopic{topic}}}
+		return r
+	}
+	// Already there: nothing to write.
+	if res := AssignReplicasToDirs(c.op(), req(dir(1), 0)); len(res.Records) != 0 || res.Response.Directories[0].Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("same dir: %+v", res)
+	}
+	res := AssignReplicasToDirs(c.op(), req(uuid.UUID{0xe}, 0, 3))
+	codes := []int16{res.Response.Directories[0].Topics[0].Partitions[0].ErrorCode, res.Response.Directories[0].Topics[0].Partitions[1].ErrorCode}
+	if !reflect.DeepEqual(codes, []int16{0, kerr.UnknownTopicOrPartition.Code}) || len(res.Records) != 2 {
+		t.Fatalf("offline dir: codes %v, %d records", codes, len(res.Records))
+	}
+	moved := res.Records[0].Record.(*metadata.PartitionChangeRecord)
+	left := res.Records[1].Record.(*metadata.PartitionChangeRecord)
+	if moved.Directories[0] != (uuid.UUID{0xe}) || left.Leader != 2 || !reflect.DeepEqual(left.Isr, []int32{2}) {
+		t.Fatalf("records %+v %+v", moved, left)
+	}
+	stale := req(dir(1), 0)
+	stale.BrokerEpoch = 9
+	if res := AssignReplicasToDirs(c.op(), stale); res.Response.ErrorCode != kerr.StaleBrokerEpoch.Code {
+		t.Fatalf("stale: %+v", res.Response)
+	}
+}

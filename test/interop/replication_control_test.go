@@ -335,6 +335,9 @@ func kraftdAnswer(t *testing.T, c *controlCase, ids []uuid.UUID) controlAnswer {
 	case *kmsg.DeleteTopicsRequest:
 		res := replication.DeleteTopics(op, im, req, nil)
 		recs, resp = res.Records, res.Response
+	case *kmsg.AssignReplicasToDirsRequest:
+		res := replication.AssignReplicasToDirs(op, req)
+		recs, resp = res.Records, res.Response
 	}
 	a := controlAnswer{Response: hex.EncodeToString(resp.AppendTo(nil))}
 	if _, ok := c.req.(*kmsg.DeleteTopicsRequest); ok {
@@ -504,6 +507,17 @@ func responseCodes(t *testing.T, req kmsg.Request, h string) []int16 {
 	case *kmsg.DeleteTopicsResponse:
 		for _, x := range resp.Topics {
 			codes = append(codes, x.ErrorCode)
+		}
+	case *kmsg.AssignReplicasToDirsResponse:
+		if resp.ErrorCode != 0 {
+			return []int16{resp.ErrorCode}
+		}
+		for _, d := range resp.Directories {
+			for _, x := range d.Topics {
+				for _, p := range x.Partitions {
+					codes = append(codes, p.ErrorCode)
+				}
+			}
 		}
 	}
 	return codes

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/controller/placement"
 	"github.com/kraftd/kraftd/protocol/metadata"
 	"github.com/kraftd/kraftd/uuid"
 )
@@ -452,6 +453,59 @@ func TestDeleteTopicsAgainstKafka(t *testing.T) {
 	var cases []*controlCase
 	for range 1500 {
 		cases = append(cases, randomDeleteTopicsCase(r))
+	}
+	compareControl(t, cases)
+}
+
+func randomAssignReplicasToDirsCase(r *rand.Rand) *controlCase {
+	g := newClusterGen(r)
+	tp := g.someTopic()
+	p0 := tp.parts[r.IntN(len(tp.parts))]
+	req := kmsg.NewPtrAssignReplicasToDirsRequest()
+	req.BrokerID = p0.Replicas[r.IntN(len(p0.Replicas))]
+	if r.IntN(10) == 0 {
+		req.BrokerID = g.brokers[r.IntN(len(g.brokers))].BrokerId
+	}
+	b := g.broker(req.BrokerID)
+	req.BrokerEpoch = b.BrokerEpoch
+	if r.IntN(20) == 0 {
+		req.BrokerEpoch--
+	}
+	dirs := append([][16]byte{}, g.dirs[req.BrokerID]...)
+	dirs = append(dirs, [16]byte{0xe, 15: 9}, [16]byte(placement.DirUnassigned), [16]byte(placement.DirLost))
+	for range 1 + r.IntN(2) {
+		d := kmsg.NewAssignReplicasToDirsRequestDirectory()
+		d.ID = dirs[r.IntN(len(dirs))]
+		if len(g.dirs[req.BrokerID]) > 0 && r.IntN(2) == 0 {
+			d.ID = g.dirs[req.BrokerID][r.IntN(len(g.dirs[req.BrokerID]))]
+		}
+		for range 1 + r.IntN(2) {
+			t := &g.topics[r.IntN(len(g.topics))]
+			rt := kmsg.NewAssignReplicasToDirsRequestDirectoryTopic()
+			rt.TopicID = t.id
+			if r.IntN(20) == 0 {
+				rt.TopicID = [16]byte{0x55}
+			}
+			for range 1 + r.IntN(3) {
+				rt.Partitions = append(rt.Partitions, kmsg.AssignReplicasToDirsRequestDirectoryTopicPartition{Partition: int32(r.IntN(len(t.parts) + 1))})
+			}
+			d.Topics = append(d.Topics, rt)
+		}
+		req.Directories = append(req.Directories, d)
+	}
+	return &controlCase{Op: "dirs", Seed: 1, NumPartitions: 1, RF: 1, Static: map[string]string{}, recs: g.recs, req: req}
+}
+
+// Kafka 4.4.0's ReplicationControlManager.handleAssignReplicasToDirs is
+// the judge: assignments to the broker's directories, to offline, lost and
+// unassigned ones, of partitions it replicates or not, unknown topics and
+// partitions, metadata.versions without directories, stale broker epochs;
+// replicas put in an offline directory leave their ISRs.
+func TestAssignReplicasToDirsAgainstKafka(t *testing.T) {
+	r := rand.New(rand.NewPCG(corpusSeed(t), 73))
+	var cases []*controlCase
+	for range 1500 {
+		cases = append(cases, randomAssignReplicasToDirsCase(r))
 	}
 	compareControl(t, cases)
 }

@@ -71,7 +71,7 @@ import org.apache.kafka.timeline.SnapshotRegistry;
  * kraftd's interop test (replication_control_test.go). One JSON command a
  * line on stdin, one answer a line on stdout prefixed "R ":
  *
- *   {"op": "create"|"alter"|"partitions"|"elect"|"pids", "seed": S,
+ *   {"op": "create"|"alter"|"partitions"|"elect"|"pids"|"delete"|"dirs", "seed": S,
  *    "numPartitions": N, "rf": R, "static": {...}, "records": [HEX...],
  *    "version": V, "request": HEX}
  *
@@ -279,6 +279,7 @@ public class KafkaReplicationControl {
             case "elect" -> 43;
             case "alter" -> 56;
             case "delete" -> 20;
+            case "dirs" -> 73;
             default -> 67;
         };
         ControllerRequestContext ctx = new ControllerRequestContext(
@@ -352,6 +353,17 @@ public class KafkaReplicationControl {
                     } catch (ApiException e) {
                         result = null;
                         response = ((ElectLeadersRequest) newRequest(ElectLeadersRequest.class, req, version)).getErrorResponse(0, e).data();
+                    }
+                }
+                case "dirs" -> {
+                    org.apache.kafka.common.message.AssignReplicasToDirsRequestData req =
+                        new org.apache.kafka.common.message.AssignReplicasToDirsRequestData(acc, version);
+                    try {
+                        result = call(rcm, "handleAssignReplicasToDirs", req);
+                        response = (Message) call(result, "response");
+                    } catch (ApiException e) {
+                        result = null;
+                        response = new org.apache.kafka.common.requests.AssignReplicasToDirsRequest(req, version).getErrorResponse(0, e).data();
                     }
                 }
                 case "delete" -> {
