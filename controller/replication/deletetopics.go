@@ -46,17 +46,22 @@ func DeleteTopics(op Op, committed *image.Image, req *kmsg.DeleteTopicsRequest, 
 			asked = append(asked, entry{t.Topic, t.TopicID})
 		}
 	}
-	if !op.Settings.DeleteTopicEnable {
-		code := kerr.TopicDeletionDisabled.Code
-		if req.Version < 3 {
-			code = kerr.InvalidRequest.Code
-		}
+	// A request that fails whole answers each topic of the request with
+	// the code alone (DeleteTopicsRequest.getErrorResponse).
+	failed := func(code int16) Result[*kmsg.DeleteTopicsResponse] {
+		resp.Topics = resp.Topics[:0]
 		for _, e := range asked {
 			r := kmsg.NewDeleteTopicsResponseTopic()
 			r.Topic, r.TopicID, r.ErrorCode = e.name, e.id, code
 			resp.Topics = append(resp.Topics, r)
 		}
 		return Result[*kmsg.DeleteTopicsResponse]{Atomic: true, Response: resp}
+	}
+	if !op.Settings.DeleteTopicEnable {
+		if req.Version < 3 {
+			return failed(kerr.InvalidRequest.Code)
+		}
+		return failed(kerr.TopicDeletionDisabled.Code)
 	}
 	add := func(name *string, id uuid.UUID, code int16, msg *string) {
 		r := kmsg.NewDeleteTopicsResponseTopic()
@@ -144,6 +149,13 @@ func DeleteTopics(op Op, committed *image.Image, req *kmsg.DeleteTopicsRequest, 
 		name := nameOf[id]
 		if _, ok := op.Image.Topic(id); !ok {
 			add(strp(name), id, kerr.UnknownTopicID.Code, strp(msgUnknownTopicID))
+			continue
+		}
+		if len(recs) == MaxRecordsPerRequest {
+			// Kafka's bounded record list throws, and deleteTopics answers
+			// the topic with the unexpected error (no message); the others
+			// go on.
+			add(strp(name), id, kerr.UnknownServerError.Code, nil)
 			continue
 		}
 		recs = append(recs, Record{&metadata.RemoveTopicRecord{TopicId: id}, 0})

@@ -45,19 +45,7 @@ func ElectLeaders(op Op, req *kmsg.ElectLeadersRequest) Result[*kmsg.ElectLeader
 		typ = 0
 	}
 	if typ != 0 && typ != 1 {
-		msg := strp(sprintf("Unknown election type %d", typ))
-		resp.ErrorCode = kerr.InvalidRequest.Code
-		for _, t := range req.Topics {
-			rt := kmsg.NewElectLeadersResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewElectLeadersResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, kerr.InvalidRequest.Code, msg
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return Result[*kmsg.ElectLeadersResponse]{Response: resp}
+		return Result[*kmsg.ElectLeadersResponse]{Response: electLeadersFailed(req, &Error{kerr.InvalidRequest.Code, sprintf("Unknown election type %d", typ)})}
 	}
 	election := partitionchange.Preferred
 	if typ == 1 {
@@ -86,7 +74,7 @@ func ElectLeaders(op Op, req *kmsg.ElectLeadersRequest) Result[*kmsg.ElectLeader
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		return Result[*kmsg.ElectLeadersResponse]{Records: recs, Response: resp}
+		return electLeadersResult(req, recs, resp)
 	}
 	for _, t := range req.Topics {
 		rt := kmsg.NewElectLeadersResponseTopic()
@@ -98,7 +86,35 @@ func ElectLeaders(op Op, req *kmsg.ElectLeadersRequest) Result[*kmsg.ElectLeader
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	return electLeadersResult(req, recs, resp)
+}
+
+// electLeadersResult fails the request whole past MaxRecordsPerRequest
+// records.
+func electLeadersResult(req *kmsg.ElectLeadersRequest, recs []Record, resp *kmsg.ElectLeadersResponse) Result[*kmsg.ElectLeadersResponse] {
+	if len(recs) > MaxRecordsPerRequest {
+		return Result[*kmsg.ElectLeadersResponse]{Response: electLeadersFailed(req, errBatchTooLarge)}
+	}
 	return Result[*kmsg.ElectLeadersResponse]{Records: recs, Response: resp}
+}
+
+// electLeadersFailed is the answer to a request that failed whole: the
+// top-level error, and on every partition named.
+func electLeadersFailed(req *kmsg.ElectLeadersRequest, err *Error) *kmsg.ElectLeadersResponse {
+	resp := kmsg.NewPtrElectLeadersResponse()
+	resp.Version = req.Version
+	resp.ErrorCode = err.Code
+	for _, t := range req.Topics {
+		rt := kmsg.NewElectLeadersResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewElectLeadersResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, err.Code, strp(err.Message)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
 }
 
 // electLeader is ReplicationControlManager.electLeader: one partition's

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
@@ -506,6 +507,65 @@ func TestAssignReplicasToDirsAgainstKafka(t *testing.T) {
 	var cases []*controlCase
 	for range 1500 {
 		cases = append(cases, randomAssignReplicasToDirsCase(r))
+	}
+	compareControl(t, cases)
+}
+
+// The 10,000-record bound of a request, at its edge: a topic of 9,999
+// and one of 10,000 partitions, an unclean election over 10,000 and 10,001
+// leaderless partitions, the deletion of 10,000 and 10,001 topics.
+func TestReplicationLimitsAgainstKafka(t *testing.T) {
+	base := func() *clusterGen {
+		g := &clusterGen{r: rand.New(rand.NewPCG(1, 2)), level: metadata.LatestProductionLevel, dirs: map[int32][][16]byte{}}
+		g.add(&metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: int16(g.level)})
+		b := metadata.NewRegisterBrokerRecord()
+		b.BrokerId, b.BrokerEpoch, b.IncarnationId, b.Fenced = 1, 5, uuid.UUID{1}, false
+		b.EndPoints = []metadata.RegisterBrokerRecordBrokerEndpoint{{Name: "PLAINTEXT", Host: "h", Port: 9001}}
+		g.add(b)
+		return g
+	}
+	var cases []*controlCase
+	for _, n := range []int32{9999, 10000} {
+		g := base()
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.Version = 7
+		topic := kmsg.NewCreateTopicsRequestTopic()
+		topic.Topic, topic.NumPartitions, topic.ReplicationFactor = "big", n, 1
+		req.Topics = append(req.Topics, topic)
+		cases = append(cases, &controlCase{Op: "create", Seed: 3, NumPartitions: 1, RF: 1, Static: map[string]string{}, recs: g.recs, req: req})
+	}
+	for _, n := range []int{10000, 10001} {
+		g := base()
+		id := uuid.UUID{0x42}
+		g.add(&metadata.TopicRecord{Name: "wide", TopicId: id})
+		g.add(&metadata.ConfigRecord{ResourceType: 2, ResourceName: "wide", Name: "unclean.leader.election.enable", Value: strPtr("true")})
+		for p := range n {
+			rec := metadata.NewPartitionRecord()
+			rec.PartitionId, rec.TopicId, rec.Replicas, rec.Isr = int32(p), id, []int32{1}, []int32{}
+			rec.RemovingReplicas, rec.AddingReplicas = []int32{}, []int32{}
+			rec.Leader, rec.LeaderEpoch, rec.PartitionEpoch = -1, 0, 0
+			rec.Directories = [][16]byte{placement.DirUnassigned}
+			g.add(rec)
+		}
+		req := kmsg.NewPtrElectLeadersRequest()
+		req.Version, req.ElectionType = 2, 1
+		cases = append(cases, &controlCase{Op: "elect", Seed: 1, NumPartitions: 1, RF: 1, Static: map[string]string{}, recs: g.recs, req: req})
+	}
+	for _, n := range []int{10000, 10001} {
+		g := base()
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.Version = 6
+		for i := range n {
+			// Ids spread as random ones are (ids that share their low
+			// hash bits would make JVM hash chains long enough to become
+			// trees, whose order kraftd does not model).
+			var id uuid.UUID
+			binary.BigEndian.PutUint64(id[:8], uint64(i+1)*0x9e3779b97f4a7c15)
+			binary.BigEndian.PutUint64(id[8:], uint64(i+7)*0xc2b2ae3d27d4eb4f)
+			g.add(&metadata.TopicRecord{Name: fmt.Sprintf("t%d", i), TopicId: id})
+			req.Topics = append(req.Topics, kmsg.DeleteTopicsRequestTopic{TopicID: id})
+		}
+		cases = append(cases, &controlCase{Op: "delete", Seed: 1, NumPartitions: 1, RF: 1, Static: map[string]string{}, recs: g.recs, req: req})
 	}
 	compareControl(t, cases)
 }
