@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -412,10 +411,6 @@ func compareControl(t *testing.T, cases []*controlCase) {
 		}
 		if got.Response != want.Response || strings.Join(got.Records, ",") != strings.Join(want.Records, ",") {
 			failures++
-			if os.Getenv("KRAFTD_DUMP") != "" {
-				os.WriteFile(fmt.Sprintf("/tmp/case%d.kafka", i), []byte(describeResp(t, c.req, want.Response)+"\n"+strings.Join(want.Records, "\n")), 0o644)
-				os.WriteFile(fmt.Sprintf("/tmp/case%d.kraftd", i), []byte(describeResp(t, c.req, got.Response)+"\n"+strings.Join(got.Records, "\n")), 0o644)
-			}
 			if failures <= 3 {
 				t.Errorf("case %d (%s v%d): %s\nrecords: %s\nkafka:  %s\n        %v\nkraftd: %s\n        %v", i, c.Op, c.Version, describeReq(c.req),
 					describeRecs(c.recs), describeResp(t, c.req, want.Response), describeFrames(t, want.Records),

@@ -103,14 +103,7 @@ func randomCreateCase(r *rand.Rand) *controlCase {
 // configs valid, invalid and null, validateOnly, too many partitions), the
 // placer on the same java.util.Random seed: the same response bytes and the
 // same records.
-func TestCreateTopicsAgainstKafka(t *testing.T) {
-	r := rand.New(rand.NewPCG(corpusSeed(t), 19))
-	var cases []*controlCase
-	for range 1500 {
-		cases = append(cases, randomCreateCase(r))
-	}
-	compareControl(t, cases)
-}
+func TestCreateTopicsAgainstKafka(t *testing.T) { compareRandom(t, randomCreateCase, 19, 1500) }
 
 // someTopic makes sure the cluster has a topic and returns one.
 func (g *clusterGen) someTopic() *genTopic {
@@ -235,12 +228,7 @@ func randomAlterPartitionCase(r *rand.Rand) *controlCase {
 // and skipped, unknown topics and partitions, stale broker epochs: the
 // same response bytes and the same PartitionChangeRecords.
 func TestAlterPartitionAgainstKafka(t *testing.T) {
-	r := rand.New(rand.NewPCG(corpusSeed(t), 56))
-	var cases []*controlCase
-	for range 2000 {
-		cases = append(cases, randomAlterPartitionCase(r))
-	}
-	compareControl(t, cases)
+	compareRandom(t, randomAlterPartitionCase, 56, 2000)
 }
 
 func randomCreatePartitionsCase(r *rand.Rand) *controlCase {
@@ -298,12 +286,7 @@ func randomCreatePartitionsCase(r *rand.Rand) *controlCase {
 // topic's replication factor on the same seed, validateOnly, too many new
 // partitions.
 func TestCreatePartitionsAgainstKafka(t *testing.T) {
-	r := rand.New(rand.NewPCG(corpusSeed(t), 37))
-	var cases []*controlCase
-	for range 1500 {
-		cases = append(cases, randomCreatePartitionsCase(r))
-	}
-	compareControl(t, cases)
+	compareRandom(t, randomCreatePartitionsCase, 37, 1500)
 }
 
 func randomElectLeadersCase(r *rand.Rand) *controlCase {
@@ -342,14 +325,7 @@ func randomElectLeadersCase(r *rand.Rand) *controlCase {
 // partitions included) and on all partitions, over random partition
 // states, an unknown election type. For all partitions Kafka walks its hash
 // maps, so the answers are compared sorted there.
-func TestElectLeadersAgainstKafka(t *testing.T) {
-	r := rand.New(rand.NewPCG(corpusSeed(t), 43))
-	var cases []*controlCase
-	for range 1500 {
-		cases = append(cases, randomElectLeadersCase(r))
-	}
-	compareControl(t, cases)
-}
+func TestElectLeadersAgainstKafka(t *testing.T) { compareRandom(t, randomElectLeadersCase, 43, 1500) }
 
 func randomAllocateProducerIDsCase(r *rand.Rand) *controlCase {
 	g := newClusterGen(r)
@@ -373,12 +349,7 @@ func randomAllocateProducerIDsCase(r *rand.Rand) *controlCase {
 // block after others, the last blocks before the ids run out, stale and
 // unknown brokers.
 func TestAllocateProducerIDsAgainstKafka(t *testing.T) {
-	r := rand.New(rand.NewPCG(corpusSeed(t), 67))
-	var cases []*controlCase
-	for range 300 {
-		cases = append(cases, randomAllocateProducerIDsCase(r))
-	}
-	compareControl(t, cases)
+	compareRandom(t, randomAllocateProducerIDsCase, 67, 300)
 }
 
 // sortedElection sorts an ElectLeaders answer by topic and partition.
@@ -449,14 +420,7 @@ func randomDeleteTopicsCase(r *rand.Rand) *controlCase {
 // neither, twice, unknown, a name and the id it maps to, deletion
 // disabled at old and new versions. Kafka shuffles the answers, so they
 // are compared sorted; the records in Kafka's order.
-func TestDeleteTopicsAgainstKafka(t *testing.T) {
-	r := rand.New(rand.NewPCG(corpusSeed(t), 20))
-	var cases []*controlCase
-	for range 1500 {
-		cases = append(cases, randomDeleteTopicsCase(r))
-	}
-	compareControl(t, cases)
-}
+func TestDeleteTopicsAgainstKafka(t *testing.T) { compareRandom(t, randomDeleteTopicsCase, 20, 1500) }
 
 func randomAssignReplicasToDirsCase(r *rand.Rand) *controlCase {
 	g := newClusterGen(r)
@@ -503,12 +467,7 @@ func randomAssignReplicasToDirsCase(r *rand.Rand) *controlCase {
 // partitions, metadata.versions without directories, stale broker epochs;
 // replicas put in an offline directory leave their ISRs.
 func TestAssignReplicasToDirsAgainstKafka(t *testing.T) {
-	r := rand.New(rand.NewPCG(corpusSeed(t), 73))
-	var cases []*controlCase
-	for range 1500 {
-		cases = append(cases, randomAssignReplicasToDirsCase(r))
-	}
-	compareControl(t, cases)
+	compareRandom(t, randomAssignReplicasToDirsCase, 73, 1500)
 }
 
 // The 10,000-record bound of a request, at its edge: a topic of 9,999
@@ -568,4 +527,18 @@ func TestReplicationLimitsAgainstKafka(t *testing.T) {
 		cases = append(cases, &controlCase{Op: "delete", Seed: 1, NumPartitions: 1, RF: 1, Static: map[string]string{}, recs: g.recs, req: req})
 	}
 	compareControl(t, cases)
+}
+
+// compareRandom compares n cases of gen, drawn from the corpus seed on
+// the given stream, in batches (one Kafka process each).
+func compareRandom(t *testing.T, gen func(*rand.Rand) *controlCase, stream uint64, n int) {
+	r := rand.New(rand.NewPCG(corpusSeed(t), stream))
+	for n > 0 {
+		var cases []*controlCase
+		for range min(n, 3000) {
+			cases = append(cases, gen(r))
+		}
+		n -= len(cases)
+		compareControl(t, cases)
+	}
 }
