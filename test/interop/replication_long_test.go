@@ -29,3 +29,4 @@ func TestElectLeadersAgainstKafkaLong(t *testing.T) {
 func TestAssignReplicasToDirsAgainstKafkaLong(t *testing.T) {
 	compareRandom(t, randomAssignReplicasToDirsCase, 73, 15000)
 }
+func TestPeriodicElectionsAgainstKafkaLong(t *testing.T) { compareRandom(t, randomTaskCase, 44, 15000) }

@@ -542,3 +542,18 @@ func compareRandom(t *testing.T, gen func(*rand.Rand) *controlCase, stream uint6
 		compareControl(t, cases)
 	}
 }
+
+func randomTaskCase(r *rand.Rand) *controlCase {
+	g := newClusterGen(r)
+	op := "balance"
+	if r.IntN(2) == 0 {
+		op = "unclean"
+	}
+	return &controlCase{Op: op, Seed: 1, NumPartitions: 1, RF: 1, Static: map[string]string{}, recs: g.recs, req: kmsg.NewPtrElectLeadersRequest()}
+}
+
+// Kafka 4.4.0's periodic preferred-leader and unclean election tasks
+// (maybeBalancePartitionLeaders, maybeElectUncleanLeaders) are the judge
+// over random clusters: the same elections (compared as sets, as Kafka
+// walks hash sets), the same "run again".
+func TestPeriodicElectionsAgainstKafka(t *testing.T) { compareRandom(t, randomTaskCase, 44, 1500) }

@@ -355,6 +355,12 @@ public class KafkaReplicationControl {
                         response = ((ElectLeadersRequest) newRequest(ElectLeadersRequest.class, req, version)).getErrorResponse(0, e).data();
                     }
                 }
+                case "balance", "unclean" -> {
+                    // The periodic tasks; the request is a placeholder.
+                    result = call(rcm, op.equals("balance") ? "maybeBalancePartitionLeaders" : "maybeElectUncleanLeaders");
+                    response = new org.apache.kafka.common.message.ElectLeadersResponseData()
+                        .setErrorCode((Boolean) call(result, "response") ? (short) 1 : (short) 0);
+                }
                 case "dirs" -> {
                     org.apache.kafka.common.message.AssignReplicasToDirsRequestData req =
                         new org.apache.kafka.common.message.AssignReplicasToDirsRequestData(acc, version);
