@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/image"
 	"github.com/kraftd/kraftd/protocol/metadata"
 	"github.com/kraftd/kraftd/uuid"
 )
@@ -407,5 +408,44 @@ func TestAssignReplicasToDirs(t *testing.T) {
 	stale.BrokerEpoch = 9
 	if res := AssignReplicasToDirs(c.op(), stale); res.Response.ErrorCode != kerr.StaleBrokerEpoch.Code {
 		t.Fatalf("stale: %+v", res.Response)
+	}
+}
+
+// A topic the principal may not describe answers without its configs.
+func TestCreateTopicsNotDescribable(t *testing.T) {
+	c := newCluster(t, false)
+	c.broker(1, 10, false)
+	r := CreateTopics(c.op(), createReq("hidden"), func(string) bool { return false }).Response.Topics[0]
+	if r.ErrorCode != 0 || r.ConfigErrorCode != kerr.TopicAuthorizationFailed.Code || r.NumPartitions != -1 || len(r.Configs) != 0 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// Placed partitions before the first without an active replica are
+// written although the topic answers an error, as Kafka 4.4.0 does. Here
+// broker 2's registration says it is shutting down while the heartbeat
+// tracker does not yet, so the placer uses it and it cannot be in an ISR.
+func TestCreatePartitionsKeepsPartitionsBeforeAFailure(t *testing.T) {
+	c := newCluster(t, false)
+	c.broker(1, 10, false)
+	r := metadata.NewRegisterBrokerRecord()
+	r.BrokerId, r.BrokerEpoch, r.IncarnationId, r.Fenced, r.InControlledShutdown = 2, 10, uuid.UUID{1, 2}, false, true
+	r.EndPoints = []metadata.RegisterBrokerRecordBrokerEndpoint{{Name: "PLAINTEXT", Host: "h", Port: 9002}}
+	r.LogDirs = [][16]byte{dir(2)}
+	c.add(r)
+	tid := uuid.UUID{5}
+	c.topic("t", tid, part(1, 0, 0, []int32{1}, []int32{1}))
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "t", Count: 12}}
+	op := c.op()
+	op.ShuttingDown = func(*image.Broker) bool { return false }
+	res := CreatePartitions(op, req)
+	if a := res.Response.Topics[0]; a.ErrorCode != kerr.InvalidReplicationFactor.Code || len(res.Records) == 0 || len(res.Records) >= 11 {
+		t.Fatalf("answer %+v with %d records", a, len(res.Records))
+	}
+	for i, rec := range res.Records {
+		if p := rec.Record.(*metadata.PartitionRecord); p.PartitionId != int32(1+i) || p.Leader != 1 {
+			t.Fatalf("record %d: %+v", i, p)
+		}
 	}
 }
