@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/controller/placement"
 	"github.com/kraftd/kraftd/image"
 	"github.com/kraftd/kraftd/protocol/metadata"
 	"github.com/kraftd/kraftd/uuid"
@@ -438,10 +439,11 @@ func TestCreatePartitionsKeepsPartitionsBeforeAFailure(t *testing.T) {
 	req := kmsg.NewPtrCreatePartitionsRequest()
 	req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "t", Count: 12}}
 	op := c.op()
+	op.Random = placement.NewJavaRandom(987654321) // broker 1 leads the first new partition
 	op.ShuttingDown = func(*image.Broker) bool { return false }
 	res := CreatePartitions(op, req)
 	if a := res.Response.Topics[0]; a.ErrorCode != kerr.InvalidReplicationFactor.Code || len(res.Records) == 0 || len(res.Records) >= 11 {
-		t.Fatalf("answer %+v with %d records", a, len(res.Records))
+		t.Fatalf("answer %+v (%s) with %d records", a, *a.ErrorMessage, len(res.Records))
 	}
 	for i, rec := range res.Records {
 		if p := rec.Record.(*metadata.PartitionRecord); p.PartitionId != int32(1+i) || p.Leader != 1 {
