@@ -297,13 +297,18 @@ func (g *clusterGen) image(t *testing.T, recs []replication.Record) *image.Image
 // from an unseeded source).
 func kraftdAnswer(t *testing.T, c *controlCase, ids []uuid.UUID) controlAnswer {
 	g := &clusterGen{}
-	im := g.image(t, c.recs)
+	return kraftdStep(t, c, g.image(t, c.recs), placement.NewJavaRandom(c.Seed), ids)
+}
+
+// kraftdStep runs a case's request on an image with a placer's random
+// source.
+func kraftdStep(t *testing.T, c *controlCase, im *image.Image, rnd placement.Random, ids []uuid.UUID) controlAnswer {
 	settings := replication.DefaultSettings()
 	settings.DefaultNumPartitions, settings.DefaultReplicationFactor, settings.Static = c.NumPartitions, c.RF, c.Static
 	settings.DeleteTopicEnable = !c.DeleteDisabled
 	op := replication.Op{
 		Image: im, APIVersion: c.req.GetVersion(), Settings: settings,
-		Random:       placement.NewJavaRandom(c.Seed),
+		Random:       rnd,
 		ShuttingDown: func(*image.Broker) bool { return false },
 		NewUUID: func() uuid.UUID {
 			if len(ids) == 0 {

@@ -80,7 +80,11 @@ import org.apache.kafka.timeline.SnapshotRegistry;
  * V) goes to the manager's operation; a request-wide exception becomes the
  * request's own error response, as the controller's API layer answers it.
  * The answer: {"response": HEX of the response body at V, "records": [HEX
- * frames]} or {"fail": stack trace}.
+ * frames]} or {"fail": stack trace}. With "steps": [{"op", "version",
+ * "request"}...] instead, the steps run in turn on the same managers and
+ * placer, each step's records replayed before the next, and the answer is
+ * {"steps": [answers]}. "balance" and "unclean" run the periodic election
+ * tasks (whether to run again as an ElectLeaders response's error code).
  */
 public class KafkaReplicationControl {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -251,22 +255,44 @@ public class KafkaReplicationControl {
         Object pids = call(pb, "build");
 
         call(cluster, "activate");
-        long offset = 0;
-        for (JsonNode r : cmd.path("records")) {
+        Object[] m = {features, configs, cluster, rcm, pids};
+        replay(m, cmd.path("records"));
+        if (!cmd.has("steps")) return step(m, cmd);
+        // A chain: each step on the managers the previous steps' records
+        // were replayed into (and on the same placer).
+        ObjectNode o = JSON.createObjectNode();
+        ArrayNode steps = o.putArray("steps");
+        for (JsonNode st : cmd.path("steps")) {
+            ObjectNode answer = step(m, st);
+            steps.add(answer);
+            replay(m, answer.path("records"));
+        }
+        return o;
+    }
+
+    private static long offset;
+
+    private static void replay(Object[] m, JsonNode records) throws Exception {
+        Object features = m[0], configs = m[1], cluster = m[2], rcm = m[3], pids = m[4];
+        for (JsonNode r : records) {
             byte[] b = HEX.parseHex(r.asText());
             ApiMessageAndVersion mav = MetadataRecordSerde.INSTANCE.read(new ByteBufferAccessor(ByteBuffer.wrap(b)), b.length);
-            ApiMessage m = mav.message();
-            switch (m.getClass().getSimpleName()) {
-                case "FeatureLevelRecord" -> call(features, "replay", m);
-                case "RegisterBrokerRecord" -> call(cluster, "replay", m, offset);
-                case "FenceBrokerRecord", "UnfenceBrokerRecord", "BrokerRegistrationChangeRecord" -> call(cluster, "replay", m);
-                case "ConfigRecord" -> call(configs, "replay", m);
-                case "ProducerIdsRecord" -> call(pids, "replay", m);
-                default -> call(rcm, "replay", m);
+            ApiMessage msg = mav.message();
+            switch (msg.getClass().getSimpleName()) {
+                case "FeatureLevelRecord" -> call(features, "replay", msg);
+                case "RegisterBrokerRecord" -> call(cluster, "replay", msg, offset);
+                case "FenceBrokerRecord", "UnfenceBrokerRecord", "BrokerRegistrationChangeRecord" -> call(cluster, "replay", msg);
+                case "ConfigRecord" -> call(configs, "replay", msg);
+                case "ProducerIdsRecord" -> call(pids, "replay", msg);
+                default -> call(rcm, "replay", msg);
             }
             offset++;
         }
+    }
 
+    @SuppressWarnings("unchecked")
+    private static ObjectNode step(Object[] m, JsonNode cmd) throws Exception {
+        Object features = m[0], configs = m[1], cluster = m[2], rcm = m[3], pids = m[4];
         short version = (short) cmd.get("version").asInt();
         byte[] body = HEX.parseHex(cmd.get("request").asText());
         ByteBufferAccessor acc = new ByteBufferAccessor(ByteBuffer.wrap(body));
