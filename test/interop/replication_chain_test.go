@@ -140,12 +140,21 @@ func kafkaChains(t *testing.T, chains []controlChain) [][]controlAnswer {
 // each on the state the previous records left and all drawing from one
 // placer, as a controller's requests do: the same answers and records at
 // every step.
-func TestReplicationChainsAgainstKafka(t *testing.T) {
+func TestReplicationChainsAgainstKafka(t *testing.T) { compareChainsRandom(t, 400) }
+
+func compareChainsRandom(t *testing.T, n int) {
 	r := rand.New(rand.NewPCG(corpusSeed(t), 99))
-	var chains []controlChain
-	for range 400 {
-		chains = append(chains, randomChain(r))
+	for n > 0 {
+		var chains []controlChain
+		for range min(n, 1000) {
+			chains = append(chains, randomChain(r))
+		}
+		n -= len(chains)
+		compareChainCases(t, chains)
 	}
+}
+
+func compareChainCases(t *testing.T, chains []controlChain) {
 	answers := kafkaChains(t, chains)
 	steps, records := 0, 0
 	for i, c := range chains {

@@ -30,3 +30,4 @@ func TestAssignReplicasToDirsAgainstKafkaLong(t *testing.T) {
 	compareRandom(t, randomAssignReplicasToDirsCase, 73, 15000)
 }
 func TestPeriodicElectionsAgainstKafkaLong(t *testing.T) { compareRandom(t, randomTaskCase, 44, 15000) }
+func TestReplicationChainsAgainstKafkaLong(t *testing.T) { compareChainsRandom(t, 4000) }
