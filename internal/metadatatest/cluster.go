@@ -47,7 +47,7 @@ func SyntheticCluster(n int) []metadata.Record {
 			pr := metadata.NewPartitionRecord()
 			pr.TopicId, pr.PartitionId, pr.Replicas, pr.Isr = id, p, reps, slices.Clone(reps)
 			pr.RemovingReplicas, pr.AddingReplicas = []int32{}, []int32{}
-			pr.Leader = reps[0]
+			pr.Leader, pr.LeaderEpoch, pr.PartitionEpoch = reps[0], 0, 0
 			pr.Directories = [][16]byte{brokerDir(reps[0]), brokerDir(reps[1]), brokerDir(reps[2])}
 			recs = append(recs, pr)
 			if r.IntN(10) == 0 {
