@@ -174,9 +174,9 @@ func normalize(t *testing.T, hexValue string) (string, string) {
 	return hex.EncodeToString(out), fmt.Sprintf("%s v%d %s", rec.TypeName(), version, j)
 }
 
-// compareImages fails unless kraftd's and Kafka's records are the same set
-// (as multisets, after normalize), naming what each side alone holds.
-func compareImages(t *testing.T, label string, kraftd, kafka []string) bool {
+// diffImages returns the records (Kafka's JSON form) only kraftd's and only
+// Kafka's image hold, as multisets after normalize.
+func diffImages(t *testing.T, kraftd, kafka []string) (onlyKraftd, onlyKafka []string) {
 	t.Helper()
 	count := map[string]int{}
 	text := map[string]string{}
@@ -190,7 +190,6 @@ func compareImages(t *testing.T, label string, kraftd, kafka []string) bool {
 		count[n]--
 		text[n] = j
 	}
-	var onlyKraftd, onlyKafka []string
 	for n, c := range count {
 		for ; c > 0; c-- {
 			onlyKraftd = append(onlyKraftd, text[n])
@@ -199,14 +198,26 @@ func compareImages(t *testing.T, label string, kraftd, kafka []string) bool {
 			onlyKafka = append(onlyKafka, text[n])
 		}
 	}
+	slices.Sort(onlyKraftd)
+	slices.Sort(onlyKafka)
+	return onlyKraftd, onlyKafka
+}
+
+// compareImages fails unless kraftd's and Kafka's records are the same set,
+// naming what each side alone holds.
+func compareImages(t *testing.T, label string, kraftd, kafka []string) bool {
+	t.Helper()
+	onlyKraftd, onlyKafka := diffImages(t, kraftd, kafka)
 	if len(onlyKraftd)+len(onlyKafka) == 0 {
 		return true
 	}
-	slices.Sort(onlyKraftd)
-	slices.Sort(onlyKafka)
-	t.Errorf("%s: the images differ (%d records in kraftd's, %d in Kafka's)\nonly kraftd's:\n  %s\nonly Kafka's:\n  %s",
-		label, len(kraftd), len(kafka), strings.Join(first(onlyKraftd, 20), "\n  "), strings.Join(first(onlyKafka, 20), "\n  "))
+	t.Errorf("%s: %s", label, describeDiff(len(kraftd), len(kafka), onlyKraftd, onlyKafka))
 	return false
+}
+
+func describeDiff(nKraftd, nKafka int, onlyKraftd, onlyKafka []string) string {
+	return fmt.Sprintf("the images differ (%d records in kraftd's, %d in Kafka's)\nonly kraftd's:\n  %s\nonly Kafka's:\n  %s",
+		nKraftd, nKafka, strings.Join(first(onlyKraftd, 20), "\n  "), strings.Join(first(onlyKafka, 20), "\n  "))
 }
 
 func first(s []string, n int) []string { return s[:min(n, len(s))] }
