@@ -8,8 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -43,7 +47,7 @@ type metadataFlags struct {
 	dir, snapshot, topic string
 	offset               int64
 	json, records        bool
-	secrets              bool
+	secrets, memory      bool
 }
 
 func (f *metadataFlags) register(fsName string, stderr io.Writer) *pflag.FlagSet {
@@ -55,6 +59,7 @@ func (f *metadataFlags) register(fsName string, stderr io.Writer) *pflag.FlagSet
 	fs.BoolVar(&f.records, "records", false, "print the image as the records a snapshot holds (as the records view)")
 	fs.StringVar(&f.topic, "topic", "", "with partitions: only this topic")
 	fs.BoolVar(&f.secrets, "show-secrets", false, "with --records: print SCRAM salts and keys (otherwise zeroed)")
+	fs.BoolVar(&f.memory, "memory", false, "print to stderr the time the load took, the live heap after GC and the process RSS with the image loaded")
 	return fs
 }
 
@@ -101,9 +106,13 @@ func runMetadata(args []string, stdout, stderr io.Writer) error {
 	if f.secrets && view != "records" {
 		return errors.New("--show-secrets goes with --records")
 	}
+	start := time.Now()
 	im, err := loadMetadata(f.dir, f.snapshot, f.offset)
 	if err != nil {
 		return err
+	}
+	if f.memory {
+		printMemory(stderr, im, time.Since(start))
 	}
 	if view == "records" {
 		return printRecords(stdout, im, f.json, f.secrets)
@@ -351,6 +360,38 @@ func printRecords(w io.Writer, im *image.Image, asJSON, secrets bool) error {
 		bw.WriteString("\n]}\n")
 	}
 	return bw.Flush()
+}
+
+// printMemory says what holding the image costs this process: the live heap
+// after a collection (the image, mostly), the resident set once the freed
+// memory went back to the system, and the peak resident set of the load.
+func printMemory(w io.Writer, im *image.Image, took time.Duration) {
+	debug.FreeOSMemory()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	c := im.Counts()
+	fmt.Fprintf(w, "loaded offset=%d partitions=%d brokers=%d load_seconds=%.2f heap_after_gc_bytes=%d rss_bytes=%d peak_rss_bytes=%d\n",
+		im.Provenance().Offset, c.Partitions, c.ActiveBrokers+c.FencedBrokers, took.Seconds(), m.HeapAlloc,
+		procStatus("VmRSS:"), procStatus("VmHWM:"))
+	runtime.KeepAlive(im)
+}
+
+// procStatus is a size field of /proc/self/status in bytes (Linux), -1
+// where unknown.
+func procStatus(field string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return -1
 }
 
 func zeroed(b []byte) []byte { return make([]byte, len(b)) }

@@ -240,7 +240,11 @@ func TestMetadataViews(t *testing.T) {
 			t.Errorf("%v: exit %d %s\n%s", args, code, errs, out)
 		}
 	}
-	code, out, _ := runCmd(t, "metadata", "scram", "--dir", dir)
+	code, out, errs := runCmd(t, "metadata", "summary", "--dir", dir, "--memory")
+	if code != 0 || !strings.Contains(errs, "loaded offset=22 partitions=1 brokers=3 load_seconds=") || !strings.Contains(errs, "heap_after_gc_bytes=") {
+		t.Errorf("--memory: %q", errs)
+	}
+	code, out, _ = runCmd(t, "metadata", "scram", "--dir", dir)
 	if code != 0 || !strings.Contains(out, "alice  SCRAM-SHA-256") {
 		t.Errorf("scram text:\n%s", out)
 	}
