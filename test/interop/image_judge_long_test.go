@@ -205,9 +205,10 @@ func TestImageAgainstJVMControllersLong(t *testing.T) {
 			t.Fatal(err)
 		}
 		snaps := l.Snapshots()
-		paths := make([]string, len(snaps))
+		paths, labels := make([]string, len(snaps)), make([]string, len(snaps))
 		for i, s := range snaps {
-			paths[i] = cd.label + ": " + filepath.Base(l.SnapshotPath(s))
+			paths[i] = l.SnapshotPath(s)
+			labels[i] = cd.label + ": " + filepath.Base(paths[i])
 		}
 		l.Close()
 		for i, s := range snaps {
@@ -216,10 +217,10 @@ func TestImageAgainstJVMControllersLong(t *testing.T) {
 			}
 			k := kraftdImage(t, kdir, s.Offset-1)
 			if k.offset != s.Offset-1 {
-				t.Errorf("%s: kraftd's image as of %d stands at %d: the snapshot is not at a batch end of kraftd's log", paths[i], s.Offset-1, k.offset)
+				t.Errorf("%s: kraftd's image as of %d stands at %d: the snapshot is not at a batch end of kraftd's log", labels[i], s.Offset-1, k.offset)
 				continue
 			}
-			snapRecs := snapshotFileRecords(t, filepath.Join(dir, filepath.Base(paths[i])))
+			snapRecs := snapshotFileRecords(t, paths[i])
 			onlyKraftd, onlyKafka := diffImages(t, k.records, snapRecs)
 			if len(onlyKraftd)+len(onlyKafka) > 0 {
 				// Kafka 4.4.0's ScramDelta.apply can drop a credential
@@ -230,10 +231,10 @@ func TestImageAgainstJVMControllersLong(t *testing.T) {
 				a, b := diffImages(t, k.records, own.records)
 				if len(onlyKafka) == 0 && len(a)+len(b) == 0 && allScram(onlyKraftd) {
 					t.Logf("%s lacks SCRAM credentials Kafka's own replay of the log holds, as kraftd's image does (Kafka's ScramDelta.apply):\n  %s",
-						paths[i], strings.Join(onlyKraftd, "\n  "))
+						labels[i], strings.Join(onlyKraftd, "\n  "))
 					scramLosses++
 				} else {
-					t.Errorf("%s: %s\nKafka's replay of %s: %s", paths[i], describeDiff(len(k.records), len(snapRecs), onlyKraftd, onlyKafka),
+					t.Errorf("%s: %s\nKafka's replay of %s: %s", labels[i], describeDiff(len(k.records), len(snapRecs), onlyKraftd, onlyKafka),
 						dir, describeDiff(len(k.records), len(own.records), a, b))
 					continue
 				}
