@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftd/kraftd/internal/metadatatest"
+	"github.com/kraftd/kraftd/internal/metadatatest/synthetic"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/protocol/metadata"
@@ -25,7 +25,7 @@ import (
 var controllerHeapJVMFlags = []string{"-Xmx8g", "-Xms256m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true"}
 
 // TestKafkaControllerHeap states what a Kafka 4.4.0 controller needs for a
-// metadata log: the image benchmark's cluster (metadatatest.SyntheticCluster:
+// metadata log: the image benchmark's cluster (synthetic.Cluster:
 // 1000 brokers, RF 3 with directories, a change to one partition in ten) of
 // 100,000 and of 1,000,000 partitions, written as segments into a formatted
 // single-voter controller dir; the controller loads it, becomes active, and
@@ -85,7 +85,7 @@ func measureControllerHeap(t *testing.T, env *kafkatest.Env, bin string, n int) 
 		t.Fatal(err)
 	}
 
-	recs := metadatatest.SyntheticCluster(n)
+	recs := synthetic.Cluster(n)
 	base, end := appendRecords(t, c.PartitionDir, recs, 1000)
 	t.Logf("partitions=%d: %d records appended at offsets %d-%d", n, len(recs), base, end-1)
 	recs = nil

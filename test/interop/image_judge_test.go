@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/kraftd/kraftd/internal/metadatatest"
+	"github.com/kraftd/kraftd/internal/metadatatest/synthetic"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/protocol/metadata"
@@ -308,11 +309,11 @@ func writeSyntheticLog(t testing.TB, dir string, recs []metadata.Record, batchSi
 	return ends
 }
 
-// syntheticWorkload is metadatatest.SyntheticCluster(n) followed by the other
+// syntheticWorkload is synthetic.Cluster(n) followed by the other
 // record types an image keeps: configs, quotas, producer ids, SCRAM, ACLs,
 // a fenced and a re-registered broker, a removed topic.
 func syntheticWorkload(n int) []metadata.Record {
-	recs := metadatatest.SyntheticCluster(n)
+	recs := synthetic.Cluster(n)
 	s := func(v string) *string { return &v }
 	user := "alice"
 	reg := metadata.NewRegisterBrokerRecord()

@@ -1,4 +1,7 @@
-package metadatatest
+// Package synthetic generates metadata logs of made-up clusters for tests
+// and benchmarks. It is apart from metadatatest because it builds
+// protocol/metadata records, whose own tests use metadatatest.
+package synthetic
 
 import (
 	"fmt"
@@ -8,13 +11,13 @@ import (
 	"github.com/kraftd/kraftd/protocol/metadata"
 )
 
-// SyntheticCluster returns the records of a cluster of n partitions, the
+// Cluster returns the records of a cluster of n partitions, the
 // image benchmark's: 1000 brokers with a log directory each (registered and
 // unfenced), topics of 10 to 100 partitions at replication factor 3 placed
 // at random (directories assigned, leader the first replica), then a change
 // to one partition in ten (an ISR shrink or a leader move), at 4.4-IV2 with
 // ELR on. The same n always gives the same records.
-func SyntheticCluster(n int) []metadata.Record {
+func Cluster(n int) []metadata.Record {
 	r := rand.New(rand.NewPCG(42, 42))
 	const brokers = 1000
 	recs := []metadata.Record{
