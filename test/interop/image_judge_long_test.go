@@ -36,8 +36,9 @@ var authorizerProps = kafkatest.Props{
 // restarted, idempotent producers, SCRAM users, client quotas, ACLs), the
 // JVM controllers snapshotting every few KB. Then, all stopped:
 //
-//   - every metadata record of every segment and snapshot on every node
-//     decodes with protocol/metadata and encodes back to its bytes;
+//   - every record of every segment and snapshot on every node decodes
+//     (protocol/metadata; raft's control records with protocol's codecs)
+//     and encodes back to its bytes;
 //   - at each JVM snapshot's offset, kraftd's image of its own copy of the
 //     log (controller metadata --offset) holds the snapshot's records, as
 //     sets;
@@ -183,7 +184,7 @@ func TestImageAgainstJVMControllersLong(t *testing.T) {
 	for _, b := range brokers {
 		total += reencodeAll(t, fmt.Sprintf("broker %d", b.NodeID), b.PartitionDir)
 	}
-	t.Logf("%d metadata records on %d nodes decode and re-encode to their bytes", total, len(q.Nodes)+len(brokers))
+	t.Logf("%d metadata and control records on %d nodes decode and re-encode to their bytes", total, len(q.Nodes)+len(brokers))
 
 	// (b) kraftd's image at each JVM snapshot's offset is the snapshot.
 	kdir := q.Node(3).PartitionDir

@@ -223,12 +223,68 @@ func describeDiff(nKraftd, nKafka int, onlyKraftd, onlyKafka []string) string {
 
 func first(s []string, n int) []string { return s[:min(n, len(s))] }
 
-// reencodeAll checks that every metadata record of every data batch in every
-// segment and snapshot of a partition dir decodes with protocol/metadata and
-// encodes back to its bytes; it returns how many records it checked.
+// reencodeControl decodes a control record with protocol's codecs and
+// encodes it again; it returns the record's name and its new bytes.
+func reencodeControl(typ int16, v []byte) (string, []byte, error) {
+	switch typ {
+	case protocol.ControlLeaderChange:
+		m, err := protocol.DecodeLeaderChange(v)
+		if err != nil {
+			return "LeaderChange", nil, err
+		}
+		return "LeaderChange", m.AppendTo(nil), nil
+	case protocol.ControlSnapshotHeader:
+		var r protocol.SnapshotHeaderRecord
+		err := r.ReadFrom(v)
+		return "SnapshotHeader", r.AppendTo(nil), err
+	case protocol.ControlSnapshotFooter:
+		var r protocol.SnapshotFooterRecord
+		err := r.ReadFrom(v)
+		return "SnapshotFooter", r.AppendTo(nil), err
+	case protocol.ControlKRaftVersion:
+		var r protocol.KRaftVersionRecord
+		err := r.ReadFrom(v)
+		return "KRaftVersion", r.AppendTo(nil), err
+	case protocol.ControlKRaftVoters:
+		var r protocol.VotersRecord
+		err := r.ReadFrom(v)
+		return "Voters", r.AppendTo(nil), err
+	}
+	return fmt.Sprintf("control type %d", typ), nil, fmt.Errorf("unknown control record type %d", typ)
+}
+
+// reencodeAll checks that every record of every batch in every segment and
+// snapshot of a partition dir decodes (metadata records with
+// protocol/metadata, raft's control records with protocol's) and encodes
+// back to its bytes; it returns how many records it checked.
 func reencodeAll(t *testing.T, label, dir string) int {
 	t.Helper()
 	n := 0
+	checkControl := func(where string, b []byte) {
+		for len(b) > 0 {
+			batch, rest, err := protocol.DecodeBatch(b)
+			if err != nil {
+				t.Errorf("%s: %s: %v", label, where, err)
+				return
+			}
+			b = rest
+			if !batch.Control {
+				continue
+			}
+			for i, r := range batch.Records {
+				typ, v, err := protocol.ReadControlRecord(r)
+				if err != nil {
+					t.Errorf("%s: %s offset %d: %v", label, where, batch.BaseOffset+int64(i), err)
+					continue
+				}
+				name, out, err := reencodeControl(typ, v)
+				if err != nil || !bytes.Equal(out, v) {
+					t.Errorf("%s: %s offset %d: %s re-encodes to\n%x (%v), read\n%x", label, where, batch.BaseOffset+int64(i), name, out, err, v)
+				}
+				n++
+			}
+		}
+	}
 	check := func(where string, v []byte) {
 		rec, version, err := metadata.Decode(v)
 		if err != nil {
@@ -257,6 +313,8 @@ func reencodeAll(t *testing.T, label, dir string) int {
 			for i, v := range vs {
 				check(fmt.Sprintf("offset %d", h.BaseOffset+int64(i)), v)
 			}
+		} else {
+			checkControl("segment batch", b)
 		}
 		return nil
 	})
@@ -265,6 +323,11 @@ func reencodeAll(t *testing.T, label, dir string) int {
 	}
 	for _, id := range l.Snapshots() {
 		path := l.SnapshotPath(id)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkControl(filepath.Base(path), data)
 		for i, r := range snapshotFileRecords(t, path) {
 			v, _ := hex.DecodeString(r)
 			check(fmt.Sprintf("%s record %d", filepath.Base(path), i), v)
