@@ -249,7 +249,7 @@ func TestMetadataViews(t *testing.T) {
 		t.Errorf("scram text:\n%s", out)
 	}
 	code, out, _ = runCmd(t, "metadata", "brokers", "--dir", dir)
-	if code != 0 || !strings.HasPrefix(out, "# image at offset 22, epoch 1\nID  EPOCH") || !strings.Contains(out, "PLAINTEXT://localhost:9092(PLAINTEXT)") {
+	if code != 0 || !strings.HasPrefix(out, "# image at offset 22, epoch 1\nID  EPOCH") || !strings.Contains(out, "PLAINTEXT://localhost:9092(PLAINTEXT)") || !strings.Contains(out, `"r1"`) {
 		t.Errorf("brokers text:\n%s", out)
 	}
 }

@@ -276,9 +276,9 @@ func viewData(im *image.Image, view, topic string) (any, [][]string, error) {
 				j.LogDirs = []string{}
 			}
 			out = append(out, j)
-			rack := "-"
+			rack := "-" // none
 			if b.Rack != nil {
-				rack = *b.Rack
+				rack = strconv.Quote(*b.Rack)
 			}
 			row(b.ID, b.Epoch, j.IncarnationID, b.Fenced, b.InControlledShutdown, rack, endpointText(j.Endpoints), list(j.LogDirs))
 		}
