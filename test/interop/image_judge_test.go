@@ -403,7 +403,6 @@ func syntheticWorkload(n int) []metadata.Record {
 // offsets equals the one Kafka 4.4.0's MetadataDelta builds from the same
 // segments, and every record re-encodes to its bytes.
 func TestImageAgainstKafkaSynthetic(t *testing.T) {
-	t.Parallel() // see interop/doc.go
 	dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
 	ends := writeSyntheticLog(t, dir, syntheticWorkload(3000), 97)
 	if n := reencodeAll(t, "synthetic", dir); n == 0 {
