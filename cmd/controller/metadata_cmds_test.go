@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -343,10 +344,19 @@ func TestMetadataBadInput(t *testing.T) {
 	data, _ := os.ReadFile(snap)
 	os.WriteFile(torn, data[:len(data)-3], 0o644)
 
+	// A segment with a flipped byte in its second batch, valid ones after it.
+	flipped := filepath.Join(t.TempDir(), "__cluster_metadata-0")
+	os.MkdirAll(flipped, 0o755)
+	seg, _ := os.ReadFile(filepath.Join(pd, "00000000000000000000.log"))
+	h, _ := protocol.ParseBatchHeader(seg)
+	seg[h.Size()+70] ^= 0xff
+	os.WriteFile(filepath.Join(flipped, "00000000000000000000.log"), seg, 0o644)
+
 	for _, tc := range []struct {
 		args []string
 		want []string
 	}{
+		{[]string{"summary", "--dir", flipped}, []string{filepath.Join(flipped, "00000000000000000000.log"), "position " + strconv.Itoa(h.Size())}},
 		{[]string{"summary", "--dir", bad}, []string{filepath.Join(bad, "00000000000000000000.log"), "batch at offset 1", "offset 1", "PartitionRecord"}},
 		{[]string{"summary", "--snapshot", corrupt}, []string{corrupt, "record type 99"}},
 		{[]string{"summary", "--snapshot", torn}, []string{torn, "runs past the end"}},
