@@ -19,10 +19,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kraftd/kraftd/image"
-	"github.com/kraftd/kraftd/internal/metadatatest"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/protocol/metadata"
+	"github.com/kraftd/kraftd/protocol/metadata/metareflect"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/topics"
 )
@@ -346,7 +346,7 @@ func printRecords(w io.Writer, im *image.Image, asJSON, secrets bool) error {
 			c.Salt, c.StoredKey, c.ServerKey = zeroed(c.Salt), zeroed(c.StoredKey), zeroed(c.ServerKey)
 			rec = &c
 		}
-		data, err := metadatatest.KafkaJSON(rec, version)
+		data, err := metareflect.KafkaJSON(rec, version)
 		if err != nil {
 			return fmt.Errorf("%s v%d: %w", rec.TypeName(), version, err)
 		}

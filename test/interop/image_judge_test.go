@@ -15,11 +15,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kraftd/kraftd/internal/metadatatest"
 	"github.com/kraftd/kraftd/internal/metadatatest/synthetic"
 	"github.com/kraftd/kraftd/metadatalog"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/protocol/metadata"
+	"github.com/kraftd/kraftd/protocol/metadata/metareflect"
 	"github.com/kraftd/kraftd/raft"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
@@ -171,7 +171,7 @@ func normalize(t *testing.T, hexValue string) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, _ := metadatatest.KafkaJSON(rec, version)
+	j, _ := metareflect.KafkaJSON(rec, version)
 	return hex.EncodeToString(out), fmt.Sprintf("%s v%d %s", rec.TypeName(), version, j)
 }
 
