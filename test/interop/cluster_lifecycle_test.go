@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +36,15 @@ type jvmMirror struct {
 // records (NoOpRecords left out), with their offsets.
 func (j *jvmMirror) catchUp() (recs []cluster.Record, offsets []int64) {
 	j.t.Helper()
+	return j.catchUpBatches(-1)
+}
+
+var errEnough = errors.New("enough batches")
+
+// catchUpBatches is catchUp stopping after n batches of records (n < 0: no
+// limit).
+func (j *jvmMirror) catchUpBatches(n int) (recs []cluster.Record, offsets []int64) {
+	j.t.Helper()
 	l, err := metadatalog.OpenReadOnly(j.dir)
 	if err != nil {
 		j.t.Fatal(err)
@@ -55,6 +63,10 @@ func (j *jvmMirror) catchUp() (recs []cluster.Record, offsets []int64) {
 			j.b.Advance(j.next-1, b.PartitionLeaderEpoch)
 			return nil
 		}
+		if n == 0 {
+			return errEnough
+		}
+		n--
 		for i, r := range b.Records {
 			off := b.BaseOffset + int64(i)
 			rec, v, err := metadata.Decode(r.Value)
@@ -82,7 +94,7 @@ func (j *jvmMirror) catchUp() (recs []cluster.Record, offsets []int64) {
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errEnough) {
 		j.t.Fatal(err)
 	}
 	return recs, offsets
@@ -142,18 +154,23 @@ func codeOf(err error) int16 {
 	return 0
 }
 
-// TestClusterLifecycleAgainstKafka runs fake brokers and a fake controller
-// against one Kafka 4.4.0 controller: registrations good and bad, heartbeats
-// through unfencing, controlled shutdown and shutdown, directories going
-// offline, unregistration, controller registration. Each request is decided
-// by controller/cluster on an image replayed from the JVM's own log just
-// before, and the answers (codes, messages where the response has one,
-// flags, broker epochs) and the records written must be the JVM's.
-func TestClusterLifecycleAgainstKafka(t *testing.T) {
+// lifecycle is a Kafka 4.4.0 controller with fake brokers talking to it
+// and a mirror deciding the same requests with controller/cluster.
+type lifecycle struct {
+	*jvmMirror
+	ctrl *kafkatest.Controller
+	conn net.Conn
+	corr int32
+}
+
+// startLifecycle starts a single-voter JVM controller without NoOpRecords
+// (offsets are the operations' own) and a mirror of its log from its
+// activation on.
+func startLifecycle(t *testing.T, sessionTimeout time.Duration) *lifecycle {
 	env := kafkatest.Require(t)
 	ctrl := env.StartController(t, kafkatest.ControllerConfig{NodeID: 1, Props: kafkatest.Props{
-		"metadata.max.idle.interval.ms": "0",      // no NoOpRecords: offsets are the operations' own
-		"broker.session.timeout.ms":     "600000", // no session expires during the test
+		"metadata.max.idle.interval.ms": "0",
+		"broker.session.timeout.ms":     fmt.Sprint(sessionTimeout.Milliseconds()),
 	}})
 	if err := ctrl.WaitLog("Completed transition to Leader", 30*time.Second); err != nil {
 		t.Fatal(err)
@@ -171,98 +188,156 @@ func TestClusterLifecycleAgainstKafka(t *testing.T) {
 	if _, ok := j.b.Image().Controller(1); !ok {
 		t.Fatal("the JVM controller did not register itself")
 	}
-	j.m = cluster.Activate(cluster.Settings{
-		ClusterID: ctrl.ClusterID, NodeID: 1, SessionTimeout: 600 * time.Second,
-	}, j.b.Image(), time.Since(j.start))
-	conn := dialNode(t, ctrl.Addr)
-	corr := int32(0)
-	send := func(req kmsg.Request) kmsg.Response {
-		t.Helper()
-		corr++
-		_, resp := exchange(t, conn, corr, req, req.GetVersion())
+	j.m = cluster.Activate(cluster.Settings{ClusterID: ctrl.ClusterID, NodeID: 1, SessionTimeout: sessionTimeout}, j.b.Image(), time.Since(j.start))
+	return &lifecycle{jvmMirror: j, ctrl: ctrl, conn: dialNode(t, ctrl.Addr)}
+}
+
+// later is an operation an hour on: every session not renewed has expired.
+func (l *lifecycle) later() cluster.Op {
+	op := l.op(0)
+	op.Now += time.Hour
+	return op
+}
+
+func (l *lifecycle) send(req kmsg.Request) kmsg.Response {
+	l.t.Helper()
+	l.corr++
+	_, resp := exchange(l.t, l.conn, l.corr, req, req.GetVersion())
+	return resp
+}
+
+// register sends a registration to both and compares; it returns the epoch,
+// -1 when refused.
+func (l *lifecycle) register(name string, req *kmsg.BrokerRegistrationRequest) int64 {
+	t := l.t
+	t.Helper()
+	mine, err := l.m.RegisterBroker(l.op(req.Version), req)
+	resp := l.send(req).(*kmsg.BrokerRegistrationResponse)
+	jvm, _ := l.catchUp()
+	if got, want := codeOf(err), resp.ErrorCode; got != want {
+		t.Errorf("%s: kraftd answers %d (%v), the JVM %d", name, got, err, want)
+		return -1
+	}
+	t.Logf("%s: %d, epoch %d, %d records", name, resp.ErrorCode, resp.BrokerEpoch, len(jvm))
+	if err != nil {
+		if len(jvm) != 0 {
+			t.Errorf("%s: the JVM refused and wrote %d records", name, len(jvm))
+		}
+		return -1
+	}
+	if mine.Response.BrokerEpoch != resp.BrokerEpoch {
+		t.Errorf("%s: broker epoch kraftd %d, the JVM %d", name, mine.Response.BrokerEpoch, resp.BrokerEpoch)
+	}
+	sameRecords(t, name, mine.Records, jvm)
+	return resp.BrokerEpoch
+}
+
+// heartbeat sends a heartbeat to both and compares.
+func (l *lifecycle) heartbeat(name string, req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
+	t := l.t
+	t.Helper()
+	l.m.TrackHeartbeat(req.BrokerID, req.BrokerEpoch, time.Since(l.start))
+	mine, err := l.m.Heartbeat(l.op(req.Version), req)
+	resp := l.send(req).(*kmsg.BrokerHeartbeatResponse)
+	jvm, _ := l.catchUp()
+	t.Logf("%s: %d caughtUp %v fenced %v shutdown %v, %d records", name, resp.ErrorCode, resp.IsCaughtUp, resp.IsFenced, resp.ShouldShutdown, len(jvm))
+	if got, want := codeOf(err), resp.ErrorCode; got != want {
+		t.Errorf("%s: kraftd answers %d (%v), the JVM %d", name, got, err, want)
 		return resp
 	}
-
-	register := func(name string, req *kmsg.BrokerRegistrationRequest) int64 {
-		t.Helper()
-		mine, err := j.m.RegisterBroker(j.op(req.Version), req)
-		resp := send(req).(*kmsg.BrokerRegistrationResponse)
-		jvm, offsets := j.catchUp()
-		if got, want := codeOf(err), resp.ErrorCode; got != want {
-			t.Errorf("%s: kraftd answers %d (%v), the JVM %d", name, got, err, want)
-			return -1
-		}
-		t.Logf("%s: %d, epoch %d, %d records", name, resp.ErrorCode, resp.BrokerEpoch, len(jvm))
-		if err != nil {
-			if len(jvm) != 0 {
-				t.Errorf("%s: the JVM refused and wrote %d records", name, len(jvm))
-			}
-			return -1
-		}
-		if mine.Response.BrokerEpoch != resp.BrokerEpoch {
-			t.Errorf("%s: broker epoch kraftd %d, the JVM %d", name, mine.Response.BrokerEpoch, resp.BrokerEpoch)
-		}
-		if len(offsets) > 0 && offsets[0] != resp.BrokerEpoch && mine.Response.BrokerEpoch == offsets[0] {
-			t.Logf("%s: an amended registration keeps epoch %d", name, resp.BrokerEpoch)
+	if err == nil {
+		m := mine.Response
+		if m.IsCaughtUp != resp.IsCaughtUp || m.IsFenced != resp.IsFenced || m.ShouldShutdown != resp.ShouldShutdown {
+			t.Errorf("%s: kraftd answers %+v, the JVM %+v", name, m, *resp)
 		}
 		sameRecords(t, name, mine.Records, jvm)
-		return resp.BrokerEpoch
 	}
-	heartbeat := func(name string, req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
-		t.Helper()
-		j.m.TrackHeartbeat(req.BrokerID, req.BrokerEpoch, time.Since(j.start))
-		mine, err := j.m.Heartbeat(j.op(req.Version), req)
-		resp := send(req).(*kmsg.BrokerHeartbeatResponse)
-		jvm, _ := j.catchUp()
-		t.Logf("%s: %d caughtUp %v fenced %v shutdown %v, %d records", name, resp.ErrorCode, resp.IsCaughtUp, resp.IsFenced, resp.ShouldShutdown, len(jvm))
-		if got, want := codeOf(err), resp.ErrorCode; got != want {
-			t.Errorf("%s: kraftd answers %d (%v), the JVM %d", name, got, err, want)
-			return resp
-		}
-		if err == nil {
-			m := mine.Response
-			if m.IsCaughtUp != resp.IsCaughtUp || m.IsFenced != resp.IsFenced || m.ShouldShutdown != resp.ShouldShutdown {
-				t.Errorf("%s: kraftd answers %+v, the JVM %+v", name, m, *resp)
-			}
-			sameRecords(t, name, mine.Records, jvm)
-		}
-		return resp
-	}
+	return resp
+}
 
-	// Registration requests as a 4.4 broker sends them, with every finalized
-	// feature's range.
-	features := func() []kmsg.BrokerRegistrationRequestFeature {
-		f := func(name string, lo, hi int16) kmsg.BrokerRegistrationRequestFeature {
-			x := kmsg.NewBrokerRegistrationRequestFeature()
-			x.Name, x.MinSupportedVersion, x.MaxSupportedVersion = name, lo, hi
-			return x
-		}
-		out := []kmsg.BrokerRegistrationRequestFeature{f("metadata.version", 7, 33), f("kraft.version", 0, 1)}
-		for name, level := range j.b.Image().Features() {
-			out = append(out, f(name, 0, level))
-		}
-		return out
+// features are a 4.4 broker's: every finalized feature's range from 0.
+func (l *lifecycle) features() []kmsg.BrokerRegistrationRequestFeature {
+	f := func(name string, lo, hi int16) kmsg.BrokerRegistrationRequestFeature {
+		x := kmsg.NewBrokerRegistrationRequestFeature()
+		x.Name, x.MinSupportedVersion, x.MaxSupportedVersion = name, lo, hi
+		return x
 	}
-	dir := func(id, n byte) [16]byte { return [16]byte{0: 0x55, 1: id, 15: n} }
-	reg := func(id int32, inc byte) *kmsg.BrokerRegistrationRequest {
-		r := kmsg.NewPtrBrokerRegistrationRequest()
-		r.Version = 4
-		r.BrokerID, r.ClusterID, r.IncarnationID = id, ctrl.ClusterID, [16]byte{0: 0x77, 1: byte(id), 15: inc}
-		l := kmsg.NewBrokerRegistrationRequestListener()
-		l.Name, l.Host, l.Port = "PLAINTEXT", "localhost", uint16(19000+id)
-		r.Listeners = []kmsg.BrokerRegistrationRequestListener{l}
-		r.Features = features()
-		r.LogDirs = [][16]byte{dir(byte(id), 1), dir(byte(id), 2)}
-		r.PreviousBrokerEpoch = -1
-		return r
+	out := []kmsg.BrokerRegistrationRequestFeature{f("metadata.version", 7, 33), f("kraft.version", 0, 1)}
+	for name, level := range l.b.Image().Features() {
+		out = append(out, f(name, 0, level))
 	}
-	hb := func(id int32, epoch int64, fence, shutdown bool) *kmsg.BrokerHeartbeatRequest {
-		r := kmsg.NewPtrBrokerHeartbeatRequest()
-		r.Version = 1
-		r.BrokerID, r.BrokerEpoch, r.CurrentMetadataOffset, r.WantFence, r.WantShutdown = id, epoch, j.next-1, fence, shutdown
-		r.CordonedLogDirs = nil
-		return r
+	return out
+}
+
+func lifecycleDir(id, n byte) [16]byte { return [16]byte{0: 0x55, 1: id, 15: n} }
+
+// reg is broker id's v4 registration, incarnation inc, two directories.
+func (l *lifecycle) reg(id int32, inc byte) *kmsg.BrokerRegistrationRequest {
+	r := kmsg.NewPtrBrokerRegistrationRequest()
+	r.Version = 4
+	r.BrokerID, r.ClusterID, r.IncarnationID = id, l.ctrl.ClusterID, [16]byte{0: 0x77, 1: byte(id), 15: inc}
+	ln := kmsg.NewBrokerRegistrationRequestListener()
+	ln.Name, ln.Host, ln.Port = "PLAINTEXT", "localhost", uint16(19000+id)
+	r.Listeners = []kmsg.BrokerRegistrationRequestListener{ln}
+	r.Features = l.features()
+	r.LogDirs = [][16]byte{lifecycleDir(byte(id), 1), lifecycleDir(byte(id), 2)}
+	r.PreviousBrokerEpoch = -1
+	return r
+}
+
+// hb is a v1 heartbeat reporting the log end as applied.
+func (l *lifecycle) hb(id int32, epoch int64, fence, shutdown bool) *kmsg.BrokerHeartbeatRequest {
+	r := kmsg.NewPtrBrokerHeartbeatRequest()
+	r.Version = 1
+	r.BrokerID, r.BrokerEpoch, r.CurrentMetadataOffset, r.WantFence, r.WantShutdown = id, epoch, l.next-1, fence, shutdown
+	r.CordonedLogDirs = nil
+	return r
+}
+
+// unfence registers broker id and heartbeats it through STARTING and
+// RECOVERY to unfenced, returning its epoch.
+func (l *lifecycle) unfence(id int32, inc byte) int64 {
+	l.t.Helper()
+	epoch := l.register(fmt.Sprintf("register %d", id), l.reg(id, inc))
+	r := l.hb(id, epoch, true, false)
+	r.CurrentMetadataOffset = -1
+	l.heartbeat(fmt.Sprintf("broker %d starting", id), r)
+	l.heartbeat(fmt.Sprintf("broker %d caught up, wants fence", id), l.hb(id, epoch, true, false))
+	l.heartbeat(fmt.Sprintf("broker %d unfences", id), l.hb(id, epoch, false, false))
+	return epoch
+}
+
+// createTopic creates a topic with the given assignment on the JVM.
+func (l *lifecycle) createTopic(name string, assignment ...[]int32) {
+	l.t.Helper()
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	ct.Version, ct.TimeoutMillis = 7, 30000
+	tp := kmsg.NewCreateTopicsRequestTopic()
+	tp.Topic, tp.NumPartitions, tp.ReplicationFactor = name, -1, -1
+	for p, rs := range assignment {
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition, a.Replicas = int32(p), rs
+		tp.ReplicaAssignment = append(tp.ReplicaAssignment, a)
 	}
+	ct.Topics = append(ct.Topics, tp)
+	if resp := l.send(ct).(*kmsg.CreateTopicsResponse); resp.Topics[0].ErrorCode != 0 {
+		l.t.Fatalf("create topic: %d %v", resp.Topics[0].ErrorCode, resp.Topics[0].ErrorMessage)
+	}
+	l.catchUp()
+}
+
+// TestClusterLifecycleAgainstKafka runs fake brokers and a fake controller
+// against one Kafka 4.4.0 controller: registrations good and bad, heartbeats
+// through unfencing, controlled shutdown and shutdown, directories going
+// offline, unregistration, controller registration. Each request is decided
+// by controller/cluster on an image replayed from the JVM's own log just
+// before, and the answers (codes, messages where the response has one,
+// flags, broker epochs) and the records written must be the JVM's.
+func TestClusterLifecycleAgainstKafka(t *testing.T) {
+	l := startLifecycle(t, 600*time.Second) // no session expires during the test
+	ctrl, j := l.ctrl, l.jvmMirror
+	register, heartbeat, reg, hb, send := l.register, l.heartbeat, l.reg, l.hb, l.send
+	dir := lifecycleDir
 
 	// Refusals.
 	for _, c := range []struct {
@@ -296,14 +371,7 @@ func TestClusterLifecycleAgainstKafka(t *testing.T) {
 	// Three brokers register, heartbeat until caught up and unfenced.
 	epochs := map[int32]int64{}
 	for id := int32(1); id <= 3; id++ {
-		epochs[id] = register(fmt.Sprintf("register %d", id), reg(id, 1))
-	}
-	for id := int32(1); id <= 3; id++ {
-		r := hb(id, epochs[id], true, false)
-		r.CurrentMetadataOffset = -1
-		heartbeat(fmt.Sprintf("broker %d starting", id), r)
-		heartbeat(fmt.Sprintf("broker %d caught up, wants fence", id), hb(id, epochs[id], true, false))
-		heartbeat(fmt.Sprintf("broker %d unfences", id), hb(id, epochs[id], false, false))
+		epochs[id] = l.unfence(id, 1)
 	}
 	register("amend broker 2", reg(2, 1))
 	heartbeat("broker 2 after amend", hb(2, epochs[2], false, false))
@@ -314,21 +382,8 @@ func TestClusterLifecycleAgainstKafka(t *testing.T) {
 	heartbeat("stale epoch", hb(1, epochs[1]+1000, false, false))
 	heartbeat("unregistered broker", hb(9, 5, false, false))
 
-	// A topic led by 1 with replicas everywhere.
-	ct := kmsg.NewPtrCreateTopicsRequest()
-	ct.Version, ct.TimeoutMillis = 7, 30000
-	tp := kmsg.NewCreateTopicsRequestTopic()
-	tp.Topic, tp.NumPartitions, tp.ReplicationFactor = "lifecycle", -1, -1
-	for p, rs := range [][]int32{{1, 2, 3}, {1, 3, 2}, {2, 1, 3}, {3, 2, 1}} {
-		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-		a.Partition, a.Replicas = int32(p), rs
-		tp.ReplicaAssignment = append(tp.ReplicaAssignment, a)
-	}
-	ct.Topics = append(ct.Topics, tp)
-	if resp := send(ct).(*kmsg.CreateTopicsResponse); resp.Topics[0].ErrorCode != 0 {
-		t.Fatalf("create topic: %d %v", resp.Topics[0].ErrorCode, resp.Topics[0].ErrorMessage)
-	}
-	j.catchUp()
+	// A topic with replicas everywhere, most partitions led by 1.
+	l.createTopic("lifecycle", []int32{1, 2, 3}, []int32{1, 3, 2}, []int32{2, 1, 3}, []int32{3, 2, 1})
 
 	// Broker 3 loses a directory.
 	off := hb(3, epochs[3], false, false)
@@ -446,5 +501,92 @@ func sameError(t *testing.T, name string, err error, code int16, msg *string) {
 	}
 }
 
-var _ = bytes.Equal
-var _ net.Conn
+
+// TestBrokerSessionsAgainstKafka lets three brokers' sessions expire one by
+// one on a Kafka 4.4.0 controller (ELR on, min.insync.replicas 2) and
+// compares each fencing the JVM's stale-broker task does with
+// controller/cluster's on the same image; then the brokers come back: one
+// after an unclean shutdown (the ELR path), one clean, one re-sending its
+// registration, and are unfenced again.
+func TestBrokerSessionsAgainstKafka(t *testing.T) {
+	const session = 5 * time.Second
+	l := startLifecycle(t, session)
+	if !l.b.Image().ELREnabled() {
+		t.Fatal("the JVM controller runs without ELR")
+	}
+	epochs := map[int32]int64{}
+	for id := int32(1); id <= 3; id++ {
+		epochs[id] = l.unfence(id, 1)
+	}
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	ct.Version, ct.TimeoutMillis = 7, 30000
+	tp := kmsg.NewCreateTopicsRequestTopic()
+	tp.Topic, tp.NumPartitions, tp.ReplicationFactor = "elr", -1, -1
+	for p, rs := range [][]int32{{1, 2, 3}, {2, 3, 1}, {3, 1, 2}} {
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition, a.Replicas = int32(p), rs
+		tp.ReplicaAssignment = append(tp.ReplicaAssignment, a)
+	}
+	c := kmsg.NewCreateTopicsRequestTopicConfig()
+	c.Name, c.Value = "min.insync.replicas", kmsg.StringPtr("2")
+	tp.Configs = append(tp.Configs, c)
+	ct.Topics = append(ct.Topics, tp)
+	if resp := l.send(ct).(*kmsg.CreateTopicsResponse); resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create topic: %d %v", resp.Topics[0].ErrorCode, resp.Topics[0].ErrorMessage)
+	}
+	l.catchUp()
+
+	// Last heartbeats well apart (the task runs every session/8), so the
+	// JVM fences the brokers in this order, one per run.
+	for id := int32(1); id <= 3; id++ {
+		l.heartbeat(fmt.Sprintf("broker %d last heartbeat", id), l.hb(id, epochs[id], false, false))
+		time.Sleep(session / 4)
+	}
+	for fenced := 0; fenced < 3; {
+		var mine []cluster.Record
+		for {
+			recs, again, err := l.m.FenceStaleBroker(l.later())
+			if err != nil {
+				t.Fatal(err)
+			}
+			mine = recs
+			if len(recs) > 0 || !again {
+				break
+			}
+		}
+		if len(mine) == 0 {
+			t.Fatalf("kraftd fences nobody after %d fencings", fenced)
+		}
+		deadline := time.Now().Add(3 * session)
+		var jvm []cluster.Record
+		for len(jvm) == 0 && time.Now().Before(deadline) {
+			jvm, _ = l.catchUpBatches(1)
+			if len(jvm) == 0 {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		name := fmt.Sprintf("session expiry %d", fenced+1)
+		t.Logf("%s: the JVM writes %d records", name, len(jvm))
+		sameRecords(t, name, mine, jvm)
+		fenced++
+	}
+	if recs, _, _ := l.m.FenceStaleBroker(l.later()); len(recs) != 0 {
+		t.Errorf("kraftd fences a fourth time: %v", recs)
+	}
+
+	// Broker 2 restarts after an unclean shutdown, broker 3 after a clean
+	// one, broker 1 re-sends its registration.
+	l.register("broker 2 back, unclean", l.reg(2, 2))
+	r := l.reg(3, 2)
+	r.PreviousBrokerEpoch = epochs[3]
+	l.register("broker 3 back, clean", r)
+	l.register("broker 1 amends", l.reg(1, 1))
+	for id := range epochs {
+		b, _ := l.b.Image().Broker(id)
+		epochs[id] = b.Epoch
+	}
+	for _, id := range []int32{3, 2, 1} {
+		l.heartbeat(fmt.Sprintf("broker %d caught up", id), l.hb(id, epochs[id], true, false))
+		l.heartbeat(fmt.Sprintf("broker %d unfences", id), l.hb(id, epochs[id], false, false))
+	}
+}
