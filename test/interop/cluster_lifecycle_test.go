@@ -501,7 +501,6 @@ func sameError(t *testing.T, name string, err error, code int16, msg *string) {
 	}
 }
 
-
 // TestBrokerSessionsAgainstKafka lets three brokers' sessions expire one by
 // one on a Kafka 4.4.0 controller (ELR on, min.insync.replicas 2) and
 // compares each fencing the JVM's stale-broker task does with
