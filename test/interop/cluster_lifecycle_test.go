@@ -400,7 +400,8 @@ func TestClusterLifecycleAgainstKafka(t *testing.T) {
 		}
 	}
 
-	// Three brokers register, heartbeat until caught up and unfenced.
+	// Three brokers register, heartbeat until caught up and unfenced. Broker
+	// 1 shares its id with the controller: Kafka does not mind.
 	epochs := map[int32]int64{}
 	for id := int32(1); id <= 3; id++ {
 		epochs[id] = l.unfence(id, 1)
@@ -408,6 +409,10 @@ func TestClusterLifecycleAgainstKafka(t *testing.T) {
 	register("amend broker 2", reg(2, 1))
 	heartbeat("broker 2 after amend", hb(2, epochs[2], false, false))
 	register("duplicate broker 1", reg(1, 9))
+	// A broker that never heartbeated has no session: another incarnation
+	// takes its id at once.
+	register("register 6", reg(6, 1))
+	register("broker 6 again, another incarnation", reg(6, 2))
 	r := reg(4, 1)
 	r.LogDirs = [][16]byte{dir(1, 2)}
 	register("directory of broker 1", r)
