@@ -209,20 +209,14 @@ func (m *Manager) Heartbeat(op Op, req *kmsg.BrokerHeartbeatRequest) (Result[kms
 
 // ExpiredHeartbeat is what Kafka does with a heartbeat that waited past its
 // deadline (half broker.heartbeat.interval.ms) before its turn came
-// (processExpiredBrokerHeartbeat): the session is touched with the
-// registration's fenced flag and the broker gets REQUEST_TIMED_OUT.
+// (processExpiredBrokerHeartbeat): a registered broker at its epoch has its
+// session touched with the registration's fenced flag; the answer is
+// REQUEST_TIMED_OUT either way.
 func (m *Manager) ExpiredHeartbeat(im *image.Image, req *kmsg.BrokerHeartbeatRequest) error {
-	b, ok := im.Broker(req.BrokerID)
-	switch {
-	case !ok:
-		return refuse(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", req.BrokerID)
-	case b.Epoch != req.BrokerEpoch:
-		return refuse(kerr.StaleBrokerEpoch.Code, "Expected broker epoch %d, but got broker epoch %d", b.Epoch, req.BrokerEpoch)
-	}
-	if m.sessions[b.ID] != nil {
+	if b, ok := im.Broker(req.BrokerID); ok && b.Epoch == req.BrokerEpoch && m.sessions[b.ID] != nil {
 		m.touch(b.ID, b.Fenced, req.CurrentMetadataOffset)
 	}
-	return refuse(kerr.RequestTimedOut.Code, "The heartbeat waited too long for the controller")
+	return refuse(kerr.RequestTimedOut.Code, "The heartbeat from broker %d waited too long for the controller", req.BrokerID)
 }
 
 // offlineDirRecords (handleDirectoriesOffline): for each registered

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -288,5 +289,30 @@ func TestActivateTracksUnfencedBrokers(t *testing.T) {
 	}
 	if _, again, _ := m.FenceStaleBroker(Op{Image: w.b.Image(), Now: w.now}); again {
 		t.Fatal("the fenced broker 2 had no session to expire")
+	}
+}
+
+func TestSessionOffsets(t *testing.T) {
+	w := newWorld(t, 33, false)
+	e1 := w.register(1, 1)
+	// Unfencing: the heartbeat sets the offset, then the unfence record's
+	// replay registers the broker again with an unchanged fenced flag,
+	// which resets it to -1 (Kafka's BrokerHeartbeatManager.register).
+	w.beat(1, e1, false, false)
+	if s := w.m.Sessions()[0]; s.State != Unfenced || s.MetadataOffset != -1 {
+		t.Fatalf("after unfencing: %+v", s)
+	}
+	w.beat(1, e1, false, false)
+	if s := w.m.Sessions()[0]; s.MetadataOffset != w.next-1 {
+		t.Fatalf("after a heartbeat: %+v, want offset %d", s, w.next-1)
+	}
+	// A heartbeat that waited too long touches the session and times out.
+	err := w.m.ExpiredHeartbeat(w.b.Image(), heartbeat(1, e1, 99, false, false))
+	var e *Error
+	if !errors.As(err, &e) || e.Code != kerr.RequestTimedOut.Code || w.m.Sessions()[0].MetadataOffset != 99 {
+		t.Fatalf("%v %+v", err, w.m.Sessions()[0])
+	}
+	if err := w.m.ExpiredHeartbeat(w.b.Image(), heartbeat(1, e1+1, 5, false, false)); !errors.Is(err, kerr.RequestTimedOut) || w.m.Sessions()[0].MetadataOffset != 99 {
+		t.Fatalf("stale epoch: %v %+v", err, w.m.Sessions()[0])
 	}
 }
