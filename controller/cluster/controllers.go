@@ -22,7 +22,7 @@ func (m *Manager) RegisterController(op Op, req *kmsg.ControllerRegistrationRequ
 	at := map[string]int{}
 	for _, l := range req.Listeners {
 		if l.SecurityProtocol < 0 || l.SecurityProtocol > 3 {
-			return res, refuse(kerr.UnknownServerError.Code, "Unknown security protocol %d in listener %s", l.SecurityProtocol, l.Name)
+			return res, unexpected("Unknown security protocol %d in listener %s", l.SecurityProtocol, l.Name)
 		}
 		e := metadata.RegisterControllerRecordControllerEndpoint{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: l.SecurityProtocol}
 		if i, ok := at[l.Name]; ok {
@@ -35,10 +35,10 @@ func (m *Manager) RegisterController(op Op, req *kmsg.ControllerRegistrationRequ
 	for _, e := range eps {
 		// toControllerRegistrationRecord checks as the broker side does.
 		if e.Port == 0 {
-			return res, refuse(kerr.UnknownServerError.Code, "Cannot serialize ephemeral port 0 in ListenerInfo.")
+			return res, unexpected("Cannot serialize ephemeral port 0 in ListenerInfo.")
 		}
 		if trimmedEmpty(e.Host) {
-			return res, refuse(kerr.UnknownServerError.Code, "Cannot serialize empty host in ListenerInfo.")
+			return res, unexpected("Cannot serialize empty host in ListenerInfo.")
 		}
 	}
 	r := &metadata.RegisterControllerRecord{}

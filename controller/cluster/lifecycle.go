@@ -60,7 +60,7 @@ func (m *Manager) leaderAndISR(im *image.Image, remove, add, unclean int32, part
 		if err != nil {
 			// Kafka throws as well; the partition is one replay should not
 			// have let in.
-			return nil, refuse(kerr.UnknownServerError.Code, "partition %v-%d: %v", tp.TopicID, tp.Partition, err)
+			return nil, unexpected("partition %v-%d: %v", tp.TopicID, tp.Partition, err)
 		}
 		if rec != nil {
 			out = append(out, Record{rec, v})
@@ -316,6 +316,10 @@ func (m *Manager) FenceStaleBroker(op Op) (records []Record, again bool, err err
 	return records, true, nil
 }
 
+// maxRecords is the most records Kafka lets an unregistration write (a
+// BoundedList of 10000); more fail the operation with POLICY_VIOLATION.
+const maxRecords = 10000
+
 // UnregisterBroker decides an UnregisterBroker (handleBrokerUnregistered):
 // the broker leaves every ISR, then every ELR, then its registration goes.
 func (m *Manager) UnregisterBroker(op Op, id int32) (Result[struct{}], error) {
@@ -330,6 +334,9 @@ func (m *Manager) UnregisterBroker(op Op, id int32) (Result[struct{}], error) {
 		func() ([]Record, error) { return m.leaderAndISR(im, id, noBroker, noBroker, im.PartitionsInELR(id)) })
 	if err != nil {
 		return res, err
+	}
+	if len(recs)+1 > maxRecords {
+		return res, refuse(kerr.PolicyViolation.Code, "Unable to perform excessively large batch operation.")
 	}
 	res.Records = recs
 	r := &metadata.UnregisterBrokerRecord{}

@@ -316,3 +316,22 @@ func TestSessionOffsets(t *testing.T) {
 		t.Fatalf("stale epoch: %v %+v", err, w.m.Sessions()[0])
 	}
 }
+
+func TestUnregisterTooManyRecords(t *testing.T) {
+	w := newWorld(t, 33, false)
+	w.unfence(1)
+	w.unfence(2)
+	rs := make([][]int32, maxRecords)
+	for i := range rs {
+		rs[i] = []int32{1, 2}
+	}
+	w.topic(rs...)
+	// 10000 partition changes and the unregistration: one too many.
+	_, err := w.m.UnregisterBroker(w.op(), 2)
+	wantRefusal(t, err, kerr.PolicyViolation.Code, "Unable to perform excessively large batch operation.")
+	// Fencing has no such bound.
+	b, _ := w.b.Image().Broker(2)
+	if recs, err := w.m.fenceRecords(w.b.Image(), b); err != nil || len(recs) != maxRecords+1 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+}

@@ -64,9 +64,16 @@ type Op struct {
 type Error struct {
 	Code    int16
 	Message string
+	// Detail is what Kafka logs where its answer hides the cause (an
+	// unexpected exception is answered with UNKNOWN_SERVER_ERROR's own
+	// message); empty otherwise.
+	Detail string
 }
 
 func (e *Error) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("%s: %s", kerr.ErrorForCode(e.Code), e.Detail)
+	}
 	return fmt.Sprintf("%s: %s", kerr.ErrorForCode(e.Code), e.Message)
 }
 
@@ -75,6 +82,18 @@ func (e *Error) Unwrap() error { return kerr.ErrorForCode(e.Code) }
 
 func refuse(code int16, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// unexpected is Kafka's answer to an exception that is not an API error:
+// UNKNOWN_SERVER_ERROR with that error's default message; the cause goes to
+// the log (and the active controller resigns, which kraftd does not:
+// kafka-4.4-findings.md 9.2).
+func unexpected(format string, args ...any) *Error {
+	return &Error{
+		Code:    kerr.UnknownServerError.Code,
+		Message: "The server experienced an unexpected error when processing the request.",
+		Detail:  "java.lang.RuntimeException: " + fmt.Sprintf(format, args...),
+	}
 }
 
 // Settings are the controller's configuration that the lifecycle reads.

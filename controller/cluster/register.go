@@ -136,7 +136,7 @@ func endpoints(ls []kmsg.BrokerRegistrationRequestListener) ([]metadata.Register
 	at := map[string]int{}
 	for _, l := range ls {
 		if l.SecurityProtocol < 0 || l.SecurityProtocol > 3 {
-			return nil, refuse(kerr.UnknownServerError.Code, "Unknown security protocol %d in listener %s", l.SecurityProtocol, l.Name)
+			return nil, unexpected("Unknown security protocol %d in listener %s", l.SecurityProtocol, l.Name)
 		}
 		e := metadata.RegisterBrokerRecordBrokerEndpoint{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: l.SecurityProtocol}
 		if i, ok := at[l.Name]; ok {
@@ -148,10 +148,10 @@ func endpoints(ls []kmsg.BrokerRegistrationRequestListener) ([]metadata.Register
 	}
 	for _, e := range out {
 		if e.Port == 0 {
-			return nil, refuse(kerr.UnknownServerError.Code, "Cannot serialize ephemeral port 0 in ListenerInfo.")
+			return nil, unexpected("Cannot serialize ephemeral port 0 in ListenerInfo.")
 		}
 		if trimmedEmpty(e.Host) {
-			return nil, refuse(kerr.UnknownServerError.Code, "Cannot serialize empty host in ListenerInfo.")
+			return nil, unexpected("Cannot serialize empty host in ListenerInfo.")
 		}
 	}
 	if out == nil {

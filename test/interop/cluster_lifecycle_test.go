@@ -506,17 +506,33 @@ func TestClusterLifecycleAgainstKafka(t *testing.T) {
 		if register(c.name, r) != -1 {
 			t.Errorf("%s: accepted", c.name)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for strings.Count(ctrl.Log(), "Completed transition to Leader") == elected && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if strings.Count(ctrl.Log(), "Completed transition to Leader") == elected {
-			t.Fatalf("%s: the JVM did not resign and win again", c.name)
-		}
-		time.Sleep(time.Second) // the new leader's activation
-		j.catchUp()
-		j.m = cluster.Activate(j.m.Settings(), j.b.Image(), time.Since(j.start))
+		l.reactivated(elected)
 	}
+	// The same check on a controller's registration, whose response
+	// carries the message.
+	elected := strings.Count(ctrl.Log(), "Completed transition to Leader")
+	creg.Listeners[0].Port = 0
+	_, err = j.m.RegisterController(j.op(0), creg)
+	cresp = send(creg).(*kmsg.ControllerRegistrationResponse)
+	sameError(t, "controller registration, port 0", err, cresp.ErrorCode, cresp.ErrorMessage)
+	l.reactivated(elected)
+}
+
+// reactivated waits for the JVM to win an election after resigning (the
+// count of its leader transitions was elected before), then follows its
+// log and starts a new manager, as the JVM starts a new heartbeat manager.
+func (l *lifecycle) reactivated(elected int) {
+	l.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(l.ctrl.Log(), "Completed transition to Leader") == elected && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if strings.Count(l.ctrl.Log(), "Completed transition to Leader") == elected {
+		l.t.Fatal("the JVM did not resign and win again")
+	}
+	time.Sleep(time.Second) // the new leader's activation
+	l.catchUp()
+	l.m = cluster.Activate(l.m.Settings(), l.b.Image(), time.Since(l.start))
 }
 
 // sameError compares kraftd's refusal with the JVM's code and message.
