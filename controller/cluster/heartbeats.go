@@ -255,6 +255,14 @@ func (m *Manager) next(id int32, cur State, wantFence, wantShutdown bool, offset
 	return ShutdownNow
 }
 
+// ShuttingDown reports whether broker b is in controlled shutdown as the
+// sessions see it, which is what Kafka's placement asks
+// (placement.UsableBrokers' shuttingDown).
+func (m *Manager) ShuttingDown(b *image.Broker) bool {
+	s := m.sessions[b.ID]
+	return s != nil && s.shuttingDown()
+}
+
 // SessionState describes one broker's session, for inspection and tests.
 type SessionState struct {
 	ID             int32

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/controller/placement"
 	"github.com/kraftd/kraftd/protocol/metadata"
 )
 
@@ -120,6 +121,10 @@ func TestControlledShutdown(t *testing.T) {
 		t.Fatalf("leader %d isr %v", p.Leader(), p.ISR())
 	}
 	shutdownOffset := w.next - 1
+	b1, _ := w.b.Image().Broker(1)
+	if usable := placement.UsableBrokers(w.b.Image(), w.m.ShuttingDown); len(usable) != 2 || !w.m.ShuttingDown(b1) {
+		t.Errorf("usable brokers while 1 shuts down: %+v", usable)
+	}
 	if s := w.m.Sessions()[0]; s.State != ControlledShutdown || s.ShutdownOffset != shutdownOffset {
 		t.Fatalf("session %+v, want offset %d", s, shutdownOffset)
 	}
