@@ -70,7 +70,7 @@ type contactKey struct {
 type Manager struct {
 	settings Settings
 	sessions map[int32]*session
-	contacts map[contactKey]time.Duration
+	contacts contacts
 }
 
 // Activate builds the lifecycle state of a newly active controller
@@ -79,11 +79,11 @@ type Manager struct {
 // that a broker that never heartbeats again is fenced one session timeout
 // later.
 func Activate(s Settings, im *image.Image, now time.Duration) *Manager {
-	m := &Manager{settings: s, sessions: map[int32]*session{}, contacts: map[contactKey]time.Duration{}}
-	for b := range im.Brokers() {
+	m := &Manager{settings: s, sessions: map[int32]*session{}}
+	for b := range im.Brokers() { // Kafka's order is its registration map's
 		m.register(b.ID, b.Fenced)
 		if !b.Fenced {
-			m.contacts[contactKey{b.ID, b.Epoch}] = now
+			m.contacts.put(contactKey{b.ID, b.Epoch}, now)
 		}
 	}
 	return m
@@ -97,7 +97,7 @@ func (m *Manager) Settings() Settings { return m.settings }
 // (Kafka does it outside its event queue), whatever the epoch: a wrong
 // epoch's entry expires on its own later.
 func (m *Manager) TrackHeartbeat(id int32, epoch int64, now time.Duration) {
-	m.contacts[contactKey{id, epoch}] = now
+	m.contacts.put(contactKey{id, epoch}, now)
 }
 
 // expired is BrokerHeartbeatTracker.isExpired.
@@ -106,32 +106,20 @@ func (m *Manager) expired(contact, now time.Duration) bool {
 }
 
 func (m *Manager) hasValidSession(id int32, epoch int64, now time.Duration) bool {
-	c, ok := m.contacts[contactKey{id, epoch}]
+	c, ok := m.contacts.get(contactKey{id, epoch})
 	return ok && !m.expired(c, now)
 }
 
-// removeExpired takes one expired tracker entry out and returns it. Kafka
-// takes the first in its ConcurrentHashMap's order; kraftd takes the oldest
-// contact (then the lowest id and epoch), so the brokers fenced by a burst of
-// runs are the same and only their order may differ.
-func (m *Manager) removeExpired(now time.Duration) (contactKey, bool) {
-	var (
-		found bool
-		key   contactKey
-		at    time.Duration
-	)
-	for k, c := range m.contacts {
-		if !m.expired(c, now) {
-			continue
-		}
-		if !found || c < at || (c == at && (k.id < key.id || (k.id == key.id && k.epoch < key.epoch))) {
-			found, key, at = true, k, c
-		}
+// ExpireSession takes the first expired entry out of the tracker, in the
+// order of Kafka's map, and returns it: one step of the stale-broker task,
+// which FenceStaleBroker goes on with.
+func (m *Manager) ExpireSession(now time.Duration) (id int32, epoch int64, ok bool) {
+	e, ok := m.contacts.firstWhere(func(e contactEntry) bool { return m.expired(e.at, now) })
+	if !ok {
+		return 0, 0, false
 	}
-	if found {
-		delete(m.contacts, key)
-	}
-	return key, found
+	m.contacts.remove(e.key)
+	return e.key.id, e.key.epoch, true
 }
 
 // register is BrokerHeartbeatManager.register: a new session, or for a

@@ -293,14 +293,16 @@ func cordonedChanged(stored []uuid.UUID, reported [][16]byte) bool {
 
 // FenceStaleBroker is one run of the stale-broker task
 // (maybeFenceOneStaleBroker): it takes one expired session out of the
-// tracker and, if it is the broker's current epoch, fences the broker. again
+// tracker (ExpireSession) and, if it is the broker's current epoch, fences
+// the broker. again
 // says whether to run once more at once (an entry was taken out, fenced or
 // not).
 func (m *Manager) FenceStaleBroker(op Op) (records []Record, again bool, err error) {
-	k, ok := m.removeExpired(op.Now)
+	id, epoch, ok := m.ExpireSession(op.Now)
 	if !ok {
 		return nil, false, nil
 	}
+	k := contactKey{id, epoch}
 	b, registered := op.Image.Broker(k.id)
 	switch {
 	case !registered:
