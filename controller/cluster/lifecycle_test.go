@@ -163,7 +163,7 @@ func TestFenceStaleBroker(t *testing.T) {
 		t.Fatal("another broker expired")
 	}
 	w.now += time.Second + 1
-	// Now 2 and the two stray entries: one a run, oldest first; the stray
+	// Now 2 and the two stray entries: one a run; the stray
 	// entries write nothing but ask to run again.
 	var fenced []int32
 	for i := 0; ; i++ {
