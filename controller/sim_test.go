@@ -53,7 +53,7 @@ func simRun(t *testing.T, seed uint64) string {
 	for b := int32(1); b <= 4; b++ {
 		propose(&metadata.RegisterBrokerRecord{BrokerId: b, BrokerEpoch: int64(b), IncarnationId: uuid.UUID{byte(b)},
 			EndPoints: []metadata.RegisterBrokerRecordBrokerEndpoint{{Name: "PLAINTEXT", Host: "localhost", Port: uint16(9090 + b)}},
-			LogDirs: [][16]byte{{0xd, byte(b)}}})
+			LogDirs:   [][16]byte{{0xd, byte(b)}}})
 	}
 	down := int32(-1)
 	topics := 0
