@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/image"
 	"github.com/kraftd/kraftd/metrics"
 	"github.com/kraftd/kraftd/node"
@@ -66,7 +67,7 @@ type App struct {
 	// Published for other goroutines (readers, metrics).
 	image          atomic.Pointer[image.Image]
 	leader         atomic.Int32 // the leader raft last reported, -1 when unknown
-	snapshotLoads  atomic.Int64 // HandleLoadSnapshot calls, bootstrap included
+	snapshotLoads  atomic.Int64 // snapshots loaded, the bootstrap apart
 	metadataErrors atomic.Int64
 	latestSnapshot atomic.Pointer[snapshotStat]
 }
@@ -169,14 +170,16 @@ func (a *App) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) 
 	if a.err != nil {
 		return
 	}
-	a.snapshotLoads.Add(1)
 	if err := a.committed.LoadSnapshot(id, r); err != nil {
 		a.failed(fmt.Errorf("controller: loading snapshot %d-%d: %w", id.Offset, id.Epoch, err))
 		return
 	}
 	if id.Offset == 0 && id.Epoch == 0 {
+		// Kafka 4.4 hands the bootstrap to the controller, not to its
+		// metadata loader, which does not count it.
 		return
 	}
+	a.snapshotLoads.Add(1)
 	a.pending = 0
 	a.gen.reset(a.now)
 	a.image.Store(a.committed.Image())
@@ -250,6 +253,10 @@ func (a *App) ControllerView() (metrics.ControllerView, bool) {
 	}
 	if mv, ok := im.MetadataVersion(); ok {
 		v.MetadataVersion = int16(mv)
+		v.Features = append(v.Features, metrics.FeatureLevel{Name: features.MetadataVersionName, Level: int16(mv)})
+	}
+	for name, level := range im.Features() {
+		v.Features = append(v.Features, metrics.FeatureLevel{Name: name, Level: level})
 	}
 	for b := range im.Brokers() {
 		s := metrics.BrokerActive

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,10 +27,19 @@ type ControllerView struct {
 	// ControllerID is the leader raft last reported, -1 when unknown.
 	ControllerID  int32
 	SnapshotLoads int64
+	// Features are the finalized features, metadata.version included, by
+	// Kafka's name ("metadata.version").
+	Features []FeatureLevel
 	// LatestSnapshotBytes and LatestSnapshotAt describe the latest snapshot
 	// this node generated (0 and the start time before one).
 	LatestSnapshotBytes int64
 	LatestSnapshotAt    time.Time
+}
+
+// FeatureLevel is one finalized feature.
+type FeatureLevel struct {
+	Name  string
+	Level int16
 }
 
 // BrokerState is one broker's Kafka BrokerRegistrationState.
@@ -79,6 +89,7 @@ var controllerDescs = struct {
 	activeControllers, activeBrokers, fencedBrokers, shuttingBrokers          *prometheus.Desc
 	topics, partitions, offline, imbalanced, brokerState, errors, lastApplied *prometheus.Desc
 	lastCommitted, mv, controllerID, snapshotLoads, snapBytes, snapAge        *prometheus.Desc
+	finalized                                                                 *prometheus.Desc
 }{
 	activeControllers: kcDesc("ActiveControllerCount", "1 on the active controller, 0 on the others."),
 	activeBrokers:     kcDesc("ActiveBrokerCount", "Registered brokers that are not fenced (in controlled shutdown or not)."),
@@ -97,6 +108,8 @@ var controllerDescs = struct {
 		"The finalized metadata.version feature level; 0 before one."),
 	controllerID: yammerDesc("kafka_server", "MetadataLoader", "CurrentControllerId",
 		"The quorum leader raft last reported; -1 when unknown."),
+	finalized: yammerDesc("kafka_server", "MetadataLoader", "FinalizedLevel",
+		"Each finalized feature's level, by Kafka's camel-cased feature name.", "featureName"),
 	snapshotLoads: yammerDesc("kafka_server", "MetadataLoader", "HandleLoadSnapshotCount",
 		"Snapshots loaded by the metadata loader."),
 	snapBytes: yammerDesc("kafka_server", "SnapshotEmitter", "LatestSnapshotGeneratedBytes",
@@ -140,6 +153,25 @@ func (c controllerCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(d.mv, float64(v.MetadataVersion))
 	gauge(d.controllerID, float64(v.ControllerID))
 	gauge(d.snapshotLoads, float64(v.SnapshotLoads))
+	for _, f := range v.Features {
+		gauge(d.finalized, float64(f.Level), camelFeature(f.Name))
+	}
 	gauge(d.snapBytes, float64(v.LatestSnapshotBytes))
 	gauge(d.snapAge, float64(max(c.now().Sub(v.LatestSnapshotAt).Milliseconds(), 0)))
+}
+
+// camelFeature is Kafka's MetadataLoaderMetrics.sanitizeFeatureName:
+// "eligible.leader.replicas.version" is "eligibleLeaderReplicasVersion".
+func camelFeature(name string) string {
+	parts := strings.Split(name, ".")
+	var b strings.Builder
+	b.WriteString(parts[0])
+	for _, p := range parts[1:] {
+		if p == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(p[:1]))
+		b.WriteString(strings.ToLower(p[1:]))
+	}
+	return b.String()
 }
