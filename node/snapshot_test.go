@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,4 +233,91 @@ func TestApplicationErrorStopsTheNode(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "offset 7: no such topic") {
 		t.Fatalf("Run: %v", err)
 	}
+}
+
+// blockingApp asks for one snapshot whose records wait for release; it
+// counts its ticks.
+type blockingApp struct {
+	ignoreCommits
+	release chan struct{}
+	started chan struct{}
+	asked   bool
+	ticks   atomic.Int64
+	mu      sync.Mutex
+	results []SnapshotResult
+	end     raft.OffsetAndEpoch
+}
+
+func (a *blockingApp) HandleCommit(bs []raft.CommittedBatch) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range bs {
+		a.end = raft.OffsetAndEpoch{Offset: b.LastOffset + 1, Epoch: b.Epoch}
+	}
+}
+
+func (a *blockingApp) Tick(now time.Time, _ raft.Status, _ Writer) time.Time {
+	a.ticks.Add(1)
+	return now.Add(5 * time.Millisecond)
+}
+
+func (a *blockingApp) NextSnapshot() (SnapshotJob, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.asked || a.end.Offset == 0 {
+		return SnapshotJob{}, false
+	}
+	a.asked = true
+	return SnapshotJob{ID: a.end, Batches: func(yield func([][]byte) error) error {
+		close(a.started)
+		<-a.release
+		return yield([][]byte{[]byte("late")})
+	}}, true
+}
+
+func (a *blockingApp) SnapshotWritten(r SnapshotResult) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.results = append(a.results, r)
+}
+
+// While a snapshot's records are being produced the loop goes on ticking;
+// a node stopped meanwhile waits for its writer and leaves no partial
+// file.
+func TestSnapshotDoesNotStallTheLoop(t *testing.T) {
+	cfg, _ := singleVoter(t)
+	app := &blockingApp{release: make(chan struct{}), started: make(chan struct{})}
+	n, err := New(cfg, Options{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", TopicName: topics.ClusterMetadata,
+		App: app, ShutdownTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- n.Run(ctx) }()
+	select {
+	case <-app.started:
+	case err := <-ran:
+		t.Fatalf("Run ended: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no snapshot started")
+	}
+	before := app.ticks.Load()
+	for deadline := time.Now().Add(20 * time.Second); app.ticks.Load() < before+5; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop stopped ticking while a snapshot was written")
+		}
+	}
+	cancel()
+	// The writer is released only after the stop began: Run waits for it.
+	time.AfterFunc(100*time.Millisecond, func() { close(app.release) })
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	dir := topics.PartitionDir(cfg.MetadataLogDir, topics.ClusterMetadata)
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.part")); len(m) != 0 {
+		t.Fatalf("left over: %v", m)
+	}
+	// (Had the shutdown taken longer than the release, the snapshot would
+	// have been finished and frozen: either way nothing partial is left.)
 }
