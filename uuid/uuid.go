@@ -24,7 +24,7 @@ import (
 type UUID [16]byte
 
 // Reserved ids (Kafka's Uuid.ZERO_UUID, and Uuid.ONE_UUID =
-// METADATA_TOPIC_ID = DirectoryId.LOST): __cluster_metadata's topic id is
+// METADATA_TOPIC_ID = DirectoryId.UNASSIGNED): __cluster_metadata's topic id is
 // the one every node knows without being told.
 var (
 	Zero            UUID

@@ -1,0 +1,48 @@
+package jvmorder
+
+import (
+	"slices"
+	"testing"
+)
+
+// The expected orders were printed by OpenJDK 17.
+
+func TestIntSetOrder(t *testing.T) {
+	if got := NewIntSetOf([]int32{17, 1, 33, 2}).Values(); !slices.Equal(got, []int32{17, 1, 33, 2}) {
+		t.Fatalf("one chain in insertion order: %v", got)
+	}
+	// Growing past 12 entries doubles the table to 32 buckets.
+	s := NewIntSetOf([]int32{5})
+	s.AddAll([]int32{100, 36, 4, 68, 20, 52, 84, 116, 132, 148, 164, 180, 196, 3})
+	if want := []int32{3, 100, 36, 4, 68, 132, 164, 196, 5, 20, 52, 84, 116, 148, 180}; !slices.Equal(s.Values(), want) {
+		t.Fatalf("after resize: %v, want %v", s.Values(), want)
+	}
+	// Nine entries in one chain resize the table instead of making a tree.
+	m := NewHashMap[int32]()
+	for _, v := range []int32{0, 64, 128, 192, 256, 320, 384, 448, 512, 576} {
+		m.Put(v, v)
+	}
+	if want := []int32{0, 64, 128, 192, 256, 320, 384, 448, 512, 576}; !slices.Equal(m.Keys(), want) {
+		t.Fatalf("long chain: %v", m.Keys())
+	}
+	if !m.Contains(576, 576) || m.Contains(1, 1) {
+		t.Fatal("Contains")
+	}
+}
+
+func TestStrings(t *testing.T) {
+	m := NewHashMap[string]()
+	for _, s := range []string{"BB", "Aa", "AaAa", "BBBB", "c", "\U0001F600"} {
+		m.Put(s, StringHash(s))
+	}
+	if want := []string{"BB", "Aa", "c", "\U0001F600", "AaAa", "BBBB"}; !slices.Equal(m.Keys(), want) {
+		t.Fatalf("got %q, want %q", m.Keys(), want)
+	}
+	if StringHash("\U0001F600") != 1772899 || StringHash("Aa") != StringHash("BB") {
+		t.Fatal("StringHash")
+	}
+	// Surrogates sort below U+FB01 in Java, above it in UTF-8.
+	if CompareStrings("\U0001F600", "\ufb01") != -8900 || CompareStrings("a", "ab") >= 0 || CompareStrings("b", "a") <= 0 {
+		t.Fatal("CompareStrings")
+	}
+}
