@@ -10,9 +10,11 @@
 //	err = n.Run(ctx) // cancel ctx for a graceful shutdown
 //
 // An Application (the raft performance test's workload, see package
-// workload) plugs in from outside: the driver calls it as its raft.Listener,
-// and the loop ticks it once per round with a Writer to append through and
-// to snapshot into.
+// workload; the controller, package controller) plugs in from outside: the
+// driver calls it as its raft.Listener, and the loop ticks it once per round
+// with a Writer to append through and to snapshot into. An Application that
+// is a Failing stops the node with its error; one that is a Snapshotter has
+// the snapshots it asks for written off the loop (snapshot.go).
 //
 // Concurrency: the network server's connection goroutines and the peer
 // client's goroutines talk to the driver only through the loop's bounded
