@@ -49,8 +49,10 @@
 // goroutine as a controller that is not active answers them
 // (notcontroller.go): NOT_CONTROLLER naming the raft leader, so brokers,
 // controllers and admin clients look for the active controller again.
-// kraftd keeps no metadata, so it answers so even as raft leader; an api
-// that gets a registration of its own is no longer answered so.
+// kraftd does not act as the active controller yet (it keeps the image, see
+// docs/design/controller.md, but writes no metadata), so it answers so even
+// as raft leader; an api that gets a registration of its own is no longer
+// answered so.
 //
 // Leadership deferral (kraftd.controller.leadership.deferral.enable, on by
 // default; __cluster_metadata only): kraftd is not a QuorumController, so
