@@ -43,7 +43,11 @@ var authorizerProps = kafkatest.Props{
 //     log (controller metadata --offset) holds the snapshot's records, as
 //     sets;
 //   - at offsets no snapshot covers, it holds what Kafka's MetadataDelta and
-//     MetadataImage.write build from the same segments.
+//     MetadataImage.write build from the same segments;
+//   - each snapshot kraftd wrote itself (at its own triggers, the same
+//     4096 bytes) holds what Kafka's image classes build from kraftd's
+//     segments at its offset, and what a JVM snapshot at the same offset
+//     holds where there is one, as sets.
 func TestImageAgainstJVMControllersLong(t *testing.T) {
 	t.Parallel() // see interop/doc.go
 	env := kafkatest.Require(t)
@@ -267,6 +271,52 @@ func TestImageAgainstJVMControllersLong(t *testing.T) {
 		compareImages(t, fmt.Sprintf("kraftd's log at offset %d", off), k.records, kafka[i].records)
 	}
 	t.Logf("kraftd's image equals Kafka's MetadataImage at %d more offsets of its log (%v); its log ends at %d", len(offsets), offsets, kend)
+
+	// (d) the snapshots kraftd wrote: Kafka's image of kraftd's segments
+	// at each one's offset, and any JVM snapshot at the same offset.
+	jvmSnaps := map[int64]string{}
+	for _, cd := range dirs {
+		l, err := metadatalog.OpenReadOnly(cd.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range l.Snapshots() {
+			jvmSnaps[s.Offset] = l.SnapshotPath(s)
+		}
+		l.Close()
+	}
+	kl, err := metadatalog.OpenReadOnly(kdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ownOffsets []int64
+	var ownPaths []string
+	for _, s := range kl.Snapshots() {
+		if s.Offset > 0 {
+			ownOffsets, ownPaths = append(ownOffsets, s.Offset-1), append(ownPaths, kl.SnapshotPath(s))
+		}
+	}
+	kl.Close()
+	if len(ownOffsets) < 3 {
+		t.Fatalf("kraftd wrote %d snapshots of its own; want at least 3 at 4096 bytes between snapshots", len(ownOffsets))
+	}
+	sameAsJVM := 0
+	for i, own := range kafkaImages(t, kdir, "", ownOffsets) {
+		recs := snapshotFileRecords(t, ownPaths[i])
+		if own.offset != ownOffsets[i] {
+			t.Errorf("kraftd snapshot %s: Kafka's image of kraftd's log stands at %d", filepath.Base(ownPaths[i]), own.offset)
+			continue
+		}
+		compareImages(t, "kraftd's snapshot "+filepath.Base(ownPaths[i])+" vs Kafka's image of kraftd's log", recs, own.records)
+		if p, ok := jvmSnaps[ownOffsets[i]+1]; ok {
+			onlyKraftd, onlyKafka := diffImages(t, recs, snapshotFileRecords(t, p))
+			if len(onlyKafka) > 0 || (len(onlyKraftd) > 0 && !allScram(onlyKraftd)) {
+				t.Errorf("kraftd's snapshot %s vs %s: %s", filepath.Base(ownPaths[i]), p, describeDiff(len(recs), len(recs)-len(onlyKraftd)+len(onlyKafka), onlyKraftd, onlyKafka))
+			}
+			sameAsJVM++
+		}
+	}
+	t.Logf("kraftd's %d own snapshots equal Kafka's image of its log at their offsets; %d of them also a JVM snapshot at the same offset", len(ownOffsets), sameAsJVM)
 }
 
 func allScram(recs []string) bool {
