@@ -40,6 +40,8 @@ type Config struct {
 	DeferLeaderFsync   bool          // kraftd.controller.quorum.leader.fsync.deferral.enable
 	FetchPace          time.Duration // kraftd.controller.quorum.fetch.pace.us; 0: no pacing
 	FetchPaceRate      int64         // kraftd.controller.quorum.fetch.pace.bytes.per.second
+	AppendFlushBytes   int           // kraftd.controller.quorum.append.flush.bytes; 0: at the linger only
+	MaxUncommitted     int           // kraftd.controller.quorum.append.max.uncommitted.bytes; 0: no bound
 
 	LogDirs        []string
 	MetadataLogDir string

@@ -17,6 +17,7 @@ var quorumKeys = []string{
 	"controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
 	"controller.quorum.auto.join.enable",
 	LeadershipDeferralKey, LeaderFsyncDeferralKey, FetchPaceKey, FetchPaceRateKey,
+	AppendFlushBytesKey, MaxUncommittedBytesKey,
 }
 
 // LeadershipDeferralKey turns leadership deferral on or off (kraftd's own
@@ -44,6 +45,20 @@ const (
 	FetchPaceRateKey = "kraftd.controller.quorum.fetch.pace.bytes.per.second"
 
 	maxFetchPaceUs = 100000
+)
+
+// AppendFlushBytesKey and MaxUncommittedBytesKey shape a leader's appends
+// (kraftd's own keys). A batch is written as soon as it holds
+// AppendFlushBytesKey bytes, before controller.quorum.append.linger.ms
+// ends (0: at the linger only, as Kafka), so the linger bounds the wait of
+// a lone record without setting the pace at high rates. A leader refuses
+// appends (the application sees a full buffer) while more than
+// MaxUncommittedBytesKey bytes wait for their commit (0: no bound), so an
+// overloaded quorum keeps committing at its highest rate with a bounded
+// backlog and latency.
+const (
+	AppendFlushBytesKey    = "kraftd.controller.quorum.append.flush.bytes"
+	MaxUncommittedBytesKey = "kraftd.controller.quorum.append.max.uncommitted.bytes"
 )
 
 // VoterAddr is one entry of controller.quorum.voters.
@@ -105,6 +120,8 @@ func (c *Config) readQuorum(r *reader) {
 		c.FetchPace = d
 	}
 	c.FetchPaceRate = r.int(FetchPaceRateKey, raft.DefaultFetchPaceRate, 1)
+	c.AppendFlushBytes = int(r.int32(AppendFlushBytesKey, raft.DefaultAppendFlushBytes, 0))
+	c.MaxUncommitted = int(r.int32(MaxUncommittedBytesKey, raft.DefaultMaxUncommittedBytes, 0))
 }
 
 // readVoters reads controller.quorum.voters and returns the set of ids.

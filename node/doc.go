@@ -10,9 +10,11 @@
 //	err = n.Run(ctx) // cancel ctx for a graceful shutdown
 //
 // An Application (the raft performance test's workload, see package
-// workload) plugs in from outside: the driver calls it as its raft.Listener,
-// and the loop ticks it once per round with a Writer to append through and
-// to snapshot into.
+// workload; the controller, package controller) plugs in from outside: the
+// driver calls it as its raft.Listener, and the loop ticks it once per round
+// with a Writer to append through and to snapshot into. An Application that
+// is a Failing stops the node with its error; one that is a Snapshotter has
+// the snapshots it asks for written off the loop (snapshot.go).
 //
 // Concurrency: the network server's connection goroutines and the peer
 // client's goroutines talk to the driver only through the loop's bounded
@@ -47,8 +49,10 @@
 // goroutine as a controller that is not active answers them
 // (notcontroller.go): NOT_CONTROLLER naming the raft leader, so brokers,
 // controllers and admin clients look for the active controller again.
-// kraftd keeps no metadata, so it answers so even as raft leader; an api
-// that gets a registration of its own is no longer answered so.
+// kraftd does not act as the active controller yet (it keeps the image, see
+// docs/design/controller.md, but writes no metadata), so it answers so even
+// as raft leader; an api that gets a registration of its own is no longer
+// answered so.
 //
 // Leadership deferral (kraftd.controller.leadership.deferral.enable, on by
 // default; __cluster_metadata only): kraftd is not a QuorumController, so

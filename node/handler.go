@@ -187,7 +187,7 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 }
 
 // controllerRegistrationAPI is served only to turn a Kafka controller's
-// registration away: kraftd keeps no metadata.
+// registration away: kraftd is no active controller yet.
 var controllerRegistrationAPI = nodeApi{
 	Api: protocol.Typed[*kmsg.ControllerRegistrationRequest, *kmsg.ControllerRegistrationResponse]{
 		Versions: protocol.VersionRange{Min: 0, Max: 0},
@@ -198,8 +198,8 @@ var controllerRegistrationAPI = nodeApi{
 }
 
 // controllerRegistration answers a Kafka controller registering itself with
-// the active controller, which it takes the raft leader to be. kraftd keeps
-// no metadata, so it registers no one. A node that does not lead answers
+// the active controller, which it takes the raft leader to be. kraftd is no
+// active controller yet, so it registers no one. A node that does not lead answers
 // NOT_CONTROLLER, as a Kafka controller that is not active does: the JVM
 // then looks up the raft leader again. (Not serving the api would leave the
 // JVM's controller channel on this node for good: an api missing from

@@ -19,13 +19,16 @@ const maxDrain = 256
 const shutdownGrace = time.Second
 
 // loop is the only goroutine that calls the driver, the log (but for a
-// leader's flush job: flush.go) and the application. Each round: run due
-// maintenance, poll due timers, publish the status, tick the application,
-// stamp the round for the metrics (when on: metrics.go), then wait for the
-// earliest of: an inbound message, the end of a leader fsync run off the
-// loop, news of which peers can be the active controller, the driver's next
-// deadline, the application's next tick, the next maintenance, the next
-// probe of voters' software (a leader that defers its leadership:
+// leader's flush job, flush.go, and the body of a snapshot being written,
+// snapshot.go) and the application. Each round: run due maintenance, poll
+// due timers, stop on the application's fatal error (node.Failing),
+// publish the status, tick the application, start the snapshot it asks
+// for (node.Snapshotter), stamp the round for the metrics (when on:
+// metrics.go), then wait for the earliest of: an inbound message, the end
+// of a leader fsync run off the loop, the end of a snapshot written off the
+// loop, news of which peers can be the active controller, the driver's
+// next deadline, the application's next tick, the next maintenance, the
+// next probe of voters' software (a leader that defers its leadership:
 // deferral.go), the end of ctx. (A goroutine per timer posting into the
 // loop, as kfake does, was not needed: one timer re-armed every round
 // covers every deadline.)
@@ -41,6 +44,7 @@ func (n *Node) loop(ctx context.Context) error {
 	if done == nil { // a context that is never done: run until a fatal error
 		done = make(chan struct{})
 	}
+	defer n.stopSnapshot()
 	nextMaintain := time.Now().Add(n.o.MaintainEvery)
 	var nextProbe time.Time // leadership deferral: see probeControllers
 	probing := false
@@ -57,6 +61,11 @@ func (n *Node) loop(ctx context.Context) error {
 		next, err := n.driver.Poll(now)
 		if err != nil {
 			return n.fatal("poll", err)
+		}
+		if f, ok := n.o.App.(Failing); ok {
+			if err := f.Err(); err != nil {
+				return n.fatal("apply committed records", err)
+			}
 		}
 		st := n.driver.Status()
 		if n.ctrls != nil && (!now.Before(nextProbe) || st.Role != prev.Role) {
@@ -80,6 +89,7 @@ func (n *Node) loop(ctx context.Context) error {
 			an := n.o.App.Tick(now, st, writer{n})
 			// Appends may have moved the driver's deadline (linger).
 			next = earliest(n.driver.Next(), an)
+			n.maybeSnapshot(now)
 		}
 		if done == nil {
 			if n.driver.Done() {
@@ -111,6 +121,9 @@ func (n *Node) loop(ctx context.Context) error {
 			if err := n.driver.FlushDone(time.Now(), f.job, f.err); err != nil {
 				return n.fatal("flush", err)
 			}
+		case err := <-n.snapshotEnded():
+			n.doing = activity{op: "snapshot done"}
+			n.snapshotDone(err)
 		case <-n.ctrls.changes():
 			if err := n.applyControllers(time.Now()); err != nil {
 				return err

@@ -51,6 +51,11 @@ func (n *Node) newMetrics() {
 		}
 		return time.Time{}
 	})
+	if c, ok := n.o.App.(interface {
+		ControllerView() (metrics.ControllerView, bool)
+	}); ok {
+		o.m.AddController(c.ControllerView)
+	}
 }
 
 // startMetrics binds the metrics listener.

@@ -101,6 +101,9 @@ type Node struct {
 	// ctrls are the peers that can act as the active controller
 	// (deferral.go); nil without leadership deferral.
 	ctrls *controllers
+	// snap is the snapshot being written off the loop (snapshot.go); loop
+	// only.
+	snap *snapshotting
 	// obs holds the metrics and health endpoints (metrics.go).
 	obs observed
 	// apis is every api the node serves (apis.go), routes how the node

@@ -30,7 +30,7 @@ func notControllerApis(served [][]protocol.Api) []protocol.Api {
 // ErrorResponse): NOT_CONTROLLER, naming the raft leader when it is another
 // node. A broker's forwarding channel, a JVM controller or an admin client
 // then looks for the active controller again at once, where an api missing
-// from ApiVersions would fail on the client. kraftd keeps no metadata, so
+// from ApiVersions would fail on the client. kraftd writes no metadata yet, so
 // even as raft leader it is no active controller; nothing here reaches the
 // raft core.
 func (n *Node) notController(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {

@@ -27,6 +27,7 @@ func raftConfig(cfg *config.Config) raft.Config {
 	rc.RetryBackoff = cfg.RetryBackoff
 	rc.AutoJoin = cfg.AutoJoin && cfg.IsController()
 	rc.FetchPace, rc.FetchPaceRate = cfg.FetchPace, cfg.FetchPaceRate
+	rc.AppendFlushBytes, rc.MaxUncommittedBytes = cfg.AppendFlushBytes, cfg.MaxUncommitted
 	// A batch must fit in one segment (the log refuses larger ones, as Kafka's does). Kafka's
 	// 8 MiB segment minimum guarantees it; with metadata.log.segment.min.bytes lowered, the
 	// leader's batches are capped at the segment size instead.

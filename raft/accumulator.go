@@ -8,8 +8,11 @@ import (
 
 // accumulator batches the leader's appends. Offsets are assigned when
 // records are added; a batch drains when the linger timer (started by the
-// first record into an empty accumulator) expires or when it is full.
-// One Append call never spans batches.
+// first record into an empty accumulator) expires, or as soon as it holds
+// Config.AppendFlushBytes: linger bounds the wait of a lone record, and at
+// high rates batches go out at the size that keeps replication streaming
+// instead of one large batch per linger. One Append call never spans
+// batches.
 type accumulator struct {
 	epoch      Epoch
 	nextOffset int64 // offset the next appended record gets
@@ -36,7 +39,12 @@ func (a *accumulator) reset(next int64, epoch Epoch) {
 	*a = accumulator{nextOffset: next, epoch: epoch}
 }
 
-func (a *accumulator) add(now time.Time, records [][]byte, cfg Config) (int64, error) {
+// add queues records; uncommitted is what the leader wrote to its log and
+// has not committed yet (bytes), which with what waits here is bounded by
+// Config.MaxUncommittedBytes: an overloaded leader refuses appends
+// (ErrBufferFull) rather than let its backlog, and so commit latency, grow
+// without end. An append into an empty backlog is always taken.
+func (a *accumulator) add(now time.Time, records [][]byte, cfg Config, uncommitted int) (int64, error) {
 	if len(records) == 0 {
 		return 0, errors.New("raft: append of zero records")
 	}
@@ -46,6 +54,9 @@ func (a *accumulator) add(now time.Time, records [][]byte, cfg Config) (int64, e
 	}
 	if size+batchOverhead > cfg.MaxBatchBytes {
 		return 0, fmt.Errorf("%w: %d records of %d bytes, batch max %d", ErrRecordTooLarge, len(records), size, cfg.MaxBatchBytes)
+	}
+	if backlog := uncommitted + a.bytes(); cfg.MaxUncommittedBytes > 0 && backlog > 0 && backlog+size > cfg.MaxUncommittedBytes {
+		return 0, fmt.Errorf("%w: %d bytes appended and not committed yet (at most %d)", ErrBufferFull, backlog, cfg.MaxUncommittedBytes)
 	}
 	if a.open != nil && a.open.bytes+size > cfg.MaxBatchBytes {
 		if len(a.completed) >= cfg.MaxUndrainedBatches {
@@ -63,12 +74,29 @@ func (a *accumulator) add(now time.Time, records [][]byte, cfg Config) (int64, e
 	a.open.records = append(a.open.records, records...)
 	a.open.bytes += size
 	a.nextOffset += int64(len(records))
+	if cfg.AppendFlushBytes > 0 && a.open.bytes >= cfg.AppendFlushBytes {
+		a.completed = append(a.completed, a.open)
+		a.open = nil
+	}
 	return a.nextOffset - 1, nil
+}
+
+// bytes is the encoded size bound of everything accumulated.
+func (a *accumulator) bytes() int {
+	n := 0
+	if a.open != nil {
+		n = a.open.bytes
+	}
+	for _, b := range a.completed {
+		n += b.bytes
+	}
+	return n
 }
 
 func (a *accumulator) empty() bool { return a.open == nil && len(a.completed) == 0 }
 
-// shouldDrain: a full batch is waiting, or the linger time has passed.
+// shouldDrain: a full (or flush-sized) batch is waiting, or the linger
+// time has passed.
 func (a *accumulator) shouldDrain(now time.Time) bool {
 	if a.empty() {
 		return false

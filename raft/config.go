@@ -52,6 +52,13 @@ type Config struct {
 	MaxFetchBytes       int // MaxBytes a follower asks for in a Fetch (8 MiB, as Kafka)
 	MaxSnapshotChunk    int // bytes requested/returned per FetchSnapshot (8 MiB)
 	MaxUndrainedBatches int // completed batches waiting for drain before Append refuses (10)
+	// AppendFlushBytes: an accumulated batch is written once it holds this
+	// many bytes, before the linger ends (0: at the linger only, as Kafka).
+	AppendFlushBytes int
+	// MaxUncommittedBytes bounds the leader's backlog: bytes appended and
+	// not yet committed, accumulated ones included. Beyond it Append
+	// refuses with ErrBufferFull (0: no bound, as Kafka).
+	MaxUncommittedBytes int
 	// MaxReadBytes bounds one log read, which still returns at least one
 	// whole batch: a leader's Fetch answer, one listener delivery, one
 	// step of the voter-record scan (1 MiB). Kafka reads up to 8 MiB;
@@ -115,6 +122,14 @@ const (
 	// DefaultMaxBatchBytes is KafkaRaftClient's MAX_BATCH_SIZE_BYTES: the
 	// largest batch a leader writes and the metadata log accepts.
 	DefaultMaxBatchBytes = 8 << 20
+	// DefaultAppendFlushBytes (kraftd.controller.quorum.append.flush.bytes)
+	// is about what a leader at linger 0 writes a round at its highest
+	// rate: batches of that size keep leader, followers and their fsyncs
+	// streaming, where one batch a linger makes each wait for the others.
+	DefaultAppendFlushBytes = 128 << 10
+	// DefaultMaxUncommittedBytes (kraftd.controller.quorum.append.max.uncommitted.bytes):
+	// room for a full batch and the rounds in flight behind it.
+	DefaultMaxUncommittedBytes = 2 * DefaultMaxBatchBytes
 )
 
 // DefaultConfig returns Kafka's defaults for the timing and size settings.
@@ -138,6 +153,8 @@ func DefaultConfig() Config {
 		MaxReadBytes:        1 << 20,
 		MaxSnapshotChunk:    8 << 20,
 		MaxUndrainedBatches: 10,
+		AppendFlushBytes:    DefaultAppendFlushBytes,
+		MaxUncommittedBytes: DefaultMaxUncommittedBytes,
 		FetchPace:           DefaultFetchPace,
 		FetchPaceRate:       DefaultFetchPaceRate,
 		PreVote:             true,

@@ -291,7 +291,7 @@ func (d *Driver) Append(now time.Time, epoch int32, records [][]byte) (int64, er
 		return 0, ErrShutdown
 	}
 	acc := &l.acc
-	last, err := acc.add(now, records, d.cfg)
+	last, err := acc.add(now, records, d.cfg, l.uncommittedBytes)
 	if err != nil {
 		return 0, err
 	}

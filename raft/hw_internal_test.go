@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestAccumulatorBatching(t *testing.T) {
 	var a accumulator
 	a.reset(10, 1)
 	now := time.Unix(0, 0)
-	last, err := a.add(now, [][]byte{make([]byte, 400)}, cfg)
+	last, err := a.add(now, [][]byte{make([]byte, 400)}, cfg, 0)
 	if err != nil || last != 10 {
 		t.Fatalf("add: %d %v", last, err)
 	}
@@ -66,13 +67,13 @@ func TestAccumulatorBatching(t *testing.T) {
 		t.Fatalf("linger not respected")
 	}
 	// Does not fit with the first: closes the batch, drainable at once.
-	if last, err = a.add(now, [][]byte{make([]byte, 400), make([]byte, 100)}, cfg); err != nil || last != 12 {
+	if last, err = a.add(now, [][]byte{make([]byte, 400), make([]byte, 100)}, cfg, 0); err != nil || last != 12 {
 		t.Fatalf("add 2: %d %v", last, err)
 	}
 	if !a.shouldDrain(now) {
 		t.Fatalf("a full batch must drain at once")
 	}
-	if _, err := a.add(now, [][]byte{make([]byte, 2000)}, cfg); err == nil {
+	if _, err := a.add(now, [][]byte{make([]byte, 2000)}, cfg, 0); err == nil {
 		t.Fatalf("oversized append accepted")
 	}
 	bs := a.drain()
@@ -81,5 +82,60 @@ func TestAccumulatorBatching(t *testing.T) {
 	}
 	if !a.empty() {
 		t.Fatalf("not empty after drain")
+	}
+}
+
+// A batch that reaches AppendFlushBytes drains before its linger ends; a
+// smaller one waits for the linger. The backlog bound counts what the log
+// holds uncommitted and what waits in the accumulator, and always lets an
+// append into an empty backlog through.
+func TestAccumulatorFlushBytesAndBacklog(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.AppendFlushBytes = 1000
+	cfg.MaxUncommittedBytes = 3000
+	var a accumulator
+	a.reset(0, 1)
+	now := time.Unix(0, 0)
+	if _, err := a.add(now, [][]byte{make([]byte, 500)}, cfg, 0); err != nil {
+		t.Fatal(err)
+	}
+	if a.shouldDrain(now) {
+		t.Fatalf("a batch below the flush size drained before its linger")
+	}
+	if _, err := a.add(now, [][]byte{make([]byte, 500)}, cfg, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !a.shouldDrain(now) {
+		t.Fatalf("a batch of %d bytes (flush size %d) waits for the linger", a.bytes(), cfg.AppendFlushBytes)
+	}
+	if d, ok := a.drainDeadline(); !ok || !d.Before(now) {
+		t.Fatalf("drain deadline %v %v: want at once", d, ok)
+	}
+	held := a.bytes()
+	// 2000 bytes uncommitted in the log plus what waits here: the next
+	// record does not fit under 3000.
+	if _, err := a.add(now, [][]byte{make([]byte, 10)}, cfg, 2000); !errors.Is(err, ErrBufferFull) {
+		t.Fatalf("append over the backlog bound: %v, want ErrBufferFull", err)
+	}
+	if a.bytes() != held {
+		t.Fatalf("a refused append changed the accumulator: %d bytes, had %d", a.bytes(), held)
+	}
+	if _, err := a.add(now, [][]byte{make([]byte, 10)}, cfg, 1000); err != nil {
+		t.Fatalf("append under the bound refused: %v", err)
+	}
+	a.drain()
+	// An empty backlog takes any batch that fits MaxBatchBytes, however
+	// large against the bound.
+	if _, err := a.add(now, [][]byte{make([]byte, 5000)}, cfg, 0); err != nil {
+		t.Fatalf("append into an empty backlog refused: %v", err)
+	}
+	// 0 turns both off: Kafka's linger-only batching and no bound.
+	cfg.AppendFlushBytes, cfg.MaxUncommittedBytes = 0, 0
+	a.drain()
+	if _, err := a.add(now, [][]byte{make([]byte, 5000)}, cfg, 1<<30); err != nil {
+		t.Fatalf("unbounded backlog refused: %v", err)
+	}
+	if a.shouldDrain(now) {
+		t.Fatalf("flush size 0 drained before the linger")
 	}
 }

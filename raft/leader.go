@@ -77,6 +77,9 @@ type leaderState struct {
 	flushing    FlushJob        // the fsync handed to Config.Flusher, nil when none
 	appendTimes map[int64]int64 // batch base offset -> append time (unix ns), for listeners
 	uncommitted []appendedBatch // this epoch's batches above the HW, in offset order (observe.go)
+	// uncommittedBytes is the sum of uncommitted's sizes: the backlog
+	// Config.MaxUncommittedBytes bounds.
+	uncommittedBytes int
 }
 
 // newLeaderState is the state of a leader that starts its epoch now with
@@ -156,7 +159,7 @@ func (d *Driver) appendControlBatch(now time.Time, recs []protocol.Record) int64
 	}
 	l.unflushed = true
 	l.appendTimes[base] = now.UnixNano()
-	d.noteLeaderAppend(now, base, last)
+	d.noteLeaderAppend(now, base, last, len(batch))
 	d.noteAppended(now, batch)
 	return base
 }
@@ -297,7 +300,7 @@ func (d *Driver) drainAppends(now time.Time) {
 		}
 		l.unflushed = true
 		l.appendTimes[b.base] = now.UnixNano()
-		d.noteLeaderAppend(now, b.base, last)
+		d.noteLeaderAppend(now, b.base, last, len(data))
 		d.noteAppended(now, data)
 	}
 }

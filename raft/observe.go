@@ -44,15 +44,17 @@ func (d *Driver) ParkedFetches() int { return d.parked.Len() }
 type appendedBatch struct {
 	last    int64
 	records int
+	bytes   int
 	at      time.Time
 }
 
 // noteLeaderAppend tells the observer of a batch the leader appended and
 // remembers it until it commits.
-func (d *Driver) noteLeaderAppend(now time.Time, base, last int64) {
+func (d *Driver) noteLeaderAppend(now time.Time, base, last int64, size int) {
 	l := d.asLeader()
 	n := int(last - base + 1)
-	l.uncommitted = append(l.uncommitted, appendedBatch{last: last, records: n, at: now})
+	l.uncommitted = append(l.uncommitted, appendedBatch{last: last, records: n, bytes: size, at: now})
+	l.uncommittedBytes += size
 	d.obs.Appended(n)
 }
 
@@ -62,6 +64,7 @@ func (d *Driver) noteCommitted(now time.Time) {
 	i := 0
 	for ; i < len(l.uncommitted) && l.uncommitted[i].last < d.hw; i++ {
 		b := l.uncommitted[i]
+		l.uncommittedBytes -= b.bytes
 		d.obs.Committed(b.records, now.Sub(b.at))
 	}
 	if i > 0 {

@@ -1,6 +1,7 @@
 package raft_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -112,5 +113,48 @@ func TestObservedFollowerEvents(t *testing.T) {
 	}
 	if c.d.VoterProgress(c.now) != nil {
 		t.Fatal("voter progress on a follower")
+	}
+}
+
+// A loaded leader writes a batch as soon as it holds AppendFlushBytes,
+// before the linger ends, and refuses appends (ErrBufferFull) while its
+// uncommitted backlog is at MaxUncommittedBytes, until the followers'
+// fetches commit it.
+func TestLeaderFlushSizeAndBacklogBound(t *testing.T) {
+	c := newCtx(t, 1, withLinger(25*time.Millisecond), withPreVote(false), func(c *tctx) {
+		c.cfg.AppendFlushBytes, c.cfg.MaxUncommittedBytes = 1000, 4000
+	})
+	c.electLocal()
+	c.request(fetchReq(2, 1, 1, 1, 0)) // commits the LeaderChange at offset 0
+	end := func() int64 { return c.status().LogEndOffset }
+	if _, err := c.d.Append(c.now, 1, [][]byte{make([]byte, 600)}); err != nil {
+		t.Fatal(err)
+	}
+	c.poll()
+	if end() != 1 {
+		t.Fatalf("log end %d: a batch below the flush size was written before its linger", end())
+	}
+	if _, err := c.d.Append(c.now, 1, [][]byte{make([]byte, 600)}); err != nil {
+		t.Fatal(err)
+	}
+	if end() != 3 {
+		t.Fatalf("log end %d: a batch at the flush size waits for the linger, want it written at once (end 3)", end())
+	}
+	var refused error
+	for i := 0; i < 10 && refused == nil; i++ {
+		_, refused = c.d.Append(c.now, 1, [][]byte{make([]byte, 900)})
+	}
+	if !errors.Is(refused, raft.ErrBufferFull) {
+		t.Fatalf("ten appends of 900 bytes over a backlog bound of 4000: %v, want ErrBufferFull", refused)
+	}
+	// The followers fetch everything written: it commits, and appends go again.
+	c.advance(25 * time.Millisecond)
+	c.request(fetchReq(2, 1, end(), 1, 0))
+	c.request(fetchReq(3, 1, end(), 1, 0))
+	if hw := c.status().HighWatermark; hw != end() {
+		t.Fatalf("high watermark %d, log end %d", hw, end())
+	}
+	if _, err := c.d.Append(c.now, 1, [][]byte{make([]byte, 900)}); err != nil {
+		t.Fatalf("append after the backlog committed: %v", err)
 	}
 }

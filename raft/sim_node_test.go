@@ -396,6 +396,9 @@ func (s *sim) config(n *simNode) raft.Config {
 	}
 	cfg.FsyncAsObserver = !s.opts.observerNoFsync
 	cfg.FetchPace, cfg.FetchPaceRate = s.opts.fetchPace, s.opts.fetchPaceRate
+	if s.opts.flushBytes > 0 {
+		cfg.AppendFlushBytes, cfg.MaxUncommittedBytes = s.opts.flushBytes, s.opts.maxUncommitted
+	}
 	cfg.PreVote = s.opts.preVote
 	cfg.AutoJoin = s.m.membership
 	cfg.DeferLeadership = s.m.deferral

@@ -215,12 +215,16 @@ type simOpts struct {
 	// or more hold each next Fetch this long (Config.FetchPace); 0: none.
 	fetchPace     time.Duration
 	fetchPaceRate int64
+	// flushBytes and maxUncommitted: leaders write a batch at this size
+	// before its linger, and refuse appends over this backlog; 0: the
+	// defaults.
+	flushBytes, maxUncommitted int
 }
 
 func (o simOpts) String() string {
-	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v dynamic=%v preferred=%v flushDelayMax=%v fetchPace=%v@%dB/s",
+	return fmt.Sprintf("voters=%d observers=%d idless=%v prevote=%v drop=%.2f dup=%.2f delay=%v-%v long=%.2f faultEvery=%v faultPhase=%v appendEvery=%v skew=%v linger=%v maxBatch=%d maxFetch=%d snapChunk=%d pad=%d observerNoFsync=%v dynamic=%v preferred=%v flushDelayMax=%v fetchPace=%v@%dB/s flushBytes=%d maxUncommitted=%d",
 		o.voters, o.observers, o.idless, o.preVote, o.dropP, o.dupP, o.delayMin, o.delayMax, o.longDelayP,
-		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync, o.dynamic, o.preferred, o.flushDelayMax, o.fetchPace, o.fetchPaceRate)
+		o.faultEvery, o.faultPhase, o.appendEvery, o.clockSkew, o.linger, o.maxBatch, o.maxFetch, o.snapChunk, o.pad, o.observerNoFsync, o.dynamic, o.preferred, o.flushDelayMax, o.fetchPace, o.fetchPaceRate, o.flushBytes, o.maxUncommitted)
 }
 
 func drawOpts(m mix, rng *rand.Rand) simOpts {
@@ -256,6 +260,12 @@ func drawOpts(m mix, rng *rand.Rand) simOpts {
 		// delivery delay.
 		o.fetchPace = time.Duration(1+rng.IntN(30)) * time.Millisecond
 		o.fetchPaceRate = int64(100 + rng.IntN(20000))
+	}
+	if rng.IntN(2) == 0 {
+		// Small sizes: batches go out before their linger, and the
+		// workload's appends reach the backlog bound.
+		o.flushBytes = 64 + rng.IntN(2048)
+		o.maxUncommitted = 256 + rng.IntN(8192)
 	}
 	return o
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // TestBinaryLinksNoTestPackages keeps the test-only packages (the scripted
-// quorum of raft/rafttest, internal/freeport, testpki, hostile) and test
+// quorum of raft/rafttest, internal/freeport, testpki, hostile, metadatatest, testenv, controllertest) and test
 // dependencies (cockroachdb/datadriven) out of the controller binary: they
 // are for tests, and the binary's dependencies are what it ships.
 func TestBinaryLinksNoTestPackages(t *testing.T) {
@@ -30,6 +30,9 @@ func TestBinaryLinksNoTestPackages(t *testing.T) {
 			"github.com/kraftd/kraftd/internal/freeport",
 			"github.com/kraftd/kraftd/internal/testpki",
 			"github.com/kraftd/kraftd/internal/hostile",
+			"github.com/kraftd/kraftd/internal/metadatatest",
+			"github.com/kraftd/kraftd/internal/testenv",
+			"github.com/kraftd/kraftd/controller/controllertest",
 		} {
 			if p == banned || strings.HasPrefix(p, banned+"/") {
 				t.Errorf("the controller binary links %s, a package for tests only", p)

@@ -11,7 +11,15 @@
 //	controller describe-quorum --bootstrap-controller HOST:PORT (--status | --replication) [--human-readable]
 //	controller add-controller --bootstrap-controller HOST:PORT --command-config NEW_CONTROLLER_PROPS [--dry-run]
 //	controller remove-controller --bootstrap-controller HOST:PORT -i ID -d DIRECTORY_ID [--dry-run] [--unregister]
+//	controller metadata <view> (--dir DIR [--offset N] | --snapshot FILE) [--json] [--records] [--memory]
 //	controller version
+//
+// metadata reads a metadata log dir (newest snapshot, then the segments) or
+// one snapshot file into the metadata image (package image) and prints a
+// view of it, in the spirit of kafka-metadata-shell: summary, brokers,
+// controllers, topics, partitions, configs, features, producer-ids, quotas,
+// scram (names and mechanisms only), acls, or records (the image as the
+// records a snapshot holds). docs/operating.md describes the views.
 //
 // The three quorum commands are kafka-metadata-quorum's describe,
 // add-controller and remove-controller, subcommand first, with its flags

@@ -34,6 +34,7 @@ func commands() []command {
 		{"describe-quorum", "describe the quorum: --bootstrap-controller HOST:PORT (--status | --replication)", runDescribeQuorum},
 		{"add-controller", "add a voter: --bootstrap-controller HOST:PORT --command-config NEW_CONTROLLER_PROPS [--dry-run]", runAddController},
 		{"remove-controller", "remove a voter: --bootstrap-controller HOST:PORT --controller-id ID --controller-directory-id DIR [--dry-run]", runRemoveController},
+		{"metadata", "inspect a metadata log dir or snapshot: <view> (--dir DIR [--offset N] | --snapshot FILE) [--json] [--records]", runMetadata},
 		{"version", "print the release, commit, Go version and platform", runVersion},
 	}
 }

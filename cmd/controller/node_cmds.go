@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/topics"
@@ -102,9 +103,20 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	app, err := controller.New(controller.Options{
+		NodeID:                   cfg.NodeID,
+		MaxBytesBetweenSnapshots: cfg.MaxRecordBytesBetweenSnapshots,
+		MaxSnapshotInterval:      time.Duration(cfg.MaxSnapshotIntervalMs) * time.Millisecond,
+		Logger:                   lg.Named("controller").With(zap.Int32("node_id", cfg.NodeID)),
+		Start:                    time.Now(),
+	})
+	if err != nil {
+		return err
+	}
 	return runNode(f, cfg, node.Options{
 		ClusterID: id.ClusterID, DirectoryID: id.DirectoryID,
 		TopicName: topics.ClusterMetadata, TopicID: uuid.MetadataTopicID,
+		App: app,
 	}, lg, nil)
 }
 

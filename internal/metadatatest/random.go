@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/kraftd/kraftd/protocol/metadata/metareflect"
 )
 
 // Fill sets the fields of rec (a pointer to a record holding its defaults)
@@ -15,15 +17,15 @@ import (
 // arrays, multi-byte UTF-8 strings, and tagged fields left at their default
 // a third of the time. Null is chosen only where version allows it.
 func Fill(r *rand.Rand, rec any, version int16) {
-	fillStruct(r, structValue(rec), version)
+	fillStruct(r, metareflect.StructValue(rec), version)
 }
 
 func fillStruct(r *rand.Rand, v reflect.Value, version int16) {
-	for _, f := range fields(v.Type()) {
-		if !f.versions.has(version) || (f.isTagged(version) && r.IntN(3) == 0) {
+	for _, f := range metareflect.Fields(v.Type()) {
+		if !f.Versions.Has(version) || (f.IsTagged(version) && r.IntN(3) == 0) {
 			continue
 		}
-		fillValue(r, v.Field(f.index), f.nullable.has(version), version)
+		fillValue(r, v.Field(f.Index), f.Nullable.Has(version), version)
 	}
 }
 
@@ -159,13 +161,13 @@ func randString(r *rand.Rand) string {
 // schema does not know (tags in no field's use, ascending), as a newer Kafka
 // writes them.
 func AddUnknownTags(r *rand.Rand, rec any) {
-	addUnknown(r, structValue(rec))
+	addUnknown(r, metareflect.StructValue(rec))
 }
 
 func addUnknown(r *rand.Rand, v reflect.Value) {
-	fs := fields(v.Type())
+	fs := metareflect.Fields(v.Type())
 	for _, f := range fs {
-		fv := v.Field(f.index)
+		fv := v.Field(f.Index)
 		if fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct {
 			for i := range fv.Len() {
 				addUnknown(r, fv.Index(i))
@@ -177,13 +179,13 @@ func addUnknown(r *rand.Rand, v reflect.Value) {
 	}
 	known := map[int]bool{}
 	for _, f := range fs {
-		if f.tag >= 0 {
-			known[f.tag] = true
+		if f.Tag >= 0 {
+			known[f.Tag] = true
 		}
 	}
 	var tags []uint32
 	for range 1 + r.IntN(3) {
-		t := uint32(r.IntN(maxKnownTag(v.Type()) + 6))
+		t := uint32(r.IntN(metareflect.MaxKnownTag(v.Type()) + 6))
 		if r.IntN(5) == 0 {
 			t = uint32(1000 + r.IntN(1<<20))
 		}
@@ -210,13 +212,13 @@ func addUnknown(r *rand.Rand, v reflect.Value) {
 // tagged field set, arrays of three); otherwise the smallest (minimum
 // numbers, empty strings and arrays, null wherever version allows it).
 func FillEdge(rec any, version int16, most bool) {
-	edgeStruct(structValue(rec), version, most)
+	edgeStruct(metareflect.StructValue(rec), version, most)
 }
 
 func edgeStruct(v reflect.Value, version int16, most bool) {
-	for _, f := range fields(v.Type()) {
-		if f.versions.has(version) {
-			edgeValue(v.Field(f.index), f.nullable.has(version), version, most)
+	for _, f := range metareflect.Fields(v.Type()) {
+		if f.Versions.Has(version) {
+			edgeValue(v.Field(f.Index), f.Nullable.Has(version), version, most)
 		}
 	}
 }

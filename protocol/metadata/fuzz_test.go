@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/kraftd/kraftd/internal/metadatatest"
 	"github.com/kraftd/kraftd/protocol/metadata"
+	"github.com/kraftd/kraftd/protocol/metadata/metareflect"
 )
 
 // FuzzDecode: decoding never panics and fails only with a *metadata.Error;
@@ -37,7 +37,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil || v2 != v {
 			t.Fatalf("%s v%d: its encoding %x does not decode: v%d %v", rec.TypeName(), v, b1, v2, err)
 		}
-		if d := metadatatest.Diff(rec, rec2); d != "" {
+		if d := metareflect.Diff(rec, rec2); d != "" {
 			t.Fatalf("%s v%d: decode-encode-decode differs at %s", rec.TypeName(), v, d)
 		}
 		if b2, err := metadata.Append(nil, rec2, v); err != nil || !bytes.Equal(b1, b2) {

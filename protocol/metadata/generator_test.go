@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kraftd/kraftd/internal/metadatatest"
 	"github.com/kraftd/kraftd/protocol/metadata/internal/gen"
+	"github.com/kraftd/kraftd/protocol/metadata/metareflect"
 )
 
 // The committed gen_*.go files are what the generator makes of the schemas
@@ -146,7 +146,7 @@ func TestGenTaggedPresence(t *testing.T) {
 		d := NewGenFeaturesRecord()
 		if err := d.ReadFrom(got, c.version); err != nil {
 			t.Errorf("%s: %v", c.name, err)
-		} else if diff := metadatatest.Diff(d, r); diff != "" {
+		} else if diff := metareflect.Diff(d, r); diff != "" {
 			t.Errorf("%s: decoded differs at %s", c.name, diff)
 		}
 	}
@@ -198,7 +198,7 @@ func TestGenNestedArrays(t *testing.T) {
 	if err := d.ReadFrom(b, 2); err != nil {
 		t.Fatal(err)
 	}
-	if diff := metadatatest.Diff(d, r); diff != "" {
+	if diff := metareflect.Diff(d, r); diff != "" {
 		t.Errorf("decoded differs at %s", diff)
 	}
 	// A field of an element that the version lacks.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kraftd/kraftd/internal/metadatatest"
 	"github.com/kraftd/kraftd/protocol/metadata"
+	"github.com/kraftd/kraftd/protocol/metadata/metareflect"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -70,7 +70,7 @@ func TestGoldenBytes(t *testing.T) {
 			t.Errorf("%s: decode: v%d %v", name, v, err)
 			continue
 		}
-		if d := metadatatest.Diff(dec, c.rec); d != "" {
+		if d := metareflect.Diff(dec, c.rec); d != "" {
 			t.Errorf("%s: decoded differs at %s", name, d)
 		}
 	}

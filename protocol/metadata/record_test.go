@@ -10,6 +10,7 @@ import (
 
 	"github.com/kraftd/kraftd/internal/metadatatest"
 	"github.com/kraftd/kraftd/protocol/metadata"
+	"github.com/kraftd/kraftd/protocol/metadata/metareflect"
 )
 
 func TestEveryType(t *testing.T) {
@@ -67,7 +68,7 @@ func TestRoundTrip(t *testing.T) {
 		if v != versions[i] || dec.APIKey() != rec.APIKey() {
 			t.Fatalf("%s v%d decoded as %s v%d", rec.TypeName(), versions[i], dec.TypeName(), v)
 		}
-		if d := metadatatest.Diff(dec, rec); d != "" {
+		if d := metareflect.Diff(dec, rec); d != "" {
 			t.Fatalf("%s v%d: decoded differs at %s", rec.TypeName(), v, d)
 		}
 		again, err := metadata.Append(nil, dec, v)

@@ -42,7 +42,10 @@ func startBrokerScenario(t *testing.T, props kafkatest.Props, start3 bool) *brok
 	kafkatest.BuildKraftd(t)
 	K, J := kafkatest.SideKraftd, kafkatest.SideKafka
 	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{J, K, K}, Controllers: true,
-		Props: props, KraftdProps: kafkatest.Props{config.LeadershipDeferralKey: "true"}})
+		Props: props, KraftdProps: kafkatest.Props{config.LeadershipDeferralKey: "true",
+			// kraftd writes no snapshot of its own here: the scenarios follow the JVM's
+			// snapshots byte for byte (TestKraftdSnapshotToJVMLong follows kraftd's).
+			"metadata.log.max.snapshot.interval.ms": "0"}})
 	s := &brokerScenario{t: t, env: env, q: q, r: &mixedRun{t: t, q: q, hw: -1, led: map[int32]kafkatest.Side{}}}
 	for _, n := range q.Nodes {
 		if n.ID != 3 || start3 {

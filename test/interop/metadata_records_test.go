@@ -18,6 +18,7 @@ import (
 	"github.com/kraftd/kraftd/internal/metadatatest"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/protocol/metadata"
+	"github.com/kraftd/kraftd/protocol/metadata/metareflect"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
 
@@ -133,7 +134,7 @@ func TestMetadataRecordsAgainstKafka(t *testing.T) {
 	withUnknown := recordCorpus(t, r, 6, true)
 	var cmds []string
 	for _, c := range corpus {
-		j, err := metadatatest.KafkaJSON(c.rec, c.version)
+		j, err := metareflect.KafkaJSON(c.rec, c.version)
 		if err != nil {
 			t.Fatalf("%s v%d: %v", c.rec.TypeName(), c.version, err)
 		}
@@ -169,7 +170,7 @@ func TestMetadataRecordsAgainstKafka(t *testing.T) {
 		dec, v, err := metadata.Decode(kafkaBytes)
 		if err != nil {
 			t.Errorf("%s: kraftd cannot read Kafka's bytes: %v", name, err)
-		} else if d := metadatatest.Diff(dec, c.rec); d != "" || v != c.version {
+		} else if d := metareflect.Diff(dec, c.rec); d != "" || v != c.version {
 			t.Errorf("%s: kraftd reads Kafka's bytes as v%d, differing at %s", name, v, d)
 		}
 		seen[fmt.Sprintf("%d/%d", c.rec.APIKey(), c.version)] = true
@@ -184,11 +185,11 @@ func TestMetadataRecordsAgainstKafka(t *testing.T) {
 		if f[1] != strconv.Itoa(int(c.rec.APIKey())) || f[2] != strconv.Itoa(int(c.version)) || f[3] != hex.EncodeToString(c.value) {
 			t.Errorf("%s: Kafka reads and writes %x as type %s v%s:\n%s", name, c.value, f[1], f[2], f[3])
 		}
-		ours, err := metadatatest.KafkaJSON(c.rec, c.version)
+		ours, err := metareflect.KafkaJSON(c.rec, c.version)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d, err := metadatatest.JSONEqual(ours, []byte(f[4])); err != nil || d != "" {
+		if d, err := metareflect.JSONEqual(ours, []byte(f[4])); err != nil || d != "" {
 			t.Errorf("%s: Kafka's JSON differs at %s (%v):\n%s\n%s", name, d, err, f[4], ours)
 		}
 	}
@@ -226,7 +227,7 @@ func downgrades(t *testing.T, corpus []corpusRecord) []downgrade {
 		if c.version != hi {
 			continue
 		}
-		j, err := metadatatest.KafkaJSON(c.rec, c.version)
+		j, err := metareflect.KafkaJSON(c.rec, c.version)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -475,11 +476,11 @@ func TestMetadataRecordsDumpLog(t *testing.T) {
 		if want := recordTypeName(c.rec.TypeName()); p.Type != want || p.Version != c.version {
 			t.Errorf("%s: shown as %s v%d, want %s", name, p.Type, p.Version, want)
 		}
-		ours, err := metadatatest.KafkaJSON(c.rec, c.version)
+		ours, err := metareflect.KafkaJSON(c.rec, c.version)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d, err := metadatatest.JSONEqual(ours, p.Data); err != nil || d != "" {
+		if d, err := metareflect.JSONEqual(ours, p.Data); err != nil || d != "" {
 			t.Errorf("%s: kafka-dump-log shows a different %s (%v):\n%.500s\n%.500s", name, d, err, p.Data, ours)
 		}
 	}

@@ -8,6 +8,9 @@
 //	a0   20,000 records/s offered, controller.quorum.append.linger.ms=0
 //	a25  20,000 records/s offered, linger 25 ms (Kafka's default)
 //	b    --throughput 0 --max-in-flight 1000 (as fast as the quorum commits)
+//	h0   320,000 records/s offered (about the highest rate it sustains), linger 0
+//	h25  320,000 records/s offered, linger 25 ms
+//	o25  480,000 records/s offered (overload), linger 25 ms
 //
 // Throughput is the leader's committed records/s over the measured window
 // (its periodic stats after the warm-up); latency percentiles come from the
@@ -43,6 +46,9 @@ var scenarios = []scenario{
 	{"a0", "20000 rec/s, linger 0", 20000, 0, 10000},
 	{"a25", "20000 rec/s, linger 25ms", 20000, 25, 10000},
 	{"b", "unthrottled, max in flight 1000", 0, 0, 1000},
+	{"h0", "320000 rec/s, linger 0", 320000, 0, 10000},
+	{"h25", "320000 rec/s, linger 25ms", 320000, 25, 10000},
+	{"o25", "480000 rec/s (overload), linger 25ms", 480000, 25, 10000},
 }
 
 type result struct {
@@ -68,7 +74,7 @@ func main() {
 	flag.IntVar(&o.seconds, "seconds", 30, "measured seconds per run (after the warm-up)")
 	flag.IntVar(&o.warmup, "warmup", 5, "seconds before measuring (election, first appends)")
 	flag.IntVar(&o.runs, "runs", 3, "runs per scenario (median reported)")
-	only := flag.String("scenarios", "a0,a25,b", "comma-separated scenarios: a0, a25, b, failover (leader SIGTERM vs kill -9 with Kafka's default timeouts)")
+	only := flag.String("scenarios", "a0,a25,b", "comma-separated scenarios: a0, a25, b, h0, h25, o25, failover (leader SIGTERM vs kill -9 with Kafka's default timeouts)")
 	flag.IntVar(&o.recordSize, "record-size", 256, "record size in bytes")
 	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write each node's CPU profile of the first run of each scenario here")
 	flag.BoolVar(&o.keep, "keep", false, "keep the data dirs and logs")

@@ -1,4 +1,4 @@
-package metadatatest
+package metareflect
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // and infinities have none either and are an error.
 func KafkaJSON(rec any, version int16) ([]byte, error) {
 	var b bytes.Buffer
-	if err := writeStruct(&b, structValue(rec), version); err != nil {
+	if err := writeStruct(&b, StructValue(rec), version); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -30,21 +30,21 @@ func writeStruct(b *bytes.Buffer, v reflect.Value, version int16) error {
 	def.Interface().(interface{ Default() }).Default()
 	b.WriteByte('{')
 	first := true
-	for _, f := range fields(v.Type()) {
-		if !f.versions.has(version) {
+	for _, f := range Fields(v.Type()) {
+		if !f.Versions.Has(version) {
 			continue
 		}
 		// Kafka leaves out tagged fields holding their default.
-		if f.isTagged(version) && diffValue(f.name, v.Field(f.index), def.Elem().Field(f.index), !f.nullable.empty()) == "" {
+		if f.IsTagged(version) && diffValue(f.Name, v.Field(f.Index), def.Elem().Field(f.Index), !f.Nullable.Empty()) == "" {
 			continue
 		}
 		if !first {
 			b.WriteByte(',')
 		}
 		first = false
-		fmt.Fprintf(b, "%q:", f.jsonName())
-		if err := writeValue(b, v.Field(f.index), f.nullable.has(version), version); err != nil {
-			return fmt.Errorf("%s: %v", f.name, err)
+		fmt.Fprintf(b, "%q:", f.JSONName())
+		if err := writeValue(b, v.Field(f.Index), f.Nullable.Has(version), version); err != nil {
+			return fmt.Errorf("%s: %v", f.Name, err)
 		}
 	}
 	b.WriteByte('}')

@@ -1,4 +1,4 @@
-package metadatatest
+package metareflect
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 // nullable (both are written as empty), and differ where it is; floats
 // compare by their bits.
 func Diff(a, b any) string {
-	va, vb := structValue(a), structValue(b)
+	va, vb := StructValue(a), StructValue(b)
 	if va.Type() != vb.Type() {
 		return fmt.Sprintf("types %s and %s", va.Type(), vb.Type())
 	}
@@ -20,8 +20,8 @@ func Diff(a, b any) string {
 }
 
 func diffStruct(path string, a, b reflect.Value) string {
-	for _, f := range fields(a.Type()) {
-		if d := diffValue(path+f.name, a.Field(f.index), b.Field(f.index), !f.nullable.empty()); d != "" {
+	for _, f := range Fields(a.Type()) {
+		if d := diffValue(path+f.Name, a.Field(f.Index), b.Field(f.Index), !f.Nullable.Empty()); d != "" {
 			return d
 		}
 	}
