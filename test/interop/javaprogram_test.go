@@ -1,12 +1,15 @@
 package interop
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
@@ -48,4 +51,29 @@ func javaProgram(t *testing.T, name string) func(args ...string) *exec.Cmd {
 		a := append([]string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", prog.dir + string(os.PathListSeparator) + cp, name}, args...)
 		return exec.Command(env.Java, a...)
 	}
+}
+
+// runJava runs testdata/<name>.java with stdin and returns its standard
+// output; it fails the test on an error exit, with the program's standard
+// error, and kills a program still running after five minutes.
+func runJava(t *testing.T, name string, stdin io.Reader, args ...string) (stdout, stderr []byte) {
+	t.Helper()
+	cmd := javaProgram(t, name)(args...)
+	cmd.Stdin = stdin
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(5 * time.Minute):
+			cmd.Process.Kill()
+		}
+	}()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, errBuf.Bytes())
+	}
+	return out, errBuf.Bytes()
 }

@@ -27,23 +27,7 @@ import (
 // answer lines.
 func kafkaRecords(t *testing.T, commands []string) []string {
 	t.Helper()
-	cmd := javaProgram(t, "KafkaMetadataRecords")()
-	cmd.Stdin = strings.NewReader(strings.Join(commands, "\n") + "\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-done:
-		case <-time.After(5 * time.Minute):
-			cmd.Process.Kill()
-		}
-	}()
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("KafkaMetadataRecords: %v\n%s", err, stderr.Bytes())
-	}
+	out, _ := runJava(t, "KafkaMetadataRecords", strings.NewReader(strings.Join(commands, "\n")+"\n"))
 	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 }
 

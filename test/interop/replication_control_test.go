@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -67,23 +66,7 @@ func kafkaReplicationControl(t *testing.T, cases []*controlCase) []controlAnswer
 		in.Write(line)
 		in.WriteByte('\n')
 	}
-	cmd := javaProgram(t, "KafkaReplicationControl")()
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-done:
-		case <-time.After(5 * time.Minute):
-			cmd.Process.Kill()
-		}
-	}()
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("KafkaReplicationControl: %v\n%s", err, stderr.Bytes())
-	}
+	out, stderr := runJava(t, "KafkaReplicationControl", &in)
 	var answers []controlAnswer
 	for _, line := range strings.Split(string(out), "\n") {
 		if !strings.HasPrefix(line, "R ") {
@@ -96,7 +79,7 @@ func kafkaReplicationControl(t *testing.T, cases []*controlCase) []controlAnswer
 		answers = append(answers, a)
 	}
 	if len(answers) != len(cases) {
-		t.Fatalf("%d answers to %d cases\n%s", len(answers), len(cases), stderr.Bytes())
+		t.Fatalf("%d answers to %d cases\n%s", len(answers), len(cases), stderr)
 	}
 	return answers
 }

@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kraftd/kraftd/controller/partitionchange"
 	"github.com/kraftd/kraftd/controller/placement"
@@ -24,26 +22,10 @@ import (
 // one answer line per command.
 func kafkaReplication(t *testing.T, commands []string) []string {
 	t.Helper()
-	cmd := javaProgram(t, "KafkaReplication")()
-	cmd.Stdin = strings.NewReader(strings.Join(commands, "\n") + "\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-done:
-		case <-time.After(5 * time.Minute):
-			cmd.Process.Kill()
-		}
-	}()
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("KafkaReplication: %v\n%s", err, stderr.Bytes())
-	}
+	out, stderr := runJava(t, "KafkaReplication", strings.NewReader(strings.Join(commands, "\n")+"\n"))
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if len(lines) != len(commands) {
-		t.Fatalf("KafkaReplication answered %d lines to %d commands\n%s", len(lines), len(commands), stderr.Bytes())
+		t.Fatalf("KafkaReplication answered %d lines to %d commands\n%s", len(lines), len(commands), stderr)
 	}
 	return lines
 }
