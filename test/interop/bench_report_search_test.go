@@ -76,13 +76,19 @@ func maxKey(sys string, linger int) string { return fmt.Sprintf("%s %d", sys, li
 // searchMax finds sys's highest sustained rate at the linger: from the sweep's highest
 // sustained rate lo and the lowest unsustained one above it hi, it runs at the midpoint
 // (rounded to 1,000/s) and moves lo or hi there, at most steps times or until hi is within
-// 5% of lo; with no unsustained rate above lo it tries 1.25 lo. The rows it runs stay in
-// the report. ok is false when nothing was sustained.
+// 5% of lo; with no unsustained rate above lo it tries 1.25 lo, and with nothing sustained
+// half the lowest rate tried. The rows it runs stay in the report. ok is false when nothing
+// was sustained.
 func (c *reportRunner) searchMax(sys string, linger, steps int) (reportRow, bool) {
 	for range steps {
 		lo, hi := c.bounds(sys, linger)
 		if lo.Offered == 0 {
-			break
+			// Nothing sustained yet: halve the lowest rate that failed.
+			if hi.Offered < 2000 {
+				break
+			}
+			c.run(sys, roundRate(float64(hi.Offered)/2), linger, quiet, "search")
+			continue
 		}
 		next := roundRate(1.25 * float64(lo.Offered))
 		if hi.Offered > 0 {

@@ -57,7 +57,7 @@ import (
 // BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for TestBenchInterop (etcd's window is
 // at most 30 s).
 //
-// BENCH_REPORT_QUICK=1 is a smoke run of every step in about 10 minutes: 8 s windows after
+// BENCH_REPORT_QUICK=1 is a smoke run of every step in about 12 minutes: 8 s windows after
 // a 4 s warm-up, rates "50000,200000", one search step, no contention, and, unless
 // BENCH_REPORT_DIR is set, the report goes to a temporary directory (its figures are not
 // the report's). Any setting given explicitly still wins.
