@@ -71,6 +71,9 @@ func (c *reportRunner) writeReport(dir string, lingers []int, overload []float64
 		b.WriteString(formatRatios(at))
 		b.WriteString("\nRows with nothing committed are not drawn, nor Kafka's p50 (it prints none).\n\n")
 		for _, p := range reportPlots {
+			if !plottable(at, p.logy) {
+				continue // cmd/plot refuses a plot with no point
+			}
 			file := p.file + suffix + ".svg"
 			title := fmt.Sprintf("linger %d ms: %s", linger, p.title)
 			args := []string{"run", "../cmd/plot", "-o", filepath.Join(dir, file), "-x", "committed_per_s", "-by", "system", "-points", "-title", title}
@@ -206,6 +209,17 @@ func (c *reportRunner) writeSummary(b *strings.Builder, rows []reportRow, linger
 		}
 	}
 	b.WriteString("\n")
+}
+
+// plottable reports whether the CSV of rows (writeReportCSV) has a point for the column:
+// a row with records committed and a p99, and for p50_ms a p50 (Kafka prints none).
+func plottable(rows []reportRow, column string) bool {
+	for _, r := range rows {
+		if r.Committed > 0 && !math.IsNaN(r.P99) && (column != "p50_ms" || !math.IsNaN(r.P50)) {
+			return true
+		}
+	}
+	return false
 }
 
 func formatRows(rows []reportRow) string {
