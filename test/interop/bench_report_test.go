@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
@@ -26,172 +25,240 @@ import (
 
 // TestBenchReport is `make bench-report`: kraftd test-kraft-server-start, Kafka 4.4.0
 // TestRaftServer and etcd raft (bench/peers: go.etcd.io/raft with etcd's WAL, three nodes
-// in one process) at each offered rate of BENCH_REPORT_RATES, the three systems one after
-// another at every rate (their order rotating from rate to rate), then a Markdown report
-// with SVG plots (drawn by cmd/plot) in BENCH_REPORT_DIR. Only built with -tags
-// interopbench: a measurement of tens of minutes, not a test.
+// in one process), at each linger of BENCH_REPORT_LINGERS (kraftd's and Kafka's
+// controller.quorum.append.linger.ms; etcd has none and runs once, at the first):
 //
-// Settings (environment): BENCH_REPORT_RATES (records/s, 0 = as fast as each commits;
-// default "5000,10000,20000,50000,100000,200000,300000,400000,0"; "-" for none),
-// BENCH_REPORT_DIR (default docs/bench, beside the README), BENCH_REPORT_SYSTEMS
-// ("kraftd,kafka,etcd"), BENCH_REPORT_KAFKA_MAX (what TestRaftServer, which has no
-// unthrottled mode, is offered at rate 0; 240000), BENCH_REPORT_CONTENTION_RATES (rates
-// run again with one spinning process per core beside the quorum, in a session of their
-// own and in the quorum's: see contention; "20000"; "-" for none),
+//  1. a sweep: every system at each offered rate of BENCH_REPORT_RATES, one after another
+//     (their order rotating from rate to rate), and at the first linger the contention
+//     runs (see contention);
+//  2. a search for each system's highest sustained rate (sustained: an open loop that
+//     committed within 2% of its offered rate with p99 below BENCH_REPORT_P99_BOUND_MS),
+//     bisecting between the sweep's highest sustained rate and the next one it did not
+//     sustain (search.go's searchMax);
+//  3. overload: each system offered BENCH_REPORT_OVERLOAD times its own highest sustained
+//     rate; and kraftd offered Kafka's highest sustained rate (the latency goal's point);
+//
+// then a Markdown report with SVG plots (drawn by cmd/plot) in BENCH_REPORT_DIR: the
+// summary and the issue's goals first, then each linger's rows. Only built with -tags
+// interopbench: a measurement of about 80 minutes, not a test.
+//
+// Settings (environment): BENCH_REPORT_LINGERS ("0,25"; BENCH_REPORT_LINGER_MS=N, the
+// older setting, means "N"), BENCH_REPORT_RATES (records/s, 0 = as fast as each commits;
+// default "20000,100000,200000,300000,400000"; "-" for none), BENCH_REPORT_DIR
+// (default docs/bench, beside the README), BENCH_REPORT_SYSTEMS ("kraftd,kafka,etcd"),
+// BENCH_REPORT_KAFKA_MAX (what TestRaftServer, which has no unthrottled mode, is offered at
+// rate 0; 240000), BENCH_REPORT_P99_BOUND_MS (1000), BENCH_REPORT_SEARCH_STEPS (bisection
+// runs per system and linger, 3; 0: the sweep's best is the maximum), BENCH_REPORT_OVERLOAD
+// ("1.25,1.5"; "-" for none), BENCH_REPORT_CONTENTION_RATES (rates run again with one
+// spinning process per core beside the quorum, in a session of their own and in the
+// quorum's, at the first linger: see contention; "20000"; "-" for none),
 // BENCH_REPORT_CONTENTION_RUNS (how many times each system runs at each of those in each
-// arrangement, quiet included, interleaved; 3), BENCH_REPORT_LINGER_MS
-// (controller.quorum.append.linger.ms of kraftd and Kafka, 0: etcd has no linger), and
-// BENCH_INTEROP_RECORD_SIZE, BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for
-// TestBenchInterop (etcd's window is at most 30 s).
+// arrangement, quiet included, interleaved; 3), and BENCH_INTEROP_RECORD_SIZE,
+// BENCH_INTEROP_SECONDS and BENCH_INTEROP_WARMUP as for TestBenchInterop (etcd's window is
+// at most 30 s).
+//
+// BENCH_REPORT_QUICK=1 is a smoke run of every step in about 12 minutes: 8 s windows after
+// a 4 s warm-up, rates "50000,200000", one search step, no contention, and, unless
+// BENCH_REPORT_DIR is set, the report goes to a temporary directory (its figures are not
+// the report's). Any setting given explicitly still wins.
 func TestBenchReport(t *testing.T) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
-	size := envInt(t, "BENCH_INTEROP_RECORD_SIZE", 256)
-	seconds := envInt(t, "BENCH_INTEROP_SECONDS", 30)
-	warmup := envInt(t, "BENCH_INTEROP_WARMUP", 10)
-	kafkaMax := envInt(t, "BENCH_REPORT_KAFKA_MAX", 240000)
-	linger := envInt(t, "BENCH_REPORT_LINGER_MS", 0)
-	props := kafkatest.Props{"controller.quorum.append.linger.ms": strconv.Itoa(linger)}
-	dir, err := filepath.Abs(envString("BENCH_REPORT_DIR", "../../docs/bench"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rates []int
-	for _, f := range strings.Split(envString("BENCH_REPORT_RATES", "5000,10000,20000,50000,100000,200000,300000,400000,0"), ",") {
-		if f == "-" {
-			break
+	quick := os.Getenv("BENCH_REPORT_QUICK") == "1"
+	def := func(full, smoke string) string {
+		if quick {
+			return smoke
 		}
-		r, err := strconv.Atoi(f)
-		if err != nil || r < 0 {
-			t.Fatalf("BENCH_REPORT_RATES: %q is not a rate", f)
-		}
-		rates = append(rates, r)
+		return full
 	}
+	defInt := func(full, smoke int) int {
+		if quick {
+			return smoke
+		}
+		return full
+	}
+	c := &reportRunner{t: t, env: env,
+		size:     envInt(t, "BENCH_INTEROP_RECORD_SIZE", 256),
+		seconds:  envInt(t, "BENCH_INTEROP_SECONDS", defInt(30, 8)),
+		warmup:   envInt(t, "BENCH_INTEROP_WARMUP", defInt(10, 4)),
+		kafkaMax: envInt(t, "BENCH_REPORT_KAFKA_MAX", 240000),
+		p99Bound: float64(envInt(t, "BENCH_REPORT_P99_BOUND_MS", 1000)),
+	}
+	searchSteps := envInt(t, "BENCH_REPORT_SEARCH_STEPS", defInt(3, 1))
+	lingerList := envString("BENCH_REPORT_LINGERS", "0,25")
+	if v := os.Getenv("BENCH_REPORT_LINGER_MS"); v != "" && os.Getenv("BENCH_REPORT_LINGERS") == "" {
+		lingerList = v
+	}
+	lingers := envList(t, "BENCH_REPORT_LINGERS", lingerList, 0)
+	if len(lingers) == 0 {
+		t.Fatal("BENCH_REPORT_LINGERS: at least one linger")
+	}
+	var dir string
+	if d := os.Getenv("BENCH_REPORT_DIR"); d == "" && quick {
+		var err error
+		if dir, err = os.MkdirTemp("", "kraftd-bench-report-"); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		var err error
+		if dir, err = filepath.Abs(envString("BENCH_REPORT_DIR", "../../docs/bench")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rates := envList(t, "BENCH_REPORT_RATES", def("20000,100000,200000,300000,400000", "50000,200000"), 0)
+	overload := envFactors(t, "BENCH_REPORT_OVERLOAD", "1.25,1.5")
 	systems := strings.Split(envString("BENCH_REPORT_SYSTEMS", "kraftd,kafka,etcd"), ",")
-	var peers string
 	for _, s := range systems {
-		if s == "etcd" {
-			peers = buildPeers(t)
+		switch s {
+		case "etcd":
+			c.peers = buildPeers(t)
+		case "kraftd", "kafka":
+		default:
+			t.Fatalf("BENCH_REPORT_SYSTEMS: unknown system %q (kraftd, kafka, etcd)", s)
 		}
 	}
-	var contended []int
-	for _, f := range strings.Split(envString("BENCH_REPORT_CONTENTION_RATES", "20000"), ",") {
-		if f == "-" {
-			break
-		}
-		r, err := strconv.Atoi(f)
-		if err != nil || r <= 0 {
-			t.Fatalf("BENCH_REPORT_CONTENTION_RATES: %q is not a rate", f)
-		}
-		contended = append(contended, r)
-	}
+	contended := envList(t, "BENCH_REPORT_CONTENTION_RATES", def("20000", "-"), 1)
 	// One run is a poor sample at the rates the latency goals are judged at: its p99 is the
 	// worst 5 s window's, and a single stall of the machine decides it. At each contention
 	// rate each system runs busyRuns times in each arrangement, quiet included,
 	// interleaved, and its row is the run of the median p99.
 	busyRuns := envInt(t, "BENCH_REPORT_CONTENTION_RUNS", 3)
-	load := loadAverage()
-	type run struct {
-		rate int
-		busy contention
+	c.loadBefore = loadAverage()
+	c.diskBefore = probeDisk()
+	started := time.Now()
+
+	// systemsAt are the systems that run at linger index li: etcd, which has no linger,
+	// only at the first.
+	systemsAt := func(li int) []string {
+		if li == 0 {
+			return systems
+		}
+		return slices.DeleteFunc(slices.Clone(systems), func(s string) bool { return s == "etcd" })
 	}
-	var runs []run
-	for _, r := range rates {
-		runs = append(runs, run{r, quiet})
-	}
-	for _, r := range contended {
-		for i := range max(busyRuns, 1) {
-			// The quiet run at a contention rate is repeated too: the quiet and the
-			// contended rows at that rate are then the same statistic.
-			if i > 0 || !slices.Contains(rates, r) {
-				runs = append(runs, run{r, quiet})
+	for li, linger := range lingers {
+		// 1. The sweep.
+		type run struct {
+			rate int
+			busy contention
+		}
+		var runs []run
+		for _, r := range rates {
+			runs = append(runs, run{r, quiet})
+		}
+		if li == 0 {
+			for _, r := range contended {
+				for i := range max(busyRuns, 1) {
+					// The quiet run at a contention rate is repeated too: the quiet and the
+					// contended rows at that rate are then the same statistic.
+					if i > 0 || !slices.Contains(rates, r) {
+						runs = append(runs, run{r, quiet})
+					}
+					runs = append(runs, run{r, busyApart}, run{r, busyInSession})
+				}
 			}
-			runs = append(runs, run{r, busyApart}, run{r, busyInSession})
+		}
+		sys := systemsAt(li)
+		for i, ru := range runs {
+			for k := range sys {
+				c.run(sys[(i+k)%len(sys)], ru.rate, linger, ru.busy, "")
+			}
+		}
+		// 2. and 3. The search for each system's highest sustained rate, then overload.
+		for _, s := range sys {
+			best, ok := c.searchMax(s, linger, searchSteps)
+			if !ok {
+				continue
+			}
+			for _, f := range overload {
+				// A rate already run (the sweep's or the search's) is not run again.
+				if rate := roundRate(f * float64(best.Offered)); !c.ran(s, linger, rate) {
+					c.run(s, rate, linger, quiet, fmt.Sprintf("%gx its highest sustained", f))
+				}
+			}
+		}
+		// kraftd at Kafka's highest sustained rate: the latency goal's comparison.
+		if kb, ok := c.best("kafka", linger); ok && slices.Contains(sys, "kraftd") {
+			if !c.ran("kraftd", linger, kb.Offered) {
+				c.run("kraftd", kb.Offered, linger, quiet, "at Kafka's highest sustained")
+			}
 		}
 	}
-	groups := map[string][]reportRow{} // the runs of one system at one rate and contention
-	var keys []string                  // in the order of their first run
-	for i, ru := range runs {
-		rate := ru.rate
-		for k := range systems {
-			sys := systems[(i+k)%len(systems)]
-			stopBusy := ru.busy.start(t)
-			var r reportRow
-			switch sys {
-			case "kraftd":
-				var args []string
-				if rate == 0 {
-					args = []string{"--max-in-flight", "1000"}
-				}
-				r = fromBenchRow(runBench(t, env, kafkatest.SideKraftd, "", rate, size, props, args, seconds, warmup), seconds)
-			case "kafka":
-				offered := rate
-				if rate == 0 {
-					offered = kafkaMax
-				}
-				r = fromBenchRow(runBench(t, env, kafkatest.SideKafka, "", offered, size, props, nil, seconds, warmup), seconds)
-				if rate == 0 {
-					r.Note = strings.TrimSpace(fmt.Sprintf("offered %d/s (no unthrottled mode) %s", kafkaMax, r.Note))
-				}
-			case "etcd":
-				r = runPeers(t, peers, rate, size, min(seconds, 30), warmup)
-			default:
-				t.Fatalf("BENCH_REPORT_SYSTEMS: unknown system %q (kraftd, kafka, etcd)", sys)
-			}
-			// The system column names the plots' lines: unthrottled and contended runs
-			// are points of their own, not points on the line of offered rates.
-			r.System, r.Offered, r.OpenLoop = sys, rate, rate
-			if sys == "kafka" && rate == 0 {
-				r.OpenLoop = kafkaMax
-			}
-			stopBusy()
-			switch {
-			case ru.busy != quiet:
-				r.System += ru.busy.suffix()
-			case rate == 0:
-				r.System += " unthrottled"
-			}
-			t.Logf("%s at %s: %.0f records/s, p50 %.2f p99 %.2f ms, %.2f cores and %.0f MB per node (max) %s",
-				r.System, offeredText(rate), r.Committed, r.P50, r.P99, r.CoresPerNode, r.RSSPerNode, r.Note)
-			key := r.System + " " + offeredText(rate)
-			if groups[key] == nil {
-				keys = append(keys, key)
-			}
-			groups[key] = append(groups[key], r)
-		}
-	}
-	var rows []reportRow
-	for _, key := range keys {
-		rows = append(rows, medianRun(groups[key]))
-	}
+	c.loadAfter = loadAverage()
+	c.diskAfter = probeDisk()
+	c.elapsed = time.Since(started)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeReportCSV(filepath.Join(dir, "results.csv"), rows); err != nil {
-		t.Fatal(err)
-	}
-	plots := []struct{ file, title, logy string }{
-		{"latency-p99.svg", "commit latency p99 (ms, log scale) vs committed records/s", "p99_ms"},
-		{"latency-p50.svg", "commit latency p50 (ms, log scale) vs committed records/s", "p50_ms"},
-		{"cpu.svg", "CPU cores per node (the busiest) vs committed records/s", "cores_per_node"},
-		{"cpu-per-record.svg", "CPU µs per committed record (all nodes) vs committed records/s", "cpu_us_per_record"},
-		{"rss.svg", "peak RSS MB per node (the largest) vs committed records/s", "rss_mb_per_node"},
-	}
-	for _, p := range plots {
-		args := []string{"run", "../cmd/plot", "-o", filepath.Join(dir, p.file), "-x", "committed_per_s", "-by", "system", "-points", "-title", p.title}
-		if strings.HasPrefix(p.logy, "p") || p.logy == "cpu_us_per_record" {
-			args = append(args, "-logy")
-		}
-		args = append(args, filepath.Join(dir, "results.csv"), p.logy)
-		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-			t.Fatalf("plot %s: %v\n%s", p.file, err, out)
-		}
-	}
-	md := formatReport(rows, size, seconds, warmup, linger, load, plots)
+	md := c.writeReport(dir, lingers, overload)
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(md), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Print(md)
+	t.Logf("report in %s", dir)
+}
+
+// reportRunner runs the report's measurements and keeps their rows.
+type reportRunner struct {
+	t                     *testing.T
+	env                   *kafkatest.Env
+	peers                 string // bench/peers binary, when etcd runs
+	size, seconds, warmup int
+	kafkaMax              int
+	p99Bound              float64 // ms: a sustained rate's p99 is below it
+	rows                  []reportRow
+	loadBefore, loadAfter string
+	diskBefore, diskAfter string
+	elapsed               time.Duration
+	searchNotes           []string
+	maxes                 map[string]reportRow // the search's result by maxKey
+}
+
+// run measures one system at one offered rate and linger and keeps the row (etcd's linger
+// is -1: it has none). why names the step that asked for it ("" for the sweep).
+func (c *reportRunner) run(sys string, rate, linger int, busy contention, why string) reportRow {
+	t := c.t
+	props := kafkatest.Props{"controller.quorum.append.linger.ms": strconv.Itoa(linger)}
+	stopBusy := busy.start(t)
+	stopLoad := sampleLoad()
+	var r reportRow
+	switch sys {
+	case "kraftd":
+		var args []string
+		if rate == 0 {
+			args = []string{"--max-in-flight", "1000"}
+		}
+		r = fromBenchRow(runReportBench(t, c.env, kafkatest.SideKraftd, rate, c.size, props, args, c.seconds, c.warmup), c.seconds)
+	case "kafka":
+		offered := rate
+		if rate == 0 {
+			offered = c.kafkaMax
+		}
+		r = fromBenchRow(runReportBench(t, c.env, kafkatest.SideKafka, offered, c.size, props, nil, c.seconds, c.warmup), c.seconds)
+		if rate == 0 {
+			r.Note = strings.TrimSpace(fmt.Sprintf("offered %d/s (no unthrottled mode) %s", c.kafkaMax, r.Note))
+		}
+	case "etcd":
+		r = runPeers(t, c.peers, rate, c.size, min(c.seconds, 30), c.warmup)
+		linger = -1
+	}
+	r.Load = stopLoad()
+	stopBusy()
+	// The system column names the plots' lines: unthrottled and contended runs are points
+	// of their own, not points on the line of offered rates.
+	r.System, r.Offered, r.OpenLoop, r.Linger, r.Why = sys, rate, rate, linger, why
+	if sys == "kafka" && rate == 0 {
+		r.OpenLoop = c.kafkaMax
+	}
+	switch {
+	case busy != quiet:
+		r.System += busy.suffix()
+	case rate == 0:
+		r.System += " unthrottled"
+	}
+	t.Logf("%s at %s, linger %d: %.0f records/s (leader's own %.0f), p50 %.2f p99 %.2f ms, %.2f cores and %.0f MB per node (max), load %.2f %s %s",
+		r.System, offeredText(rate), linger, r.Committed, r.Reported, r.P50, r.P99, r.CoresPerNode, r.RSSPerNode, r.Load, why, r.Note)
+	c.rows = append(c.rows, r)
+	return r
 }
 
 // contention is what runs beside the quorum in a run: nothing, or one spinning process per
@@ -300,17 +367,15 @@ type reportRow struct {
 	CPUPerRecord float64 // CPU µs per committed record, all nodes together
 	RSSPerNode   float64 // MB, the largest node's
 	Note         string
-	OpenLoop     int // the rate an open loop was offered (Kafka's at max too); 0: a closed loop
-}
-
-// sustained: a closed loop, or an open loop that committed within 2% of its rate (one
-// that falls further behind has a backlog growing without bound).
-func (r reportRow) sustained() bool {
-	return r.OpenLoop == 0 || r.Committed >= 0.98*float64(r.OpenLoop)
+	OpenLoop     int     // the rate an open loop was offered (Kafka's at max too); 0: a closed loop
+	Reported     float64 // the leader's own report of its committed records/s (kraftd, Kafka)
+	Linger       int     // controller.quorum.append.linger.ms; -1: none (etcd)
+	Load         float64 // the 1-minute load average during the run (mean of samples)
+	Why          string  // the step that ran it: "" (the sweep), search, overload
 }
 
 func fromBenchRow(b benchRow, seconds int) reportRow {
-	r := reportRow{Committed: b.RecsPerS, P50: b.P50, P99: b.P99, Note: b.Note}
+	r := reportRow{Committed: b.RecsPerS, Reported: b.Reported, P50: b.P50, P99: b.P99, Note: b.Note}
 	var cpu float64
 	for _, n := range b.Nodes {
 		cpu += n.CPU.Seconds()
@@ -425,125 +490,4 @@ func offeredText(rate int) string {
 		return "max"
 	}
 	return fmt.Sprintf("%d/s", rate)
-}
-
-func writeReportCSV(path string, rows []reportRow) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	num := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-	_ = w.Write([]string{"system", "offered_per_s", "committed_per_s", "p50_ms", "p99_ms", "cores_per_node", "cpu_us_per_record", "rss_mb_per_node"})
-	for _, r := range rows {
-		if r.Committed <= 0 || math.IsNaN(r.P99) {
-			continue // nothing committed, or failed: no point to draw
-		}
-		p50 := num(r.P50)
-		if math.IsNaN(r.P50) {
-			p50 = "" // not reported: cmd/plot leaves the point out
-		}
-		_ = w.Write([]string{r.System, strconv.Itoa(r.Offered), num(r.Committed), p50, num(r.P99), num(r.CoresPerNode), num(r.CPUPerRecord), num(r.RSSPerNode)})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func formatReport(rows []reportRow, size, seconds, warmup, linger int, load string, plots []struct{ file, title, logy string }) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# kraftd, Kafka 4.4.0 and etcd raft side by side\n\n")
-	fmt.Fprintf(&b, "Written by `make bench-report` on %s (%d cores, load average before the run %s).\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), load)
-	fmt.Fprintf(&b, "Three voters on 127.0.0.1, %d-byte records, fsync'd logs; each system runs alone, %d s measured after a %d s warm-up, ", size, seconds, warmup)
-	b.WriteString("the systems one after another at each rate (their order rotating from rate to rate).\n\n")
-	fmt.Fprintf(&b, "kraftd and Kafka run with controller.quorum.append.linger.ms=%d (etcd has no linger; Kafka's default is 25).\n\n", linger)
-	b.WriteString("- **kraftd**: three `test-kraft-server-start` processes (an open loop at the offered rate; at `max`, unthrottled with at most 1,000 records in flight, as etcd).\n")
-	b.WriteString("- **Kafka**: three Kafka 4.4.0 `kafka.tools.TestRaftServer` JVMs (-Xmx1G); an open loop; it has no unthrottled mode, so at `max` it is offered a fixed rate.\n")
-	b.WriteString("- **etcd**: bench/peers, go.etcd.io/raft/v3 with etcd's WAL, three nodes in one process (its CPU and RSS are divided by three); at `max`, 1,000 records in flight; with the Go runtime setting kraftd's nodes apply to themselves (GODEBUG schedtrace, see docs/operating.md).\n\n")
-	b.WriteString("Committed records/s: kraftd and Kafka counted in a follower's log (the records of the batches the leader stamped in the window); etcd from its leader's applied count. ")
-	b.WriteString("Latency: to the record's commit on the leader, from its due time (kraftd), its intended send time (etcd) or its append (Kafka's TestRaftServer); ")
-	b.WriteString("all three report it per 5 s window: p50 is the median window's, p99 the worst window's (Kafka clamps at 250 ms and prints no p50). ")
-	b.WriteString("CPU cores/node and RSS: the busiest and the largest node; CPU µs/record: all nodes' CPU over the committed records.\n\n")
-	fmt.Fprintf(&b, "\"busy\" and \"busy in-session\": run again with one spinning process per core beside the quorum (the contention of a shared machine). At those rates every arrangement, quiet included, runs several times, interleaved; the row is the run of the median p99, its note lists every run's. "+
-		"\"busy\": the spinners are processes of their own session, as another service or user's job on the host is; \"busy in-session\": they are processes in the session of the quorum's processes, as a job started from the same shell is. "+
-		"The two differ because Linux with sched_autogroup_enabled (here: %s) shares the CPU between sessions first: apart, the quorum's session keeps half the machine; in one session every spinner weighs as much as each of the quorum's threads.\n\n", autogroup())
-	b.WriteString("| offered | system | committed records/s | p50 ms | p99 ms | CPU cores/node | CPU µs/record | peak RSS MB/node | note |\n|---|---|---|---|---|---|---|---|---|\n")
-	f := func(v float64) string {
-		if math.IsNaN(v) {
-			return "n/a"
-		}
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %.2f | %s | %.0f | %s |\n", offeredText(r.Offered), r.System, r.Committed, f(r.P50), f(r.P99), r.CoresPerNode, f(r.CPUPerRecord), r.RSSPerNode, r.Note)
-	}
-	b.WriteString(formatRatios(rows))
-	b.WriteString("\nRows with nothing committed are not drawn, nor Kafka's p50 (it prints none).\n\n")
-	for _, p := range plots {
-		fmt.Fprintf(&b, "![%s](%s)\n\n", p.title, p.file)
-	}
-	return b.String()
-}
-
-// autogroup is the kernel's sched_autogroup_enabled setting.
-func autogroup() string {
-	b, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(b))
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
-}
-
-// formatRatios states kraftd's figures as ratios to each peer's in the same run: the
-// highest sustained committed rate, and at every offered rate both committed (within 1%) the p99
-// and the CPU per record.
-func formatRatios(rows []reportRow) string {
-	find := func(sys string, rate int) (reportRow, bool) {
-		for _, r := range rows {
-			if r.System == sys && r.Offered == rate && r.Committed > 0 {
-				return r, true
-			}
-		}
-		return reportRow{}, false
-	}
-	best := map[string]float64{}
-	for _, r := range rows {
-		if !isBusy(r.System) && r.sustained() {
-			sys, _, _ := strings.Cut(r.System, " ")
-			best[sys] = math.Max(best[sys], r.Committed)
-		}
-	}
-	var b strings.Builder
-	b.WriteString("\nkraftd over each peer, same run (below 1 is kraftd lower):\n\n| offered | peer | p99 | CPU µs/record |\n|---|---|---|---|\n")
-	for _, r := range rows {
-		suffix, ok := strings.CutPrefix(r.System, "kraftd")
-		if !ok || suffix != "" && !isBusy(suffix) {
-			continue
-		}
-		for _, peer := range []string{"kafka", "etcd"} {
-			peer += suffix
-			p, ok := find(peer, r.Offered)
-			if !ok || math.Abs(p.Committed-r.Committed) > 0.01*float64(r.Offered) || math.IsNaN(p.P99) || math.IsNaN(r.P99) {
-				continue // a peer that fell behind, or reported no window, has no latency to compare
-			}
-			fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f |\n", offeredText(r.Offered), peer, r.P99/p.P99, r.CPUPerRecord/p.CPUPerRecord)
-		}
-	}
-	for _, peer := range []string{"kafka", "etcd"} {
-		if best[peer] > 0 {
-			fmt.Fprintf(&b, "\nHighest sustained committed rate (a closed loop, or an open loop that committed within 2%% of its offered rate): kraftd %.0f/s, %s %.0f/s (%.2fx).\n", best["kraftd"], peer, best[peer], best["kraftd"]/best[peer])
-		}
-	}
-	return b.String()
 }

@@ -11,6 +11,8 @@
 //	h0   320,000 records/s offered (about the highest rate it sustains), linger 0
 //	h25  320,000 records/s offered, linger 25 ms
 //	o25  480,000 records/s offered (overload), linger 25 ms
+//	x0   400,000 records/s offered, linger 0 (with -count-log -retention
+//	     on|off: the leader's own stats against a follower's log)
 //
 // Throughput is the leader's committed records/s over the measured window
 // (its periodic stats after the warm-up); latency percentiles come from the
@@ -49,12 +51,14 @@ var scenarios = []scenario{
 	{"h0", "320000 rec/s, linger 0", 320000, 0, 10000},
 	{"h25", "320000 rec/s, linger 25ms", 320000, 25, 10000},
 	{"o25", "480000 rec/s (overload), linger 25ms", 480000, 25, 10000},
+	{"x0", "400000 rec/s, linger 0", 400000, 0, 10000},
 }
 
 type result struct {
 	recPerSec, p50, p99, p999, max float64
 	cpuCores, rssMB                [3]float64
 	leader                         int32
+	count                          *logCount // -count-log
 }
 
 // benchOptions are the flags of the measured scenarios.
@@ -66,6 +70,7 @@ type benchOptions struct {
 	keep                        bool
 	protocols                   []string // -security, interleaved run by run
 	csvDir                      string   // -csv: each run's stats time series
+	countLog                    bool     // -count-log
 }
 
 func main() {
@@ -81,6 +86,8 @@ func main() {
 	flag.StringVar(&o.csvDir, "csv", "", "write each run's per-second stats of every node to DIR/SCENARIO-PROTOCOL-runN.csv (and failovers to DIR/failover.csv); plot with go run ./cmd/plot")
 	flag.Var(&nodeArgs, "node-arg", "extra test-kraft-server-start flag for every node (repeatable)")
 	propsFile := flag.String("props", "", "properties file appended to every node's config")
+	flag.BoolVar(&o.countLog, "count-log", false, "also count each run's committed records in a follower's log over the leader's measured span (as make bench-report does); needs -retention off for a complete count")
+	retention := flag.String("retention", "on", "log retention: on (the product's default: segments a snapshot covers are deleted) or off (every segment kept)")
 	security := flag.String("security", "PLAINTEXT", "controller listener protocols to compare, comma-separated (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL): each run of a scenario runs once per protocol, interleaved")
 	flag.Parse()
 	var err error
@@ -93,6 +100,13 @@ func main() {
 			fatal(err)
 		}
 		extraProps = string(b) + "\n"
+	}
+	switch *retention {
+	case "on":
+	case "off":
+		extraProps += retentionOffProps
+	default:
+		fatal(fmt.Errorf("-retention %q: want on or off", *retention))
 	}
 	if o.runs < 1 || o.seconds < 1 || o.warmup < 0 || o.recordSize < 1 {
 		fatal(fmt.Errorf("-runs %d, -seconds %d, -warmup %d, -record-size %d: want runs, seconds and record size >= 1, warm-up >= 0",
@@ -149,6 +163,17 @@ func runScenario(o benchOptions, sc scenario) {
 			fmt.Printf("     run %d %s: leader %d, %.0f records/s, p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms, cpu %.2f %.2f %.2f, rss %.1f %.1f %.1f MB\n",
 				r+1, proto, res.leader, res.recPerSec, res.p50, res.p99, res.p999, res.max,
 				res.cpuCores[0], res.cpuCores[1], res.cpuCores[2], res.rssMB[0], res.rssMB[1], res.rssMB[2])
+			if lc := res.count; lc != nil {
+				fmt.Printf("     run %d %s: leader's own %.0f records/s; counted over the same span", r+1, proto, lc.leaderRate)
+				for i, id := range lc.followers {
+					incomplete := ""
+					if !lc.complete[i] {
+						incomplete = " (incomplete: retention removed the span's start; use -retention off)"
+					}
+					fmt.Printf(", in node %d's log %.0f (%.1f%%)%s", id, lc.logRate[i], 100*lc.logRate[i]/lc.leaderRate, incomplete)
+				}
+				fmt.Println()
+			}
 			rs[i] = append(rs[i], res)
 		}
 	}
@@ -236,8 +261,10 @@ func runOnce(o benchOptions, sc scenario, proto, profileDir string, run int) (re
 	}
 	var cmds []*exec.Cmd
 	var outs []string
+	var started []time.Time
 	start := time.Now()
 	for i := 0; i < 3; i++ {
+		started = append(started, time.Now())
 		cmd, out, err := c.startBenchNode(i, sc, o.recordSize, o.warmup, profileDir)
 		if err != nil {
 			return result{}, err
@@ -260,7 +287,20 @@ func runOnce(o benchOptions, sc scenario, proto, profileDir string, run int) (re
 		}
 		fmt.Println("     time series in", path)
 	}
-	return summarize(outs, o.warmup, wall, dir)
+	res, err := summarize(outs, o.warmup, wall, dir)
+	if err != nil || !o.countLog {
+		return res, err
+	}
+	lines, err := readStats(outs[res.leader-1])
+	if err != nil {
+		return res, err
+	}
+	lc, err := countLog(c, res.leader, lines, o.warmup, started)
+	if err != nil {
+		return res, fmt.Errorf("count the log: %w", err)
+	}
+	res.count = &lc
+	return res, nil
 }
 
 // startBenchNode starts node i running the scenario's workload with JSON
