@@ -74,8 +74,11 @@ type Workload struct {
 	pending     []pendingAppend
 	inFlight    int
 	seq         uint64
-	last        raft.LeaderAndEpoch
-	lastStatus  raft.Status // as of the last tick (for the final summary)
+	// spare is the slab of an append the driver refused: nothing holds it,
+	// so the next try reuses it instead of allocating (and zeroing) anew.
+	spare      []byte
+	last       raft.LeaderAndEpoch
+	lastStatus raft.Status // as of the last tick (for the final summary)
 
 	// Counters.
 	committed      int64 // data records committed (any node)
@@ -186,8 +189,15 @@ func (w *Workload) Tick(now time.Time, st raft.Status, wr node.Writer) time.Time
 // leader any more, buffer full): try again later.
 func (w *Workload) appendRecords(wr node.Writer, now time.Time, epoch int32, k int, due time.Time, step time.Duration) bool {
 	// One slab per call; each record: 8-byte sequence, 4-byte node id,
-	// 4-byte epoch, zeros (as TestRaftServer's zero payload).
-	slab := make([]byte, k*w.cfg.RecordSize)
+	// 4-byte epoch, zeros (as TestRaftServer's zero payload). A refused
+	// append's slab is reused: only the first 16 bytes of each record are
+	// ever written, so its zeros are still zeros.
+	var slab []byte
+	if n := k * w.cfg.RecordSize; cap(w.spare) >= n {
+		slab, w.spare = w.spare[:n], nil
+	} else {
+		slab = make([]byte, n)
+	}
 	recs := make([][]byte, k)
 	for i := range recs {
 		r := slab[i*w.cfg.RecordSize : (i+1)*w.cfg.RecordSize]
@@ -201,6 +211,7 @@ func (w *Workload) appendRecords(wr node.Writer, now time.Time, epoch int32, k i
 	}
 	last, err := wr.Append(now, epoch, recs)
 	if err != nil {
+		w.spare = slab
 		w.seq -= uint64(k)
 		w.appendErrors++
 		switch {

@@ -320,3 +320,47 @@ func TestStatsFormatFlag(t *testing.T) {
 		t.Error("Set accepted an unknown format")
 	}
 }
+
+// A refused append's slab is reused by the next try: the records that go out
+// still carry consecutive sequence numbers, the node id and the epoch, and
+// zeros after them, and no two accepted appends share memory.
+func TestWorkloadReusesRefusedSlab(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := New(Config{Throughput: 1000, RecordSize: 64, MaxInFlight: 10, MaxPerAppend: 1000}, 7, true, &bytes.Buffer{}, zap.NewNop(), t0)
+	d := &fakeDriver{}
+	w.Tick(t0, leaderStatus(3), d)
+	for i, at := range []time.Duration{50, 100, 150, 200} {
+		if i%2 == 0 {
+			d.refuse = raft.ErrBufferFull
+		} else {
+			d.refuse = nil
+		}
+		w.Tick(t0.Add(at*time.Millisecond), leaderStatus(3), d)
+	}
+	seen := map[*byte]bool{}
+	seq := uint64(0)
+	for _, call := range d.calls {
+		if len(call) == 0 {
+			continue
+		}
+		if seen[&call[0][0]] {
+			t.Fatalf("two accepted appends share a slab")
+		}
+		seen[&call[0][0]] = true
+		for _, r := range call {
+			seq++
+			if got := binary.BigEndian.Uint64(r); got != seq {
+				t.Fatalf("record sequence %d, want %d", got, seq)
+			}
+			if id, ep := binary.BigEndian.Uint32(r[8:]), binary.BigEndian.Uint32(r[12:]); id != 7 || ep != 3 {
+				t.Fatalf("record %d: node %d epoch %d, want 7 and 3", seq, id, ep)
+			}
+			if !bytes.Equal(r[16:], make([]byte, 48)) {
+				t.Fatalf("record %d: payload not zero: %x", seq, r[16:])
+			}
+		}
+	}
+	if seq != 200 {
+		t.Fatalf("appended %d records in 200 ms at 1000/s, want 200", seq)
+	}
+}
