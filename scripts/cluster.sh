@@ -190,9 +190,6 @@ for i in 1 2 3; do
       echo "num.network.threads=1"
       echo "num.io.threads=2"
       echo "background.threads=2"
-    else
-      # Deferral hands leadership to a Kafka controller; this quorum has none.
-      echo "kraftd.controller.leadership.deferral.enable=false"
     fi
   } >"$dir/controller$i.properties"
   n=$((i + 3))
