@@ -70,7 +70,7 @@ stop_all() {
 }
 
 if [ "${1:-start}" = stop ]; then
-  [ -f "$marker" ] || die "$dir holds no cluster (no cluster.env)"
+  [ -f "$dir/.kraftd-cluster" ] || die "$dir holds no cluster"
   [ -f "$pidfile" ] || { echo "cluster: nothing running in $dir"; exit 0; }
   echo "cluster: stopping the processes in $pidfile ..."
   stop_all
@@ -88,11 +88,15 @@ if [ -f "$pidfile" ]; then
   done <"$pidfile"
   rm -f "$pidfile"
 fi
-if [ "${CLUSTER_RESET:-0}" = 1 ] && [ -f "$marker" ]; then rm -rf "$dir"; fi
-if [ -e "$dir" ] && [ ! -f "$marker" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
+# stamp marks a dir this script made, so only such a dir is ever deleted or
+# reused; marker (cluster.env) is written once its nodes are formatted.
+stamp="$dir/.kraftd-cluster"
+if [ "${CLUSTER_RESET:-0}" = 1 ] && [ -f "$stamp" ]; then rm -rf "$dir"; fi
+if [ -e "$dir" ] && [ ! -f "$stamp" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
   die "$dir exists and is not a cluster dir; choose another CLUSTER_DIR"
 fi
 mkdir -p "$dir"
+touch "$stamp"
 
 # The jars and java.
 lib="${KRAFTD_INTEROP_LIB:-$root/test/interop/lib}"
@@ -120,6 +124,7 @@ if [ "$controllers" = kraftd ]; then
 fi
 
 free_ports() {
+  command -v python3 >/dev/null || die "free ports need python3; give CONTROLLER_PORTS / BROKER_PORTS three ports each"
   python3 - "$1" <<'PY'
 import socket, sys
 socks = []
@@ -132,14 +137,17 @@ PY
 
 # A restart keeps the recorded cluster id, controller kind and ports: the
 # formatted dirs and the controllers' voters depend on them.
+recorded() { sed -n "s/^$1=//p" "$marker" | tail -n 1; }
 if [ -f "$marker" ]; then
-  # shellcheck disable=SC1090
-  . "$marker"
-  [ "$controllers" = "$CLUSTER_CONTROLLERS" ] || die "$dir holds a cluster with $CLUSTER_CONTROLLERS controllers; CLUSTER_RESET=1 starts a fresh one"
-  read -r c1 c2 c3 <<<"$CLUSTER_CONTROLLER_PORTS"
-  read -r b1 b2 b3 <<<"$CLUSTER_BROKER_PORTS"
+  cid="$(recorded CLUSTER_ID)"
+  kind="$(recorded CLUSTER_CONTROLLERS)"
+  [ "$controllers" = "$kind" ] || die "$dir holds a cluster with '$kind' controllers; CLUSTER_RESET=1 starts a fresh one"
+  read -r c1 c2 c3 <<<"$(recorded CLUSTER_CONTROLLER_PORTS)"
+  read -r b1 b2 b3 <<<"$(recorded CLUSTER_BROKER_PORTS)"
   fresh=0
 else
+  # An earlier start that failed before its format completed left part of it.
+  rm -rf "$dir"/controller[123] "$dir"/broker[123]
   cports="${CONTROLLER_PORTS:-19093 19193 19293}"
   bports="${BROKER_PORTS:-9092 9192 9292}"
   [ "$cports" = free ] && cports="$(free_ports 3)"
@@ -245,8 +253,8 @@ if [ "$fresh" = 1 ]; then
   cat >"$marker" <<EOF
 CLUSTER_ID=$cid
 CLUSTER_CONTROLLERS=$controllers
-CLUSTER_CONTROLLER_PORTS="$c1 $c2 $c3"
-CLUSTER_BROKER_PORTS="$b1 $b2 $b3"
+CLUSTER_CONTROLLER_PORTS=$c1 $c2 $c3
+CLUSTER_BROKER_PORTS=$b1 $b2 $b3
 EOF
 fi
 echo "$bootstrap" >"$dir/bootstrap.servers"
