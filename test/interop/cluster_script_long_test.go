@@ -96,7 +96,7 @@ func clusterScriptRoundTrip(t *testing.T, controllers string) {
 		if t.Failed() {
 			for _, name := range []string{"controller1", "controller2", "controller3", "broker1", "broker2", "broker3"} {
 				if b, err := os.ReadFile(filepath.Join(c.dir, name+".log")); err == nil {
-					t.Logf("--- %s.log (end):\n%s", name, tail(string(b), 40))
+					t.Logf("--- %s.log (end):\n%s", name, lastLines(string(b), 40))
 				}
 			}
 		}
@@ -210,8 +210,8 @@ func committedOffsets(t *testing.T, out, topic string) int {
 	return sum
 }
 
-// tail is the last n lines of s.
-func tail(s string, n int) string {
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
