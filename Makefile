@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test test-race run bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka dist image test-image
+.PHONY: build test test-race run cluster cluster-stop bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka dist image test-image
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
@@ -16,7 +16,7 @@ HARNESS := test
 
 vet:
 	$(GO) vet ./... && $(GO) vet -tags faultfs ./cmd/controller
-	cd $(HARNESS) && $(GO) vet ./... && $(GO) vet -tags interopbench,interophostile,interoplong,faults ./...
+	cd $(HARNESS) && $(GO) vet ./... && $(GO) vet -tags interopbench,interophostile,interoplong,interopactive,faults ./...
 
 # The interop tests (test/interop, against Kafka 4.4.0) run when java is present: interop-deps
 # fetches the jars on a fresh clone (with mvn), as CI does; without them they skip, and a
@@ -47,6 +47,18 @@ interop-long: interop-deps
 
 run: build
 	./scripts/run-local.sh
+
+# A local Kafka cluster: three kraftd controllers (CONTROLLERS=kafka: Kafka 4.4.0's) and
+# three Kafka 4.4.0 brokers from the interop jars, until Ctrl-C; CLUSTER_DETACH=1 returns
+# with it running and cluster-stop stops it. Data and logs in CLUSTER_DIR (./cluster-data);
+# settings in scripts/cluster.sh. Kafka's tools run from the same jars: scripts/kafka-tool.sh.
+CONTROLLERS ?= kraftd
+CLUSTER_DIR ?= cluster-data
+cluster: build
+	CONTROLLERS=$(CONTROLLERS) CLUSTER_DIR=$(CLUSTER_DIR) KRAFTD_BIN=$(CURDIR)/$(BIN) ./scripts/cluster.sh start
+
+cluster-stop:
+	CLUSTER_DIR=$(CLUSTER_DIR) ./scripts/cluster.sh stop
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
