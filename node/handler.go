@@ -186,13 +186,18 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 	return resp
 }
 
-// controllerRegistrationAPI is served only to turn a Kafka controller's
-// registration away: kraftd is no active controller yet.
+// controllerRegistrationAPI goes to the controller application when the
+// node runs one (controller/controllerregistration.go); otherwise it only
+// turns a Kafka controller's registration away.
 var controllerRegistrationAPI = nodeApi{
 	Api: protocol.Typed[*kmsg.ControllerRegistrationRequest, *kmsg.ControllerRegistrationResponse]{
 		Versions: protocol.VersionRange{Min: 0, Max: 0},
 	}.Api(),
-	serve: func(n *Node, _ *network.ConnInfo, _ protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	serve: func(n *Node, c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		if n.ctrl != nil {
+			n.toController(c, hdr, req, respond)
+			return
+		}
 		respond(n.controllerRegistration(req.(*kmsg.ControllerRegistrationRequest)))
 	},
 }

@@ -110,6 +110,11 @@ type Node struct {
 	// serves each one the server hands it; both fixed by New.
 	apis   *protocol.Table
 	routes *routes
+	// ctrl is the application when it can be the active controller, and
+	// ctrlq the controller requests waiting for the loop (controller.go);
+	// nil otherwise.
+	ctrl  Controller
+	ctrlq chan ControllerRequest
 }
 
 // New checks the options and prepares a node; it touches no file or socket.
@@ -144,6 +149,9 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	}
 	if rc.DeferLeadership {
 		n.ctrls = newControllers()
+	}
+	if c, ok := o.App.(Controller); ok {
+		n.ctrl, n.ctrlq = c, make(chan ControllerRequest, controllerQueue)
 	}
 	return n, nil
 }
