@@ -113,6 +113,11 @@ func TestConfigValidation(t *testing.T) {
 				t.Errorf("defaults: idle %d, session %d, min isr %q", c.MaxIdleIntervalMs, c.BrokerSessionTimeoutMs, c.MinInsyncReplicas)
 			}
 		}},
+		{name: "leadership deferral alone: a plain voter", overrides: map[string]string{LeadershipDeferralKey: "true"}, check: func(t *testing.T, c *Config) {
+			if !c.DeferLeadership || c.ActiveController {
+				t.Errorf("%s=true: defer %v, active %v", LeadershipDeferralKey, c.DeferLeadership, c.ActiveController)
+			}
+		}},
 		{name: "leadership deferral on without the active controller", overrides: map[string]string{ActiveControllerKey: "false"}, check: func(t *testing.T, c *Config) {
 			if !c.DeferLeadership || c.ActiveController {
 				t.Errorf("%s=false: defer %v, active %v", ActiveControllerKey, c.DeferLeadership, c.ActiveController)

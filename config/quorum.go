@@ -111,8 +111,10 @@ func (c *Config) readQuorum(r *reader) {
 	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", raft.DefaultRetryBackoff, 0)
 	c.AutoJoin = r.bool("controller.quorum.auto.join.enable", false)
 	// A node that can be the active controller leads when raft elects it;
-	// one that cannot hands leadership to one that can.
-	c.DeferLeadership = r.bool(LeadershipDeferralKey, !r.bool(ActiveControllerKey, true))
+	// one that cannot hands leadership to one that can. Deferral asked for
+	// alone makes a plain voter (no active side), as before.
+	c.ActiveController = r.bool(ActiveControllerKey, !r.bool(LeadershipDeferralKey, false))
+	c.DeferLeadership = r.bool(LeadershipDeferralKey, !c.ActiveController)
 	c.DeferLeaderFsync = r.bool(LeaderFsyncDeferralKey, true)
 	if us := r.int(FetchPaceKey, raft.DefaultFetchPace.Microseconds(), 0); us > maxFetchPaceUs {
 		r.bad("%s=%d: want 0 (no pacing) to %d", FetchPaceKey, us, maxFetchPaceUs)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/controller/cluster"
+	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/image"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol/metadata"
@@ -71,6 +72,24 @@ var errRetry = errors.New("append buffer full")
 // Active reports whether the application is the active controller; safe
 // from any goroutine.
 func (a *App) Active() bool { return a.isActive.Load() }
+
+// CanBeActive implements node.Controller: with ActiveOptions only.
+func (a *App) CanBeActive() bool { return a.o.Active != nil }
+
+// FinalizedFeatures implements node.Controller: the committed image's
+// feature levels, metadata.version included, and its offset; safe from any
+// goroutine.
+func (a *App) FinalizedFeatures() (map[string]int16, int64) {
+	im := a.Image()
+	out := map[string]int16{}
+	if mv, ok := im.MetadataVersion(); ok {
+		out[features.MetadataVersionName] = int16(mv)
+	}
+	for name, level := range im.Features() {
+		out[name] = level
+	}
+	return out, im.Provenance().Offset
+}
 
 // mono is the controller's monotonic time: since the application started.
 func (a *App) mono(now time.Time) time.Duration { return now.Sub(a.o.Start) }

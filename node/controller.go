@@ -24,6 +24,13 @@ type Controller interface {
 	// Active reports whether the application is the active controller;
 	// safe from any goroutine.
 	Active() bool
+	// CanBeActive reports whether the application ever becomes the active
+	// controller; one that cannot is treated as a plain Application.
+	CanBeActive() bool
+	// FinalizedFeatures are the committed image's finalized feature levels
+	// (metadata.version included) and its offset, for ApiVersions; safe
+	// from any goroutine.
+	FinalizedFeatures() (levels map[string]int16, epoch int64)
 }
 
 // ControllerRequest is a controller api's request on its way to the loop.

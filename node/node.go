@@ -150,7 +150,7 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	if rc.DeferLeadership {
 		n.ctrls = newControllers()
 	}
-	if c, ok := o.App.(Controller); ok {
+	if c, ok := o.App.(Controller); ok && c.CanBeActive() {
 		n.ctrl, n.ctrlq = c, make(chan ControllerRequest, controllerQueue)
 	}
 	return n, nil
@@ -268,6 +268,9 @@ func (n *Node) startNetwork() (err error) {
 	sc.FinalizedKRaftVersion = func() int16 {
 		st, _ := n.Status()
 		return st.KRaftVersion
+	}
+	if n.ctrl != nil {
+		sc.ControllerFeatures = n.ctrl.FinalizedFeatures
 	}
 	sc.Logger = n.lg.Named("network")
 	if n.obs.m != nil {
