@@ -76,6 +76,17 @@ func (a *App) Active() bool { return a.isActive.Load() }
 // CanBeActive implements node.Controller: with ActiveOptions only.
 func (a *App) CanBeActive() bool { return a.o.Active != nil }
 
+// SetRegistration implements node.Controller: this controller's own
+// registration (ActiveOptions.Registration), once the node knows its
+// endpoints.
+func (a *App) SetRegistration(req *kmsg.ControllerRegistrationRequest) {
+	if a.o.Active != nil {
+		ac := *a.o.Active
+		ac.Registration = req
+		a.o.Active = &ac
+	}
+}
+
 // FinalizedFeatures implements node.Controller: the committed image's
 // feature levels, metadata.version included, and its offset; safe from any
 // goroutine.

@@ -202,3 +202,39 @@ func TestActiveRenounceAndFailover(t *testing.T) {
 		}
 	}
 }
+
+// The active controller registers itself (RegisterControllerRecord) once
+// its metadata.version allows it, and only once.
+func TestActiveRegistersItself(t *testing.T) {
+	reg := kmsg.NewPtrControllerRegistrationRequest()
+	l := kmsg.NewControllerRegistrationRequestListener()
+	l.Name, l.Host, l.Port = "CONTROLLER", "localhost", 9093
+	reg.Listeners = append(reg.Listeners, l)
+	reg.IncarnationID = [16]byte{9}
+	c := controllertest.New(t, controller.Options{MaxBytesBetweenSnapshots: 1 << 20, Active: &controller.ActiveOptions{
+		Cluster: cluster.Settings{ClusterID: "test-cluster", SessionTimeout: 9 * time.Second}, Registration: reg,
+	}})
+	c.Do("add-nodes", "3")
+	c.Do("stabilize")
+	c.Do("tick", "1", "2s")
+	for range 4 {
+		c.Do("stabilize")
+	}
+	lead := c.Leader()
+	if lead < 0 {
+		t.Fatal("no leader")
+	}
+	im := c.App(lead).Image()
+	// The harness gives every node the same request; the leader writes it.
+	ctl, ok := im.Controller(reg.ControllerID)
+	if !ok || ctl.IncarnationID != [16]byte{9} || len(ctl.Endpoints) != 1 {
+		t.Fatalf("controller registration in the image: %+v %v", ctl, ok)
+	}
+	off := im.Provenance().Offset
+	for range 3 {
+		c.Do("stabilize")
+	}
+	if got := c.App(lead).Image().Provenance().Offset; got != off {
+		t.Fatalf("offset moved %d -> %d without NoOps: registered again", off, got)
+	}
+}

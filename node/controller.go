@@ -27,6 +27,10 @@ type Controller interface {
 	// CanBeActive reports whether the application ever becomes the active
 	// controller; one that cannot is treated as a plain Application.
 	CanBeActive() bool
+	// SetRegistration gives this controller's own ControllerRegistration,
+	// which it writes once active while its image lacks it; called before
+	// the loop starts.
+	SetRegistration(req *kmsg.ControllerRegistrationRequest)
 	// FinalizedFeatures are the committed image's finalized feature levels
 	// (metadata.version included) and its offset, for ApiVersions; safe
 	// from any goroutine.

@@ -236,6 +236,12 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	}
 	if n.registrationEnabled() {
 		n.reg = n.newRegistrar()
+		if n.ctrl != nil {
+			// The active controller registers itself as Kafka's do (their
+			// registration manager sends to the active controller, itself
+			// included); the loop has not started, so this is safe.
+			n.ctrl.SetRegistration(n.reg.request())
+		}
 		regCtx, stopReg := context.WithCancel(context.Background())
 		regDone := make(chan struct{})
 		go func() {
