@@ -20,7 +20,7 @@ import (
 const activeBound = 90 * time.Second
 
 // TestKraftdActiveControllerBrokersLong: a kraftd-only quorum (K,K,K, formatted by
-// kafka-storage format, the active side on) activates: kafka-dump-log
+// kafka-storage format, then by kraftd's controller format; the active side on) activates: kafka-dump-log
 // --cluster-metadata-decoder shows the bootstrap records in a metadata transaction. Three
 // Kafka 4.4.0 brokers register, heartbeat and start ("Kafka Server started" needs their
 // registration and unfencing); a client sees all three through a broker. A broker killed
@@ -28,12 +28,21 @@ const activeBound = 90 * time.Second
 // session expires); restarted, it registers again and starts. SIGTERM: the broker is
 // granted its controlled shutdown and exits.
 func TestKraftdActiveControllerBrokersLong(t *testing.T) {
+	t.Run("kafka-storage-format", func(t *testing.T) {
+		activeControllerBrokers(t, kafkatest.MixedRaftConfig{KafkaFormatArgs: []string{"--release-version", "4.4-IV2"}})
+	})
+	t.Run("controller-format", func(t *testing.T) {
+		activeControllerBrokers(t, kafkatest.MixedRaftConfig{KraftdFormatArgs: []string{}})
+	})
+}
+
+func activeControllerBrokers(t *testing.T, mc kafkatest.MixedRaftConfig) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
 	K := kafkatest.SideKraftd
-	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{K, K, K}, Controllers: true,
-		KafkaFormatArgs: []string{"--release-version", "4.4-IV2"},
-		KraftdProps:     kafkatest.Props{config.ActiveControllerKey: "true"}})
+	mc.Sides, mc.Controllers = []kafkatest.Side{K, K, K}, true
+	mc.KraftdProps = kafkatest.Props{config.ActiveControllerKey: "true"}
+	q := env.NewMixedRaft(t, mc)
 	for _, n := range q.Nodes {
 		q.Start(n.ID)
 	}
@@ -139,5 +148,59 @@ func checkActivationDump(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaf
 	}
 	if noops == 0 {
 		t.Errorf("no NoOpRecord after the activation")
+	}
+}
+
+// TestKraftdActiveThenJVMControllerLong: kraftd nodes 1 and 2 of K,K,J start alone and
+// one of them becomes the active controller; a broker registers with it. The Kafka 4.4.0
+// controller then joins, replays everything kraftd wrote without a fault, and registers
+// itself with kraftd (its RegisterControllerRecord, which a JVM writes only as the active
+// controller's answer). Then the kraftd leader is killed -9: whoever leads next, the
+// broker stays registered and the JVM controller logs no replay error.
+func TestKraftdActiveThenJVMControllerLong(t *testing.T) {
+	env := kafkatest.Require(t)
+	kafkatest.BuildKraftd(t)
+	J, K := kafkatest.SideKafka, kafkatest.SideKraftd
+	q := env.NewMixedRaft(t, kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{K, K, J}, Controllers: true,
+		KafkaFormatArgs: []string{"--release-version", "4.4-IV2"},
+		KraftdProps:     kafkatest.Props{config.ActiveControllerKey: "true"}})
+	q.Start(1)
+	q.Start(2)
+	leader, _, err := q.WaitLeaderAmong([]int32{1, 2}, 0, activeBound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers := q.StartBrokers(101)
+	t.Cleanup(func() { keepBrokerLogs(t, q, brokers...) })
+	cl := kafkatest.NewClient(t, brokers[0].Addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	waitBrokers(t, ctx, cl, []int32{101})
+
+	q.Start(3)
+	if err := q.WaitLoaded(3, activeBound); err != nil {
+		t.Fatal(err)
+	}
+	jvm := q.Node(3).Proc
+	if err := jvm.WaitLog("Our registration has been persisted to the metadata log", activeBound); err != nil {
+		t.Errorf("the JVM controller did not see its registration committed: %v", err)
+	}
+	noReplayFaults(t, jvm.Log())
+
+	q.Kill(leader)
+	if _, _, err := q.WaitLeaderAmong([]int32{3 - leader, 3}, 0, activeBound); err != nil {
+		t.Fatal(err)
+	}
+	waitBrokers(t, ctx, cl, []int32{101})
+	noReplayFaults(t, jvm.Log())
+}
+
+// noReplayFaults fails on the lines a Kafka controller logs when a record does not replay.
+func noReplayFaults(t *testing.T, log string) {
+	t.Helper()
+	for _, bad := range []string{"Unable to apply", "Error replaying", "fault handler"} {
+		if i := strings.Index(log, bad); i >= 0 {
+			t.Errorf("the JVM controller logged %q: %s", bad, log[i:min(len(log), i+400)])
+		}
 	}
 }
