@@ -41,7 +41,8 @@ type Options struct {
 }
 
 // App is the controller application of __cluster_metadata, a
-// node.Application: today the standby side of Kafka's controller. It keeps
+// node.Application: Kafka's controller, standby and (with
+// Options.Active, active.go) active. It keeps
 // the committed image (an image.Loader fed by raft's commits and snapshot
 // loads), publishes each new committed image to readers off the loop
 // (Image), snapshots the committed image when Kafka's triggers say so
@@ -53,10 +54,10 @@ type Options struct {
 // atomics) belongs to the node's loop goroutine; it reads no clock (the
 // time comes from Tick) and does no I/O, so a simulation can drive it.
 //
-// The active side (a working loader cloned from the committed one, its own
-// records replayed before they commit, requests completed on commit) is to
-// grow beside this one: the committed loader stays as it is, and only
-// HandleCommit learns to complete what the active side appended.
+// The active side (active.go: a working loader cloned from the committed
+// one, its own records replayed before they commit, requests completed on
+// commit) sits beside this one: the committed loader stays as it is, and
+// HandleCommit only completes what the active side appended.
 type App struct {
 	o  Options
 	lg *zap.Logger
