@@ -238,3 +238,46 @@ func TestActiveRegistersItself(t *testing.T) {
 		t.Fatalf("offset moved %d -> %d without NoOps: registered again", off, got)
 	}
 }
+
+// A registered broker that heartbeats caught up is unfenced (answered once
+// the change commits); when its heartbeats stop, the stale-broker task
+// fences it after its session.
+func TestActiveHeartbeatsAndStaleFencing(t *testing.T) {
+	c, lead := activeCluster(t)
+	var reg answer
+	c.Serve(lead, request(registration(1), &reg))
+	c.Do("stabilize")
+	c.Do("stabilize")
+	if reg.resp == nil {
+		t.Fatalf("registration: %+v", reg)
+	}
+	epoch := reg.resp.(*kmsg.BrokerRegistrationResponse).BrokerEpoch
+	heartbeat := func() *answer {
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.Version = 1
+		hb.BrokerID, hb.BrokerEpoch = 1, epoch
+		hb.CurrentMetadataOffset = c.App(lead).Image().Provenance().Offset
+		a := &answer{}
+		r := request(hb, a)
+		r.Arrived = c.Env.Now(lead)
+		c.Serve(lead, r)
+		c.Do("stabilize")
+		c.Do("stabilize")
+		return a
+	}
+	a := heartbeat()
+	if a.resp == nil || a.resp.(*kmsg.BrokerHeartbeatResponse).IsFenced {
+		t.Fatalf("heartbeat of a caught-up broker: %+v", a)
+	}
+	if b, _ := c.App(lead).Image().Broker(1); b == nil || b.Fenced {
+		t.Fatalf("broker after the heartbeat: %+v", b)
+	}
+	id := controllertest.Ids(lead)[0]
+	for range 12 {
+		c.Do("tick", id, "1s")
+		c.Do("stabilize")
+	}
+	if b, _ := c.App(lead).Image().Broker(1); b == nil || !b.Fenced {
+		t.Fatalf("broker 12 s after its last heartbeat: %+v", b)
+	}
+}
