@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -85,6 +86,30 @@ func (a *App) SetRegistration(req *kmsg.ControllerRegistrationRequest) {
 		ac.Registration = req
 		a.o.Active = &ac
 	}
+}
+
+// RegisteredControllers implements node.Controller: the controllers of
+// the committed image with an endpoint named listener, by id (Kafka's
+// ControllerRegistrationsPublisher.describeClusterControllers).
+func (a *App) RegisteredControllers(listener string) ([]node.ControllerEndpoint, string) {
+	im := a.Image()
+	mv, ok := im.MetadataVersion()
+	if !ok {
+		return nil, "There is no finalized MetadataVersion, so direct-to-controller communication is not supported."
+	}
+	if !mv.Has(metadata.GateControllerRegistration) {
+		return nil, "Direct-to-controller communication is not supported with the current MetadataVersion."
+	}
+	var out []node.ControllerEndpoint
+	for c := range im.Controllers() {
+		for _, ep := range c.Endpoints {
+			if ep.Name == listener {
+				out = append(out, node.ControllerEndpoint{ID: c.ID, Host: ep.Host, Port: int32(ep.Port)})
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y node.ControllerEndpoint) int { return int(x.ID) - int(y.ID) })
+	return out, ""
 }
 
 // FinalizedFeatures implements node.Controller: the committed image's

@@ -230,6 +230,9 @@ func TestActiveRegistersItself(t *testing.T) {
 	if !ok || ctl.IncarnationID != [16]byte{9} || len(ctl.Endpoints) != 1 {
 		t.Fatalf("controller registration in the image: %+v %v", ctl, ok)
 	}
+	if eps, refused := c.App(lead).RegisteredControllers("CONTROLLER"); refused != "" || len(eps) != 1 || eps[0].Port != 9093 {
+		t.Fatalf("registered controllers: %+v %q", eps, refused)
+	}
 	off := im.Provenance().Offset
 	for range 3 {
 		c.Do("stabilize")

@@ -31,10 +31,23 @@ type Controller interface {
 	// which it writes once active while its image lacks it; called before
 	// the loop starts.
 	SetRegistration(req *kmsg.ControllerRegistrationRequest)
+	// RegisteredControllers are the controllers registered in the committed
+	// image with their endpoint on listener, for DescribeCluster; refused,
+	// when not empty, is Kafka's UNSUPPORTED_VERSION message (no
+	// metadata.version, or one without controller registration). Safe from
+	// any goroutine.
+	RegisteredControllers(listener string) (eps []ControllerEndpoint, refused string)
 	// FinalizedFeatures are the committed image's finalized feature levels
 	// (metadata.version included) and its offset, for ApiVersions; safe
 	// from any goroutine.
 	FinalizedFeatures() (levels map[string]int16, epoch int64)
+}
+
+// ControllerEndpoint is a registered controller's endpoint on one listener.
+type ControllerEndpoint struct {
+	ID   int32
+	Host string
+	Port int32
 }
 
 // ControllerRequest is a controller api's request on its way to the loop.

@@ -4,13 +4,18 @@ package interop
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/admin"
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
@@ -61,6 +66,10 @@ func activeControllerBrokers(t *testing.T, mc kafkatest.MixedRaftConfig) {
 	waitBrokers(t, ctx, cl, []int32{101, 102, 103})
 
 	checkActivationDump(t, env, q, leader)
+	waitRegisteredControllers(t, q, leader, []int32{1, 2, 3})
+	if st, err := env.DescribeStatus(ctx, q.Node(leader).Addr); err != nil || st["LeaderId"] != strconv.Itoa(int(leader)) {
+		t.Errorf("kafka-metadata-quorum describe --status at the active kraftd: %v %v", st, err)
+	}
 
 	// kill -9: fenced once its session (9 s) expires, so it leaves the brokers listed.
 	brokers[2].Kill()
@@ -82,6 +91,38 @@ func activeControllerBrokers(t *testing.T, mc kafkatest.MixedRaftConfig) {
 		t.Errorf("broker 102's log does not mention its controlled shutdown")
 	}
 	waitBrokers(t, ctx, cl, []int32{101, 103})
+}
+
+// waitRegisteredControllers waits until the leader's DescribeCluster (controller endpoints)
+// lists exactly ids, each registered (the leader itself, the others through their
+// registration with it), and names the leader the controller.
+func waitRegisteredControllers(t *testing.T, q *kafkatest.MixedRaft, leader int32, ids []int32) {
+	t.Helper()
+	deadline := time.Now().Add(activeBound)
+	last := ""
+	for time.Now().Before(deadline) {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.EndpointType = 2
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := admin.Request(ctx, q.Node(leader).Addr, req)
+		cancel()
+		if err == nil {
+			dc := resp.(*kmsg.DescribeClusterResponse)
+			var got []int32
+			for _, b := range dc.Brokers {
+				got = append(got, b.NodeID)
+			}
+			slices.Sort(got)
+			if dc.ErrorCode == 0 && dc.ControllerID == leader && slices.Equal(got, ids) {
+				return
+			}
+			last = fmt.Sprintf("error %d, controller %d, controllers %v", dc.ErrorCode, dc.ControllerID, got)
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("DescribeCluster at the active kraftd %d: %s, want controllers %v", leader, last, ids)
 }
 
 // waitBrokers waits until a broker's Metadata lists exactly ids (the unfenced brokers).
