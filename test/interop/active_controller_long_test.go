@@ -31,7 +31,8 @@ const activeBound = 90 * time.Second
 // registration and unfencing); a client sees all three through a broker. A broker killed
 // -9 drops out of the brokers a broker lists (fenced by the stale-broker task once its
 // session expires); restarted, it registers again and starts. SIGTERM: the broker is
-// granted its controlled shutdown and exits.
+// granted its controlled shutdown and exits. kafka-cluster unregister through a broker
+// (an Envelope) removes a fenced broker's registration.
 func TestKraftdActiveControllerBrokersLong(t *testing.T) {
 	t.Run("kafka-storage-format", func(t *testing.T) {
 		activeControllerBrokers(t, kafkatest.MixedRaftConfig{KafkaFormatArgs: []string{"--release-version", "4.4-IV2"}})
@@ -91,6 +92,37 @@ func activeControllerBrokers(t *testing.T, mc kafkatest.MixedRaftConfig) {
 		t.Errorf("broker 102's log does not mention its controlled shutdown")
 	}
 	waitBrokers(t, ctx, cl, []int32{101, 103})
+
+	// kafka-cluster unregister through a broker: UnregisterBroker forwarded in an Envelope.
+	restarted.Kill()
+	waitBrokers(t, ctx, cl, []int32{101})
+	if !registeredThrough(t, ctx, brokers[0].Addr, 103) {
+		t.Fatal("broker 103 is not registered (fenced) before its unregistration")
+	}
+	if out, err := env.RunTool(ctx, kafkatest.ClassClusterTool, "unregister", "--bootstrap-server", brokers[0].Addr, "--id", "103"); err != nil {
+		t.Fatalf("kafka-cluster unregister --id 103: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(activeBound)
+	for registeredThrough(t, ctx, brokers[0].Addr, 103) {
+		if time.Now().After(deadline) {
+			t.Fatal("broker 103 still registered after kafka-cluster unregister")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// registeredThrough reports whether broker addr's DescribeCluster, fenced brokers
+// included, lists id.
+func registeredThrough(t *testing.T, ctx context.Context, addr string, id int32) bool {
+	t.Helper()
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.Version, req.IncludeFencedBrokers = 2, true
+	resp, err := admin.Request(ctx, addr, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(resp.(*kmsg.DescribeClusterResponse).Brokers,
+		func(b kmsg.DescribeClusterResponseBroker) bool { return b.NodeID == id })
 }
 
 // waitRegisteredControllers waits until the leader's DescribeCluster (controller endpoints)
