@@ -74,7 +74,9 @@ func activeControllerBrokers(t *testing.T, mc kafkatest.MixedRaftConfig) {
 
 	// kill -9: fenced once its session (9 s) expires, so it leaves the brokers listed.
 	brokers[2].Kill()
+	killed := time.Now()
 	waitBrokers(t, ctx, cl, []int32{101, 102})
+	t.Logf("broker 103 left the listed brokers %v after kill -9 (session 9 s)", time.Since(killed).Round(100*time.Millisecond))
 	cfg := q.BrokerConfig(103)
 	cfg.NoFormat, cfg.Dir, cfg.Port = true, brokers[2].LogDir, brokers[2].Port
 	restarted := env.StartBroker(t, cfg)
@@ -83,8 +85,10 @@ func activeControllerBrokers(t *testing.T, mc kafkatest.MixedRaftConfig) {
 
 	// SIGTERM: a controlled shutdown the controller grants; the JVM exits on its own.
 	brokers[1].Terminate()
+	terminated := time.Now()
 	select {
 	case <-brokers[1].Done():
+		t.Logf("broker 102 exited %v after SIGTERM", time.Since(terminated).Round(100*time.Millisecond))
 	case <-time.After(activeBound):
 		t.Fatalf("broker 102 did not exit within %v of SIGTERM", activeBound)
 	}
@@ -261,9 +265,11 @@ func TestKraftdActiveThenJVMControllerLong(t *testing.T) {
 	noReplayFaults(t, jvm.Log())
 
 	q.Kill(leader)
-	if _, _, err := q.WaitLeaderAmong([]int32{3 - leader, 3}, 0, activeBound); err != nil {
+	next, epoch, err := q.WaitLeaderAmong([]int32{3 - leader, 3}, 0, activeBound)
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("after kraftd node %d was killed, node %d (%s) leads epoch %d", leader, next, q.Node(next).Side, epoch)
 	waitBrokers(t, ctx, cl, []int32{101})
 	noReplayFaults(t, jvm.Log())
 }
