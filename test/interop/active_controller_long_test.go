@@ -233,7 +233,9 @@ func checkActivationDump(t *testing.T, env *kafkatest.Env, q *kafkatest.MixedRaf
 // controller then joins, replays everything kraftd wrote without a fault, and registers
 // itself with kraftd (its RegisterControllerRecord, which a JVM writes only as the active
 // controller's answer). Then the kraftd leader is killed -9: whoever leads next, the
-// broker stays registered and the JVM controller logs no replay error.
+// broker stays registered and the JVM controller logs no replay error. When the JVM took
+// over, it is killed in turn once the kraftd node is back: kraftd activates on the log the
+// JVM wrote to, keeps the broker's session and registers a second broker.
 func TestKraftdActiveThenJVMControllerLong(t *testing.T) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
@@ -272,6 +274,27 @@ func TestKraftdActiveThenJVMControllerLong(t *testing.T) {
 	t.Logf("after kraftd node %d was killed, node %d (%s) leads epoch %d", leader, next, q.Node(next).Side, epoch)
 	waitBrokers(t, ctx, cl, []int32{101})
 	noReplayFaults(t, jvm.Log())
+
+	// Back to kraftd: the killed node restarts, the JVM controller is killed; a kraftd node
+	// claims the log the JVM wrote to and keeps the broker's session (heartbeats), and a
+	// second broker registers with it.
+	q.Start(leader)
+	if next == 3 {
+		if _, err := q.WaitCaughtUp(0, activeBound); err != nil {
+			t.Fatal(err)
+		}
+		q.Kill(3)
+		next, epoch, err = q.WaitLeaderAmong([]int32{1, 2}, epoch, activeBound)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("after the JVM controller was killed, kraftd node %d leads epoch %d", next, epoch)
+	}
+	more := q.StartBrokers(102)
+	brokers = append(brokers, more...)
+	waitBrokers(t, ctx, cl, []int32{101, 102})
+	time.Sleep(12 * time.Second) // longer than a session: heartbeats keep both registered
+	waitBrokers(t, ctx, cl, []int32{101, 102})
 }
 
 // noReplayFaults fails on the lines a Kafka controller logs when a record does not replay.
