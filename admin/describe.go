@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -79,7 +80,12 @@ func describeCluster(ctx context.Context, addr string, endpointType int8) (dc *k
 	}
 	dc = resp.(*kmsg.DescribeClusterResponse)
 	if err := kerr.ErrorForCode(dc.ErrorCode); err != nil {
-		return nil, kerr.IsRetriable(err), fmt.Errorf("DescribeCluster to %s: %w%s", addr, err, errMsg(dc.ErrorMessage))
+		// A controller answers UNSUPPORTED_VERSION until its quorum's first
+		// active controller committed a metadata.version: a moment after a
+		// new cluster's first election, worth waiting for.
+		retry := kerr.IsRetriable(err) || (dc.ErrorCode == kerr.UnsupportedVersion.Code &&
+			dc.ErrorMessage != nil && strings.Contains(*dc.ErrorMessage, "no finalized MetadataVersion"))
+		return nil, retry, fmt.Errorf("DescribeCluster to %s: %w%s", addr, err, errMsg(dc.ErrorMessage))
 	}
 	if dc.Version >= 1 && dc.EndpointType != endpointType {
 		return nil, false, fmt.Errorf("DescribeCluster to %s: endpoint type %d, want %d: %w", addr, dc.EndpointType, endpointType, kerr.MismatchedEndpointType)

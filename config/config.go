@@ -54,6 +54,13 @@ type Config struct {
 	MaxRecordBytesBetweenSnapshots int64 // metadata.log.max.record.bytes.between.snapshots
 	MaxSnapshotIntervalMs          int64 // metadata.log.max.snapshot.interval.ms
 
+	// The active controller (active.go).
+	ActiveController          bool   // kraftd.controller.active.enable
+	MaxIdleIntervalMs         int64  // metadata.max.idle.interval.ms
+	BrokerSessionTimeoutMs    int64  // broker.session.timeout.ms
+	BrokerHeartbeatIntervalMs int64  // broker.heartbeat.interval.ms
+	MinInsyncReplicas         string // min.insync.replicas (the static value)
+
 	SocketRequestMaxBytes        int32            // socket.request.max.bytes
 	ConnectionsMaxIdle           time.Duration    // connections.max.idle.ms; NeverIdle for negative
 	MaxConnections               int32            // max.connections
@@ -86,6 +93,7 @@ func New(p *Properties, forceController bool) (*Config, error) {
 	c.readSocket(r)
 	c.readMetrics(r)
 	c.readProcess(r)
+	c.readActive(r)
 	c.warnUnknownKeys(p)
 	if len(r.problems) > 0 {
 		return nil, &Error{Problems: r.problems}

@@ -105,9 +105,22 @@ func TestConfigValidation(t *testing.T) {
 		}},
 		{name: "auto join not a boolean", overrides: map[string]string{"controller.quorum.auto.join.enable": "yes"},
 			wantErr: []string{"controller.quorum.auto.join.enable"}},
-		{name: "leadership deferral on by default", check: func(t *testing.T, c *Config) {
-			if !c.DeferLeadership {
-				t.Error("leadership deferral is off by default")
+		{name: "active controller, no leadership deferral by default", check: func(t *testing.T, c *Config) {
+			if c.DeferLeadership || !c.ActiveController {
+				t.Errorf("defaults: defer %v, active %v", c.DeferLeadership, c.ActiveController)
+			}
+			if c.MaxIdleIntervalMs != 500 || c.BrokerSessionTimeoutMs != 9000 || c.MinInsyncReplicas != "1" {
+				t.Errorf("defaults: idle %d, session %d, min isr %q", c.MaxIdleIntervalMs, c.BrokerSessionTimeoutMs, c.MinInsyncReplicas)
+			}
+		}},
+		{name: "leadership deferral alone: a plain voter", overrides: map[string]string{LeadershipDeferralKey: "true"}, check: func(t *testing.T, c *Config) {
+			if !c.DeferLeadership || c.ActiveController {
+				t.Errorf("%s=true: defer %v, active %v", LeadershipDeferralKey, c.DeferLeadership, c.ActiveController)
+			}
+		}},
+		{name: "leadership deferral on without the active controller", overrides: map[string]string{ActiveControllerKey: "false"}, check: func(t *testing.T, c *Config) {
+			if !c.DeferLeadership || c.ActiveController {
+				t.Errorf("%s=false: defer %v, active %v", ActiveControllerKey, c.DeferLeadership, c.ActiveController)
 			}
 		}},
 		{name: "leadership deferral off", overrides: map[string]string{LeadershipDeferralKey: "false"}, check: func(t *testing.T, c *Config) {

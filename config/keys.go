@@ -10,7 +10,7 @@ import (
 // knownKeys are the keys Config reads, one list per concern. A new concern
 // (security: ssl.*, sasl.*; metrics: metric.reporters, metrics.*) adds its
 // file with a read function called from New and its key list here.
-var knownKeys = keySet(roleKeys, listenerKeys, quorumKeys, logKeys, socketKeys, metricsKeys, processKeys)
+var knownKeys = keySet(roleKeys, listenerKeys, quorumKeys, logKeys, socketKeys, metricsKeys, processKeys, activeKeys)
 
 // ignoredKafkaKeys are real Kafka settings that kraftd accepts without effect
 // (thread pools, JVM-side tuning, broker settings): no warning for them.
@@ -22,10 +22,10 @@ var ignoredKafkaKeys = keySet([]string{
 	"share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
 	"log.retention.hours", "log.segment.bytes", "log.retention.check.interval.ms",
 	"log.retention.bytes", "inter.broker.listener.name", "broker.id",
-	"metadata.max.idle.interval.ms", "unstable.api.versions.enable",
+	"unstable.api.versions.enable",
 	"unstable.feature.versions.enable", "group.initial.rebalance.delay.ms",
 	"auto.create.topics.enable",
-	"default.replication.factor", "min.insync.replicas", "log.flush.interval.messages",
+	"default.replication.factor", "log.flush.interval.messages",
 	"log.flush.interval.ms",
 })
 

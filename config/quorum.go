@@ -21,7 +21,8 @@ var quorumKeys = []string{
 }
 
 // LeadershipDeferralKey turns leadership deferral on or off (kraftd's own
-// key, default true): a kraftd voter of __cluster_metadata hands leadership
+// key, default true when kraftd.controller.active.enable is false, false
+// otherwise): a kraftd voter of __cluster_metadata hands leadership
 // to a Kafka controller that can be the active controller. It has no
 // effect on test-kraft-server-start's partition, which has no controllers.
 const LeadershipDeferralKey = "kraftd.controller.leadership.deferral.enable"
@@ -109,7 +110,11 @@ func (c *Config) readQuorum(r *reader) {
 	c.RequestTimeout = r.ms("controller.quorum.request.timeout.ms", raft.DefaultRequestTimeout, 1)
 	c.RetryBackoff = r.ms("controller.quorum.retry.backoff.ms", raft.DefaultRetryBackoff, 0)
 	c.AutoJoin = r.bool("controller.quorum.auto.join.enable", false)
-	c.DeferLeadership = r.bool(LeadershipDeferralKey, true)
+	// A node that can be the active controller leads when raft elects it;
+	// one that cannot hands leadership to one that can. Deferral asked for
+	// alone makes a plain voter (no active side), as before.
+	c.ActiveController = r.bool(ActiveControllerKey, !r.bool(LeadershipDeferralKey, false))
+	c.DeferLeadership = r.bool(LeadershipDeferralKey, !c.ActiveController)
 	c.DeferLeaderFsync = r.bool(LeaderFsyncDeferralKey, true)
 	if us := r.int(FetchPaceKey, raft.DefaultFetchPace.Microseconds(), 0); us > maxFetchPaceUs {
 		r.bad("%s=%d: want 0 (no pacing) to %d", FetchPaceKey, us, maxFetchPaceUs)

@@ -35,10 +35,14 @@ type Options struct {
 	// OnPublish, when set, sees each committed image as it is published,
 	// on the loop goroutine (a simulation checks them).
 	OnPublish func(*image.Image)
+	// Active, when set, lets the application become the active controller
+	// (active.go); without it the application is a standby only.
+	Active *ActiveOptions
 }
 
 // App is the controller application of __cluster_metadata, a
-// node.Application: today the standby side of Kafka's controller. It keeps
+// node.Application: Kafka's controller, standby and (with
+// Options.Active, active.go) active. It keeps
 // the committed image (an image.Loader fed by raft's commits and snapshot
 // loads), publishes each new committed image to readers off the loop
 // (Image), snapshots the committed image when Kafka's triggers say so
@@ -50,10 +54,10 @@ type Options struct {
 // atomics) belongs to the node's loop goroutine; it reads no clock (the
 // time comes from Tick) and does no I/O, so a simulation can drive it.
 //
-// The active side (a working loader cloned from the committed one, its own
-// records replayed before they commit, requests completed on commit) is to
-// grow beside this one: the committed loader stays as it is, and only
-// HandleCommit learns to complete what the active side appended.
+// The active side (active.go: a working loader cloned from the committed
+// one, its own records replayed before they commit, requests completed on
+// commit) sits beside this one: the committed loader stays as it is, and
+// HandleCommit only completes what the active side appended.
 type App struct {
 	o  Options
 	lg *zap.Logger
@@ -63,6 +67,14 @@ type App struct {
 	err       error // the replay failure that stopped the application
 	now       time.Time
 	gen       generator
+
+	// The active side (active.go): act while active, claimEpoch the epoch
+	// raft said this node leads, to claim at the next Tick or request (-1:
+	// none), committedLast the last committed offset handed over.
+	act           *activeState
+	claimEpoch    int32
+	committedLast int64
+	isActive      atomic.Bool
 
 	// Published for other goroutines (readers, metrics).
 	image          atomic.Pointer[image.Image]
@@ -76,6 +88,7 @@ var (
 	_ node.Application = (*App)(nil)
 	_ node.Failing     = (*App)(nil)
 	_ node.Snapshotter = (*App)(nil)
+	_ node.Controller  = (*App)(nil)
 )
 
 // New returns the application at the empty image.
@@ -92,6 +105,7 @@ func New(o Options) (*App, error) {
 	a := &App{o: o, lg: o.Logger, committed: image.NewLoader(o.Image), now: o.Start,
 		gen: generator{maxBytes: o.MaxBytesBetweenSnapshots, maxInterval: o.MaxSnapshotInterval}}
 	a.gen.reset(o.Start)
+	a.claimEpoch, a.committedLast = -1, -1
 	a.image.Store(a.committed.Image())
 	a.leader.Store(-1)
 	a.latestSnapshot.Store(&snapshotStat{at: o.Start})
@@ -113,7 +127,8 @@ func (a *App) Err() error { return a.err }
 
 // HandleCommit implements raft.Listener: replays each committed batch
 // onto the committed image and publishes the image at each batch end
-// outside a transaction.
+// outside a transaction. While active it touches nothing else (the working
+// image has the records already) but the answers waiting for the batch.
 func (a *App) HandleCommit(batches []raft.CommittedBatch) {
 	for _, b := range batches {
 		if a.err != nil {
@@ -128,6 +143,8 @@ func (a *App) HandleCommit(batches []raft.CommittedBatch) {
 		if im := a.committed.Image(); im != prev {
 			a.publish(im)
 		}
+		a.committedLast = b.LastOffset
+		a.completeUpTo(b.LastOffset)
 	}
 }
 
@@ -170,6 +187,11 @@ func (a *App) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) 
 	if a.err != nil {
 		return
 	}
+	if a.act != nil && (id.Offset != 0 || id.Epoch != 0) {
+		// Raft loads no snapshot into a leader's listener; should it, the
+		// working image no longer follows the committed one.
+		a.renounce("a snapshot was loaded while active")
+	}
 	if err := a.committed.LoadSnapshot(id, r); err != nil {
 		a.failed(fmt.Errorf("controller: loading snapshot %d-%d: %w", id.Offset, id.Epoch, err))
 		return
@@ -180,6 +202,7 @@ func (a *App) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) 
 		return
 	}
 	a.snapshotLoads.Add(1)
+	a.committedLast = id.Offset - 1
 	a.pending = 0
 	a.gen.reset(a.now)
 	a.image.Store(a.committed.Image())
@@ -188,8 +211,24 @@ func (a *App) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) 
 	}
 }
 
-// HandleLeaderChange implements raft.Listener.
-func (a *App) HandleLeaderChange(l raft.LeaderAndEpoch) { a.leader.Store(l.LeaderID) }
+// HandleLeaderChange implements raft.Listener. Raft reports this node as
+// leader only once every committed record of earlier epochs was handed
+// over: the claim follows at the next Tick or request, which can append.
+// Any other news ends an active epoch.
+func (a *App) HandleLeaderChange(l raft.LeaderAndEpoch) {
+	a.leader.Store(l.LeaderID)
+	if a.o.Active == nil {
+		return
+	}
+	if a.act != nil && (l.LeaderID != a.o.NodeID || l.Epoch != a.act.epoch) {
+		a.renounce(fmt.Sprintf("the leader of epoch %d is %d", l.Epoch, l.LeaderID))
+	}
+	if l.LeaderID == a.o.NodeID && a.act == nil {
+		a.claimEpoch = l.Epoch
+	} else {
+		a.claimEpoch = -1
+	}
+}
 
 // BeginShutdown implements raft.Listener: no snapshot is started after it
 // (Kafka's generator: "we are shutting down").
@@ -198,6 +237,7 @@ func (a *App) BeginShutdown() {
 		a.gen.disabled = "we are shutting down"
 	}
 	a.gen.queued = nil
+	a.renounce("shutting down")
 }
 
 // idleTick is how long the application lets the loop sleep: it has no
@@ -205,10 +245,16 @@ func (a *App) BeginShutdown() {
 const idleTick = time.Hour
 
 // Tick implements node.Application: it takes the loop's clock, which the
-// time trigger reads at the next published image.
-func (a *App) Tick(now time.Time, _ raft.Status, _ node.Writer) time.Time {
+// time trigger reads at the next published image, claims the controller
+// role when raft made this node leader, and runs the active controller's
+// periodic tasks.
+func (a *App) Tick(now time.Time, st raft.Status, w node.Writer) time.Time {
 	a.now = now
-	return now.Add(idleTick)
+	if a.o.Active == nil {
+		return now.Add(idleTick)
+	}
+	a.maybeClaim(now, st, w)
+	return a.activeTick(now, st, w)
 }
 
 // BatchBytes is the size a committed batch had in the log, as Kafka's
@@ -249,7 +295,7 @@ func (a *App) ControllerView() (metrics.ControllerView, bool) {
 		FencedBrokers: c.FencedBrokers, ActiveBrokers: c.ActiveBrokers, ControlledShutdownBrokers: c.ControlledShutdownBrokers,
 		Topics: c.Topics, Partitions: c.Partitions, OfflinePartitions: c.OfflinePartitions, ImbalancedPartitions: c.ImbalancedPartitions,
 		MetadataErrors: a.metadataErrors.Load(), LastAppliedOffset: im.Provenance().Offset,
-		ControllerID: a.leader.Load(), SnapshotLoads: a.snapshotLoads.Load(),
+		ControllerID: a.leader.Load(), SnapshotLoads: a.snapshotLoads.Load(), Active: a.Active(),
 	}
 	if mv, ok := im.MetadataVersion(); ok {
 		v.MetadataVersion = int16(mv)

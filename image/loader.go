@@ -38,6 +38,7 @@ type Loader struct {
 	txStart int64    // offset of the open transaction's Begin; -1 when none
 	preTx   *Image   // the image as it was before the open transaction
 	boot    []metadata.Record
+	bootV   []int16 // the versions of boot
 	err     error
 }
 
@@ -57,6 +58,11 @@ func (l *Loader) Transaction() (int64, bool) { return l.txStart, l.txStart >= 0 
 // Bootstrap returns the records of the bootstrap snapshot (0-0), false if
 // none was loaded.
 func (l *Loader) Bootstrap() ([]metadata.Record, bool) { return l.boot, l.boot != nil }
+
+// BootstrapVersions returns the versions the bootstrap records were read
+// at, one per record of Bootstrap: an activating controller writes them as
+// the file holds them.
+func (l *Loader) BootstrapVersions() []int16 { return l.bootV }
 
 // Err returns the failure that stopped the loader, nil while it runs.
 func (l *Loader) Err() error { return l.err }
@@ -177,6 +183,7 @@ func (l *Loader) LoadSnapshot(snap raft.OffsetAndEpoch, r raft.SnapshotReader) e
 	}
 	bootstrap := snap.Offset == 0 && snap.Epoch == 0
 	var recs []metadata.Record
+	var versions []int16
 	b := NewBuilder(Empty(), l.opts)
 	last := snap.Offset - 1
 	err := readSnapshot(r, func(v []byte) error {
@@ -186,6 +193,7 @@ func (l *Loader) LoadSnapshot(snap raft.OffsetAndEpoch, r raft.SnapshotReader) e
 		}
 		if bootstrap {
 			recs = append(recs, rec)
+			versions = append(versions, version)
 			return nil
 		}
 		switch rec.(type) {
@@ -199,6 +207,7 @@ func (l *Loader) LoadSnapshot(snap raft.OffsetAndEpoch, r raft.SnapshotReader) e
 	}
 	if bootstrap {
 		l.boot = append([]metadata.Record{}, recs...)
+		l.bootV = versions
 		return nil
 	}
 	b.Advance(last, snap.Epoch)

@@ -488,6 +488,10 @@ func (s *Server) apiVersionsResponse(req *kmsg.ApiVersionsRequest) kmsg.Response
 	if f := s.cfg.FinalizedKRaftVersion; f != nil && req.Version >= 3 {
 		protocol.SetFinalizedKRaftVersion(resp, f())
 	}
+	if f := s.cfg.ControllerFeatures; f != nil && req.Version >= 3 {
+		finalized, epoch := f()
+		protocol.SetControllerFeatures(resp, req.Version, finalized, epoch)
+	}
 	return resp
 }
 

@@ -113,6 +113,12 @@ type ServerConfig struct {
 	// controllers do (kafka-features describe reads it there). Called per request, from
 	// connection goroutines.
 	FinalizedKRaftVersion func() int16
+	// ControllerFeatures, when set, makes ApiVersions answer as a Kafka
+	// controller that can be active does (v3+): every feature it supports,
+	// metadata.version included, and the finalized levels of its committed
+	// image with the image's offset as their epoch. Called per request, from
+	// connection goroutines.
+	ControllerFeatures func() (finalized map[string]int16, epoch int64)
 	// HandshakeTimeout bounds the TLS handshake of an accepted connection.
 	HandshakeTimeout time.Duration
 	// Refusals logs refused connections (TLS and SASL failures), one line per peer

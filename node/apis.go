@@ -27,7 +27,8 @@ type nodeApi struct {
 }
 
 // ownApis are the apis the node answers, defined beside their handlers.
-var ownApis = []nodeApi{describeClusterAPI, controllerRegistrationAPI}
+var ownApis = []nodeApi{describeClusterAPI, controllerRegistrationAPI,
+	brokerRegistrationAPI, brokerHeartbeatAPI, unregisterBrokerAPI, envelopeAPI}
 
 // Apis returns the table of every api a node serves, as a node assembles
 // it when it is built: what it decodes, lists in ApiVersions, sends at

@@ -61,7 +61,8 @@ func TestDeferralOnlyOnTheMetadataLog(t *testing.T) {
 		key   string
 		want  bool
 	}{
-		{topics.ClusterMetadata, "", true},
+		{topics.ClusterMetadata, "", false}, // a node that can be the active controller leads
+		{topics.ClusterMetadata, "true", true},
 		{topics.ClusterMetadata, "false", false},
 		{topics.RaftPerformanceTest, "", false},
 		{topics.RaftPerformanceTest, "true", false},
@@ -90,6 +91,7 @@ func TestDeferralOnlyOnTheMetadataLog(t *testing.T) {
 // follower does not probe; an unreachable voter keeps the probe going.
 func TestLeaderProbesUnknownVoters(t *testing.T) {
 	p, _ := config.ParseProperties(baseConfig)
+	p.Set(config.LeadershipDeferralKey, "true")
 	cfg, err := config.New(p, false)
 	if err != nil {
 		t.Fatal(err)

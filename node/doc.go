@@ -49,23 +49,27 @@
 // goroutine as a controller that is not active answers them
 // (notcontroller.go): NOT_CONTROLLER naming the raft leader, so brokers,
 // controllers and admin clients look for the active controller again.
-// kraftd does not act as the active controller yet (it keeps the image, see
-// docs/design/controller.md, but writes no metadata), so it answers so even
-// as raft leader; an api that gets a registration of its own is no longer
-// answered so.
+// An application that can be the active controller (node.Controller:
+// controller.App with its active side, kraftd.controller.active.enable)
+// gets BrokerRegistration, BrokerHeartbeat, UnregisterBroker and
+// ControllerRegistration through a bounded queue to the loop
+// (controller.go), and ApiVersions lists metadata.version and the image's
+// finalized features as a Kafka controller's does; a node without one
+// answers every controller api NOT_CONTROLLER, even as raft leader.
 //
-// Leadership deferral (kraftd.controller.leadership.deferral.enable, on by
-// default; __cluster_metadata only): kraftd is not a QuorumController, so
-// as a voter of a metadata quorum it lets the voters that can be the active
-// controller lead (raft.Config.DeferLeadership, raft/deferral.go). It learns
-// which they are
-// from the ApiVersions answer of each outbound connection, which the peer
-// client opens to every voter it sends to (votes, BeginQuorumEpoch,
-// fetches): a Kafka controller lists metadata.version among its
-// SupportedFeatures, kraftd only kraft.version (deferral.go; checked against
-// Kafka 4.4.0 by interop's TestKafkaControllerAdvertisesMetadataVersion).
-// The peer client reports each connection's features on its own goroutine;
-// the loop passes the resulting set to raft.Driver.SetPreferredLeaders.
+// Leadership deferral (kraftd.controller.leadership.deferral.enable; off by
+// default where the active side is on, on where it is off;
+// __cluster_metadata only): a kraftd voter that cannot be the active
+// controller lets the voters that can lead (raft.Config.DeferLeadership,
+// raft/deferral.go). It learns which they are from the ApiVersions answer
+// of each outbound connection, which the peer client opens to every voter
+// it sends to (votes, BeginQuorumEpoch, fetches): a Kafka controller, and a
+// kraftd one with the active side, lists metadata.version among its
+// SupportedFeatures, a plain kraftd voter only kraft.version (deferral.go;
+// checked against Kafka 4.4.0 by interop's
+// TestKafkaControllerAdvertisesMetadataVersion). The peer client reports
+// each connection's features on its own goroutine; the loop passes the
+// resulting set to raft.Driver.SetPreferredLeaders.
 //
 // The node routes DescribeQuorum for __cluster_metadata to its own topic, so
 // kafka-metadata-quorum also describes a node on the performance-test

@@ -150,6 +150,9 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 	}
 	resp.ClusterID = n.rcfg.ClusterID
 	resp.ControllerID = -1
+	if n.ctrl != nil {
+		return n.describeRegisteredControllers(c, resp)
+	}
 	// The voters in force (a dynamic quorum's come from its log), as a
 	// Kafka controller lists them; the configured ones while none is known.
 	st, known := n.Status()
@@ -186,13 +189,43 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 	return resp
 }
 
-// controllerRegistrationAPI is served only to turn a Kafka controller's
-// registration away: kraftd is no active controller yet.
+// describeRegisteredControllers answers DescribeCluster as a Kafka 4.4.0
+// controller does (ControllerApis.handleDescribeCluster): UNSUPPORTED_VERSION
+// without a finalized metadata.version or below controller registration,
+// else the controllers registered in the committed image with their
+// endpoint on the request's listener; the controller id is the raft leader
+// when it is among them.
+func (n *Node) describeRegisteredControllers(c *network.ConnInfo, resp *kmsg.DescribeClusterResponse) kmsg.Response {
+	eps, refused := n.ctrl.RegisteredControllers(c.Listener)
+	if refused != "" {
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		resp.ErrorMessage = &refused
+		return resp
+	}
+	st, known := n.Status()
+	for _, ep := range eps {
+		b := kmsg.NewDescribeClusterResponseBroker()
+		b.NodeID, b.Host, b.Port = ep.ID, ep.Host, ep.Port
+		resp.Brokers = append(resp.Brokers, b)
+		if known && st.LeaderID == ep.ID {
+			resp.ControllerID = ep.ID
+		}
+	}
+	return resp
+}
+
+// controllerRegistrationAPI goes to the controller application when the
+// node runs one (controller/controllerregistration.go); otherwise it only
+// turns a Kafka controller's registration away.
 var controllerRegistrationAPI = nodeApi{
 	Api: protocol.Typed[*kmsg.ControllerRegistrationRequest, *kmsg.ControllerRegistrationResponse]{
 		Versions: protocol.VersionRange{Min: 0, Max: 0},
 	}.Api(),
-	serve: func(n *Node, _ *network.ConnInfo, _ protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	serve: func(n *Node, c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		if n.ctrl != nil {
+			n.toController(c, hdr, req, respond)
+			return
+		}
 		respond(n.controllerRegistration(req.(*kmsg.ControllerRegistrationRequest)))
 	},
 }

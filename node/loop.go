@@ -116,6 +116,8 @@ func (n *Node) loop(ctx context.Context) error {
 			if err := n.stepQueued(m); err != nil {
 				return err
 			}
+		case r := <-n.ctrlq: // nil without a controller: never ready
+			n.serveControllerQueue(r)
 		case f := <-n.flushed:
 			n.doing = activity{op: "flush done"}
 			if err := n.driver.FlushDone(time.Now(), f.job, f.err); err != nil {

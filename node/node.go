@@ -110,6 +110,11 @@ type Node struct {
 	// serves each one the server hands it; both fixed by New.
 	apis   *protocol.Table
 	routes *routes
+	// ctrl is the application when it can be the active controller, and
+	// ctrlq the controller requests waiting for the loop (controller.go);
+	// nil otherwise.
+	ctrl  Controller
+	ctrlq chan ControllerRequest
 }
 
 // New checks the options and prepares a node; it touches no file or socket.
@@ -144,6 +149,9 @@ func New(cfg *config.Config, o Options) (*Node, error) {
 	}
 	if rc.DeferLeadership {
 		n.ctrls = newControllers()
+	}
+	if c, ok := o.App.(Controller); ok && c.CanBeActive() {
+		n.ctrl, n.ctrlq = c, make(chan ControllerRequest, controllerQueue)
 	}
 	return n, nil
 }
@@ -228,6 +236,12 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	}
 	if n.registrationEnabled() {
 		n.reg = n.newRegistrar()
+		if n.ctrl != nil {
+			// The active controller registers itself as Kafka's do (their
+			// registration manager sends to the active controller, itself
+			// included); the loop has not started, so this is safe.
+			n.ctrl.SetRegistration(n.reg.request())
+		}
 		regCtx, stopReg := context.WithCancel(context.Background())
 		regDone := make(chan struct{})
 		go func() {
@@ -260,6 +274,9 @@ func (n *Node) startNetwork() (err error) {
 	sc.FinalizedKRaftVersion = func() int16 {
 		st, _ := n.Status()
 		return st.KRaftVersion
+	}
+	if n.ctrl != nil {
+		sc.ControllerFeatures = n.ctrl.FinalizedFeatures
 	}
 	sc.Logger = n.lg.Named("network")
 	if n.obs.m != nil {

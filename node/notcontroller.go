@@ -30,9 +30,9 @@ func notControllerApis(served [][]protocol.Api) []protocol.Api {
 // ErrorResponse): NOT_CONTROLLER, naming the raft leader when it is another
 // node. A broker's forwarding channel, a JVM controller or an admin client
 // then looks for the active controller again at once, where an api missing
-// from ApiVersions would fail on the client. kraftd writes no metadata yet, so
-// even as raft leader it is no active controller; nothing here reaches the
-// raft core.
+// from ApiVersions would fail on the client. The apis answered here are not
+// served even by an active kraftd controller yet (the others go to the
+// application, controller.go); nothing here reaches the raft core.
 func (n *Node) notController(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 	if a := n.apis.Lookup(hdr.APIKey); a != nil && a.ErrorResponse != nil {
 		if resp := a.ErrorResponse(req, kerr.NotController.Code, n.notControllerMessage()); resp != nil {

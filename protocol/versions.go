@@ -1,6 +1,9 @@
 package protocol
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -93,4 +96,35 @@ func SetFinalizedKRaftVersion(resp *kmsg.ApiVersionsResponse, level int16) {
 	f := kmsg.NewApiVersionsResponseFinalizedFeature()
 	f.Name, f.MinVersionLevel, f.MaxVersionLevel = features.KRaftVersionName, level, level
 	resp.FinalizedFeatures = append(resp.FinalizedFeatures, f)
+}
+
+// SetControllerFeatures makes an ApiVersions v3+ answer a Kafka controller's
+// that can be active (SimpleApiVersionManager with FeaturesPublisher): the
+// supported features are QuorumFeatures' defaults (features.Supported:
+// metadata.version and every production feature; those with a minimum of 0
+// only from v4, KAFKA-17492), the finalized ones the committed image's
+// levels above 0 beside kraft.version, their epoch the image's offset (-1
+// without a metadata.version, as Kafka's empty features image).
+func SetControllerFeatures(resp *kmsg.ApiVersionsResponse, reqVersion int16, finalized map[string]int16, epoch int64) {
+	resp.SupportedFeatures = resp.SupportedFeatures[:0]
+	for _, r := range features.Supported() {
+		if r.Min == 0 && reqVersion < 4 {
+			continue
+		}
+		f := kmsg.NewApiVersionsResponseSupportedFeature()
+		f.Name, f.MinVersion, f.MaxVersion = r.Name, r.Min, r.Max
+		resp.SupportedFeatures = append(resp.SupportedFeatures, f)
+	}
+	if _, ok := finalized[features.MetadataVersionName]; !ok {
+		resp.FinalizedFeaturesEpoch = -1
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(finalized)) {
+		if level := finalized[name]; level > 0 && name != features.KRaftVersionName {
+			f := kmsg.NewApiVersionsResponseFinalizedFeature()
+			f.Name, f.MinVersionLevel, f.MaxVersionLevel = name, level, level
+			resp.FinalizedFeatures = append(resp.FinalizedFeatures, f)
+		}
+	}
+	resp.FinalizedFeaturesEpoch = epoch
 }

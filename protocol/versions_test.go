@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -94,5 +95,31 @@ func TestSetFinalizedKRaftVersion(t *testing.T) {
 	SetFinalizedKRaftVersion(resp, 1)
 	if f := resp.FinalizedFeatures; len(f) != 1 || f[0].Name != features.KRaftVersionName || f[0].MinVersionLevel != 1 || f[0].MaxVersionLevel != 1 {
 		t.Fatalf("level 1: %+v", f)
+	}
+}
+
+// A controller that can be active lists metadata.version among its
+// supported features (v3 hides those with a minimum of 0) and the image's
+// finalized levels with the image's offset as epoch.
+func TestSetControllerFeatures(t *testing.T) {
+	for _, v := range []int16{3, 4} {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		SetControllerFeatures(resp, v, map[string]int16{"metadata.version": 33, "group.version": 1, "share.version": 0}, 42)
+		var names []string
+		for _, f := range resp.SupportedFeatures {
+			names = append(names, f.Name)
+		}
+		if !slices.Contains(names, "metadata.version") || slices.Contains(names, "kraft.version") != (v >= 4) {
+			t.Errorf("v%d: supported %v", v, names)
+		}
+		if len(resp.FinalizedFeatures) != 2 || resp.FinalizedFeatures[0].Name != "group.version" ||
+			resp.FinalizedFeatures[1].Name != "metadata.version" || resp.FinalizedFeatures[1].MaxVersionLevel != 33 || resp.FinalizedFeaturesEpoch != 42 {
+			t.Errorf("v%d: finalized %+v epoch %d", v, resp.FinalizedFeatures, resp.FinalizedFeaturesEpoch)
+		}
+	}
+	resp := kmsg.NewPtrApiVersionsResponse()
+	SetControllerFeatures(resp, 4, map[string]int16{}, 7)
+	if len(resp.FinalizedFeatures) != 0 || resp.FinalizedFeaturesEpoch != -1 {
+		t.Errorf("no metadata.version: finalized %+v epoch %d", resp.FinalizedFeatures, resp.FinalizedFeaturesEpoch)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/controller"
+	ctrlcluster "github.com/kraftd/kraftd/controller/cluster"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/topics"
@@ -103,12 +104,23 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var active *controller.ActiveOptions
+	if cfg.ActiveController {
+		active = &controller.ActiveOptions{
+			Cluster: ctrlcluster.Settings{ClusterID: id.ClusterID, NodeID: cfg.NodeID,
+				SessionTimeout: time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
+				Static:         map[string]string{"min.insync.replicas": cfg.MinInsyncReplicas}},
+			MaxIdleInterval:   time.Duration(cfg.MaxIdleIntervalMs) * time.Millisecond,
+			HeartbeatDeadline: time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond / 2,
+		}
+	}
 	app, err := controller.New(controller.Options{
 		NodeID:                   cfg.NodeID,
 		MaxBytesBetweenSnapshots: cfg.MaxRecordBytesBetweenSnapshots,
 		MaxSnapshotInterval:      time.Duration(cfg.MaxSnapshotIntervalMs) * time.Millisecond,
 		Logger:                   lg.Named("controller").With(zap.Int32("node_id", cfg.NodeID)),
 		Start:                    time.Now(),
+		Active:                   active,
 	})
 	if err != nil {
 		return err

@@ -56,6 +56,11 @@ func (c *Cluster) start(id int32, d *raft.Driver) {
 	o := c.opts
 	o.NodeID, o.Start = id, c.Env.Now(id)
 	o.OnPublish = func(im *image.Image) { c.check(id, im) }
+	if o.Active != nil {
+		ac := *o.Active
+		ac.Cluster.NodeID = id
+		o.Active = &ac
+	}
 	app, err := controller.New(o)
 	if err != nil {
 		c.t.Fatal(err)
@@ -123,7 +128,7 @@ func (c *Cluster) settle() {
 			c.t.Fatalf("node %d failed: %v", id, err)
 		}
 		now := c.Env.Now(id)
-		app.Tick(now, d.Status(), nil)
+		app.Tick(now, d.Status(), driverWriter{d})
 		job, ok := app.NextSnapshot()
 		if !ok {
 			continue
@@ -154,6 +159,28 @@ func (c *Cluster) writeSnapshot(id int32, d *raft.Driver, job node.SnapshotJob, 
 	c.Snapshots[id]++
 	l.DeleteBeforeSnapshot()
 	return node.SnapshotResult{ID: job.ID, Bytes: size, At: now}
+}
+
+// driverWriter is node.Writer over a simulated node's driver: the appends
+// of an active controller.
+type driverWriter struct{ d *raft.Driver }
+
+func (w driverWriter) Append(now time.Time, epoch int32, records [][]byte) (int64, error) {
+	return w.d.Append(now, epoch, records)
+}
+
+func (w driverWriter) WriteEmptySnapshot(raft.OffsetAndEpoch, int64) error { return nil }
+
+// Serve hands node id's application a controller request, as the node's
+// loop does, then settles every node as Do does.
+func (c *Cluster) Serve(id int32, r node.ControllerRequest) {
+	c.t.Helper()
+	d := c.Env.Driver(id)
+	if d == nil {
+		c.t.Fatalf("node %d is down", id)
+	}
+	c.apps[id].Serve(c.Env.Now(id), d.Status(), driverWriter{d}, r)
+	c.settle()
 }
 
 // Propose appends records as one batch on node id, which must lead, and

@@ -209,6 +209,11 @@ func (c *Cluster) writeConfig(nd *Node) {
 	props := append([]string(nil), nodeProps...)
 	if c.opts.Controllers {
 		props = append(props, controllerProps...)
+		if !nd.kafka {
+			// The suite judges kraftd as a raft voter beside Kafka's controllers:
+			// no active side, leadership deferred to them, as it was written for.
+			props = append(props, "kraftd.controller.leadership.deferral.enable=true")
+		}
 	}
 	for _, p := range append(props, c.opts.Props...) {
 		b.WriteString(p + "\n")

@@ -24,6 +24,7 @@ const (
 	ClassStorageTool    = "kafka.tools.StorageTool"                      // kafka_2.13 (kafka-storage)
 	ClassDumpLog        = "org.apache.kafka.tools.DumpLogSegments"       // kafka-tools (kafka-dump-log)
 	ClassMetadataQuorum = "org.apache.kafka.tools.MetadataQuorumCommand" // kafka-tools (kafka-metadata-quorum)
+	ClassClusterTool    = "org.apache.kafka.tools.ClusterTool"           // kafka-tools (kafka-cluster)
 )
 
 // requiredJars must all be in the lib dir; together with the marker file written by

@@ -131,6 +131,9 @@ func StartKraftd(t testing.TB, cfg KraftdConfig) *Kraftd {
 	// A kraftd controller defers leadership to Kafka's controllers by default; the harness
 	// runs it with normal leadership, so tests can make it lead, unless Props say otherwise.
 	props[config.LeadershipDeferralKey] = "false"
+	// Nor is it the active controller unless a test asks (ActiveKraftdProps): the tests
+	// written before kraftd could be active judge it as a raft voter and standby.
+	props[config.ActiveControllerKey] = "false"
 	props.Merge(cfg.Props)
 	if err := props.WriteFile(k.ConfigPath); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,31 @@
+package config
+
+// ActiveControllerKey turns the active controller on or off (kraftd's own
+// key; default true unless kraftd.controller.leadership.deferral.enable is
+// set true): a kraftd voter of __cluster_metadata that raft makes leader
+// becomes Kafka's active controller (docs/design/controller.md). Off, it is
+// a standby only and, by default, defers leadership to a controller that
+// can be active. Read with the quorum keys (readQuorum).
+const ActiveControllerKey = "kraftd.controller.active.enable"
+
+// activeKeys are the keys of the active controller.
+var activeKeys = []string{
+	ActiveControllerKey, "metadata.max.idle.interval.ms", "broker.session.timeout.ms",
+	"broker.heartbeat.interval.ms", "min.insync.replicas",
+}
+
+// Kafka's defaults.
+const (
+	defaultMaxIdleIntervalMs    = 500
+	defaultSessionTimeoutMs     = 9000
+	defaultHeartbeatIntervalMs  = 2000
+	defaultStaticMinInsyncRepls = "1"
+)
+
+// readActive reads the active controller's settings.
+func (c *Config) readActive(r *reader) {
+	c.MaxIdleIntervalMs = r.int("metadata.max.idle.interval.ms", defaultMaxIdleIntervalMs, 0)
+	c.BrokerSessionTimeoutMs = r.int("broker.session.timeout.ms", defaultSessionTimeoutMs, 1)
+	c.BrokerHeartbeatIntervalMs = r.int("broker.heartbeat.interval.ms", defaultHeartbeatIntervalMs, 1)
+	c.MinInsyncReplicas = r.get("min.insync.replicas", defaultStaticMinInsyncRepls)
+}
