@@ -393,6 +393,10 @@ func (a *App) serve(now time.Time, st raft.Status, w node.Writer, r node.Control
 		a.allocateProducerIDs(now, st, w, r, req)
 	case *kmsg.AssignReplicasToDirsRequest:
 		a.assignReplicasToDirs(now, st, w, r, req)
+	case *kmsg.IncrementalAlterConfigsRequest:
+		a.incrementalAlterConfigs(now, st, w, r, req)
+	case *kmsg.AlterConfigsRequest:
+		a.alterConfigs(now, st, w, r, req)
 	default:
 		// Registered but not served yet (the replication apis): answered
 		// as Kafka answers an api it does not handle on this path.

@@ -150,3 +150,33 @@ func TestStandbyNotControllerForTopics(t *testing.T) {
 		t.Fatalf("standby answered %+v", a)
 	}
 }
+
+// IncrementalAlterConfigs sets a topic's config once its record commits;
+// a missing topic is refused alone, after validation.
+func TestActiveIncrementalAlterConfigs(t *testing.T) {
+	c, lead := activeCluster(t)
+	threeBrokers(t, c, lead)
+	if r := serveCommitted(t, c, lead, createTopic("events", 1, 3)).(*kmsg.CreateTopicsResponse); r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("CreateTopics: %+v", r.Topics[0])
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.Version = 1
+	for _, name := range []string{"events", "missing"} {
+		res := kmsg.NewIncrementalAlterConfigsRequestResource()
+		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, name
+		cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		v := "60000"
+		cfg.Name, cfg.Op, cfg.Value = "retention.ms", kmsg.IncrementalAlterConfigOpSet, &v
+		res.Configs = append(res.Configs, cfg)
+		req.Resources = append(req.Resources, res)
+	}
+	resp := serveCommitted(t, c, lead, req).(*kmsg.IncrementalAlterConfigsResponse)
+	if len(resp.Resources) != 2 || resp.Resources[0].ErrorCode != 0 || resp.Resources[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("IncrementalAlterConfigs answered %+v", resp.Resources)
+	}
+	for id := int32(1); id <= 3; id++ {
+		if v, ok := c.App(id).Image().Config(2, "events", "retention.ms"); !ok || v != "60000" {
+			t.Fatalf("node %d: retention.ms %q %v", id, v, ok)
+		}
+	}
+}
