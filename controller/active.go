@@ -397,6 +397,8 @@ func (a *App) serve(now time.Time, st raft.Status, w node.Writer, r node.Control
 		a.incrementalAlterConfigs(now, st, w, r, req)
 	case *kmsg.AlterConfigsRequest:
 		a.alterConfigs(now, st, w, r, req)
+	case *kmsg.ListPartitionReassignmentsRequest:
+		a.listPartitionReassignments(now, st, w, r, req)
 	default:
 		// Registered but not served yet (the replication apis): answered
 		// as Kafka answers an api it does not handle on this path.

@@ -88,6 +88,11 @@ func TestActiveTopicLifecycle(t *testing.T) {
 		t.Fatalf("creating it again: %+v", again.Topics[0])
 	}
 
+	lr := kmsg.NewPtrListPartitionReassignmentsRequest()
+	if r := serveCommitted(t, c, lead, lr).(*kmsg.ListPartitionReassignmentsResponse); r.ErrorCode != 0 || len(r.Topics) != 0 {
+		t.Fatalf("ListPartitionReassignments answered %+v", r)
+	}
+
 	top, _ := c.App(lead).Image().TopicByName("events")
 	p, _ := top.Partition(0)
 	leader := p.Leader()

@@ -146,4 +146,5 @@ var (
 	assignReplicasToDirsAPI    = controllerApi(kmsg.AssignReplicasToDirs)
 	incrementalAlterConfigsAPI = controllerApi(kmsg.IncrementalAlterConfigs)
 	alterConfigsAPI            = controllerApi(kmsg.AlterConfigs)
+	listReassignmentsAPI       = controllerApi(kmsg.ListPartitionReassignments)
 )
