@@ -3,11 +3,15 @@ package controller_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/controller/cluster"
 	"github.com/kraftd/kraftd/controller/controllertest"
+	"github.com/kraftd/kraftd/image"
 )
 
 // serveCommitted serves req on node id and lets the quorum commit what it
@@ -183,5 +187,139 @@ func TestActiveIncrementalAlterConfigs(t *testing.T) {
 		if v, ok := c.App(id).Image().Config(2, "events", "retention.ms"); !ok || v != "60000" {
 			t.Fatalf("node %d: retention.ms %q %v", id, v, ok)
 		}
+	}
+}
+
+// CreatePartitions grows a topic and AllocateProducerIds hands a broker a
+// block, each answered on commit.
+func TestActivePartitionsAndProducerIDs(t *testing.T) {
+	c, lead := activeCluster(t)
+	epochs := threeBrokers(t, c, lead)
+	serveCommitted(t, c, lead, createTopic("events", 1, 2))
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.Version = 3
+	cpt := kmsg.NewCreatePartitionsRequestTopic()
+	cpt.Topic, cpt.Count = "events", 3
+	cp.Topics = append(cp.Topics, cpt)
+	if r := serveCommitted(t, c, lead, cp).(*kmsg.CreatePartitionsResponse); len(r.Topics) != 1 || r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("CreatePartitions answered %+v", r)
+	}
+	if top, _ := c.App(lead).Image().TopicByName("events"); top.PartitionCount() != 3 {
+		t.Fatalf("partitions after CreatePartitions: %d", top.PartitionCount())
+	}
+
+	before := max(c.App(lead).Image().NextProducerID(), 0)
+	pid := kmsg.NewPtrAllocateProducerIDsRequest()
+	pid.BrokerID, pid.BrokerEpoch = 2, epochs[2]
+	r := serveCommitted(t, c, lead, pid).(*kmsg.AllocateProducerIDsResponse)
+	if r.ErrorCode != 0 || r.ProducerIDStart != before || r.ProducerIDLen <= 0 {
+		t.Fatalf("AllocateProducerIds answered %+v (next id was %d)", r, before)
+	}
+	for id := int32(1); id <= 3; id++ {
+		if got := c.App(id).Image().NextProducerID(); got != before+int64(r.ProducerIDLen) {
+			t.Fatalf("node %d: next producer id %d, want %d", id, got, before+int64(r.ProducerIDLen))
+		}
+	}
+}
+
+// The periodic preferred leader election moves leadership back to the
+// preferred replica once it is unfenced again; ElectLeaders then finds
+// nothing to do.
+func TestActivePeriodicPreferredElection(t *testing.T) {
+	c := controllertest.New(t, controller.Options{MaxBytesBetweenSnapshots: 1 << 20, Active: &controller.ActiveOptions{
+		Cluster:                      cluster.Settings{ClusterID: "test-cluster", SessionTimeout: 9 * time.Second},
+		MaxIdleInterval:              controller.DefaultMaxIdleInterval,
+		AutoLeaderRebalance:          true,
+		LeaderImbalanceCheckInterval: 30 * time.Second,
+		Seed:                         7,
+	}})
+	c.Do("add-nodes", "3")
+	c.Do("stabilize")
+	c.Do("tick", "1", "2s")
+	for range 3 {
+		c.Do("stabilize")
+	}
+	lead := c.Leader()
+	epochs := threeBrokers(t, c, lead)
+	serveCommitted(t, c, lead, createTopic("events", 1, 3))
+	partition := func() image.Partition {
+		top, _ := c.App(lead).Image().TopicByName("events")
+		p, _ := top.Partition(0)
+		return p
+	}
+	preferred := partition().Replicas()[0]
+	heartbeat := func(id int32) {
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.Version = 1
+		hb.BrokerID, hb.BrokerEpoch = id, epochs[id]
+		hb.CurrentMetadataOffset = c.App(lead).Image().Provenance().Offset
+		var a answer
+		r := request(hb, &a)
+		r.Arrived = c.Env.Now(lead)
+		c.Serve(lead, r)
+	}
+	others := func() {
+		for id := int32(1); id <= 3; id++ {
+			if id != preferred {
+				heartbeat(id)
+			}
+		}
+	}
+	node := controllertest.Ids(lead)[0]
+	// The preferred leader's session expires: it is fenced and loses the lead.
+	for range 12 {
+		others()
+		c.Do("tick", node, "1s")
+		c.Do("stabilize")
+	}
+	if l := partition().Leader(); l == preferred || l < 0 {
+		t.Fatalf("leader %d after the preferred replica %d was fenced", l, preferred)
+	}
+	heartbeat(preferred)
+	c.Do("stabilize")
+	c.Do("stabilize")
+	if b, _ := c.App(lead).Image().Broker(preferred); b == nil || b.Fenced {
+		t.Fatalf("broker %d still fenced", preferred)
+	}
+	// The leader takes it back into the ISR, as a broker does once it caught up.
+	alterISR(t, c, lead, epochs, "events", append(partition().ISR(), preferred))
+	if p := partition(); p.Leader() == preferred || !slices.Contains(p.ISR(), preferred) {
+		t.Fatalf("after the ISR change: leader %d ISR %v", p.Leader(), p.ISR())
+	}
+	for range 20 {
+		for id := int32(1); id <= 3; id++ {
+			heartbeat(id)
+		}
+		c.Do("tick", node, "1s")
+		c.Do("stabilize")
+	}
+	if l := partition().Leader(); l != preferred {
+		t.Fatalf("leader %d 20 s after the preferred replica %d came back (check every 30 s from activation)", l, preferred)
+	}
+}
+
+// alterISR sends the partition leader's AlterPartition setting partition
+// 0's ISR to isr.
+func alterISR(t *testing.T, c *controllertest.Cluster, lead int32, epochs map[int32]int64, topic string, isr []int32) {
+	t.Helper()
+	top, _ := c.App(lead).Image().TopicByName(topic)
+	p, _ := top.Partition(0)
+	ap := kmsg.NewPtrAlterPartitionRequest()
+	ap.Version = 3
+	ap.BrokerID, ap.BrokerEpoch = p.Leader(), epochs[p.Leader()]
+	apt := kmsg.NewAlterPartitionRequestTopic()
+	apt.TopicID = top.ID()
+	app := kmsg.NewAlterPartitionRequestTopicPartition()
+	app.Partition, app.LeaderEpoch, app.PartitionEpoch = 0, p.LeaderEpoch(), p.PartitionEpoch()
+	for _, b := range isr {
+		s := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+		s.BrokerID, s.BrokerEpoch = b, epochs[b]
+		app.NewEpochISR = append(app.NewEpochISR, s)
+	}
+	apt.Partitions = append(apt.Partitions, app)
+	ap.Topics = append(ap.Topics, apt)
+	r := serveCommitted(t, c, lead, ap).(*kmsg.AlterPartitionResponse)
+	if r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("AlterPartition to ISR %v answered %+v", isr, r)
 	}
 }
