@@ -102,6 +102,7 @@ func (a *App) electPeriodically(now time.Time, w node.Writer, act *activeState) 
 		if t.at.IsZero() || now.Before(*t.at) {
 			continue
 		}
+		full := false
 		for range 1000 {
 			if a.act == nil {
 				return nil
@@ -109,7 +110,8 @@ func (a *App) electPeriodically(now time.Time, w node.Writer, act *activeState) 
 			recs, more := t.run(a.replOp(0))
 			if len(recs) > 0 {
 				if _, err := a.write(now, w, asClusterRecords(recs)); err != nil {
-					if !errors.Is(err, errRetry) {
+					full = errors.Is(err, errRetry)
+					if !full {
 						a.appendFailed(err, t.what)
 					}
 					break
@@ -121,6 +123,10 @@ func (a *App) electPeriodically(now time.Time, w node.Writer, act *activeState) 
 		}
 		if a.act == nil {
 			return nil
+		}
+		if full { // raft's buffer is full: again at the next tick
+			*t.at = now.Add(time.Millisecond)
+			continue
 		}
 		*t.at = now.Add(t.every)
 	}
