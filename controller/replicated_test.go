@@ -296,6 +296,15 @@ func TestActivePeriodicPreferredElection(t *testing.T) {
 	if l := partition().Leader(); l != preferred {
 		t.Fatalf("leader %d 20 s after the preferred replica %d came back (check every 30 s from activation)", l, preferred)
 	}
+	el := kmsg.NewPtrElectLeadersRequest()
+	el.Version, el.ElectionType = 2, 0
+	et := kmsg.NewElectLeadersRequestTopic()
+	et.Topic, et.Partitions = "events", []int32{0}
+	el.Topics = append(el.Topics, et)
+	er := serveCommitted(t, c, lead, el).(*kmsg.ElectLeadersResponse)
+	if len(er.Topics) != 1 || len(er.Topics[0].Partitions) != 1 || er.Topics[0].Partitions[0].ErrorCode != kerr.ElectionNotNeeded.Code {
+		t.Fatalf("ElectLeaders of a partition led by its preferred replica answered %+v", er)
+	}
 }
 
 // alterISR sends the partition leader's AlterPartition setting partition
