@@ -16,7 +16,7 @@ HARNESS := test
 
 vet:
 	$(GO) vet ./... && $(GO) vet -tags faultfs ./cmd/controller
-	cd $(HARNESS) && $(GO) vet ./... && $(GO) vet -tags interopbench,interophostile,interoplong,interopactive,faults ./...
+	cd $(HARNESS) && $(GO) vet ./... && $(GO) vet -tags interopbench,interophostile,interoplong,faults ./...
 
 # The interop tests (test/interop, against Kafka 4.4.0) run when java is present: interop-deps
 # fetches the jars on a fresh clone (with mvn), as CI does; without them they skip, and a

@@ -12,6 +12,9 @@ const ActiveControllerKey = "kraftd.controller.active.enable"
 var activeKeys = []string{
 	ActiveControllerKey, "metadata.max.idle.interval.ms", "broker.session.timeout.ms",
 	"broker.heartbeat.interval.ms", "min.insync.replicas",
+	"num.partitions", "default.replication.factor", "delete.topic.enable",
+	"auto.leader.rebalance.enable", "leader.imbalance.check.interval.seconds",
+	"unclean.leader.election.interval.ms",
 }
 
 // Kafka's defaults.
@@ -28,4 +31,10 @@ func (c *Config) readActive(r *reader) {
 	c.BrokerSessionTimeoutMs = r.int("broker.session.timeout.ms", defaultSessionTimeoutMs, 1)
 	c.BrokerHeartbeatIntervalMs = r.int("broker.heartbeat.interval.ms", defaultHeartbeatIntervalMs, 1)
 	c.MinInsyncReplicas = r.get("min.insync.replicas", defaultStaticMinInsyncRepls)
+	c.NumPartitions = r.int32("num.partitions", 1, 1)
+	c.DefaultReplicationFactor = int16(r.int32("default.replication.factor", 1, 1))
+	c.DeleteTopicEnable = r.bool("delete.topic.enable", true)
+	c.AutoLeaderRebalance = r.bool("auto.leader.rebalance.enable", true)
+	c.LeaderImbalanceCheckIntervalSeconds = r.int("leader.imbalance.check.interval.seconds", 300, 1)
+	c.UncleanElectionIntervalMs = r.int("unclean.leader.election.interval.ms", 300000, 1)
 }

@@ -60,6 +60,13 @@ type Config struct {
 	BrokerSessionTimeoutMs    int64  // broker.session.timeout.ms
 	BrokerHeartbeatIntervalMs int64  // broker.heartbeat.interval.ms
 	MinInsyncReplicas         string // min.insync.replicas (the static value)
+	// The topic operations and periodic elections.
+	NumPartitions                       int32 // num.partitions
+	DefaultReplicationFactor            int16 // default.replication.factor
+	DeleteTopicEnable                   bool  // delete.topic.enable
+	AutoLeaderRebalance                 bool  // auto.leader.rebalance.enable
+	LeaderImbalanceCheckIntervalSeconds int64 // leader.imbalance.check.interval.seconds
+	UncleanElectionIntervalMs           int64 // unclean.leader.election.interval.ms
 
 	SocketRequestMaxBytes        int32            // socket.request.max.bytes
 	ConnectionsMaxIdle           time.Duration    // connections.max.idle.ms; NeverIdle for negative

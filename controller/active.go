@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kraftd/kraftd/controller/cluster"
+	"github.com/kraftd/kraftd/controller/replication"
 	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/image"
 	"github.com/kraftd/kraftd/node"
@@ -39,7 +40,30 @@ type ActiveOptions struct {
 	// ControllerRegistrationManager sends it to the active controller,
 	// itself included).
 	Registration *kmsg.ControllerRegistrationRequest
+	// Replication is the topic operations' settings (num.partitions,
+	// default.replication.factor, delete.topic.enable, the static
+	// properties); nil takes Kafka's defaults.
+	Replication *replication.Settings
+	// Seed seeds the replica placer and the topic id source (the product
+	// draws it at random; a simulation fixes it).
+	Seed int64
+	// LeaderImbalanceCheckInterval is leader.imbalance.check.interval.seconds:
+	// how often the preferred leaders are elected again, when
+	// AutoLeaderRebalance (auto.leader.rebalance.enable) is on; 0 turns
+	// the task off.
+	LeaderImbalanceCheckInterval time.Duration
+	AutoLeaderRebalance          bool
+	// UncleanElectionInterval is unclean.leader.election.interval.ms: how
+	// often leaderless partitions of topics allowing it get an unclean
+	// leader; 0 turns the task off.
+	UncleanElectionInterval time.Duration
 }
+
+// Kafka's defaults of the periodic elections' intervals.
+const (
+	DefaultLeaderImbalanceCheckInterval = 300 * time.Second
+	DefaultUncleanElectionInterval      = 300 * time.Second
+)
 
 // DefaultMaxIdleInterval is metadata.max.idle.interval.ms's default.
 const DefaultMaxIdleInterval = 500 * time.Millisecond
@@ -58,10 +82,14 @@ type activeState struct {
 	waiting   *purgatory.Purgatory[func(error)]
 	// retrying are requests refused by a full append buffer, run again in
 	// order at the next Tick; new requests queue behind them.
-	retrying   []node.ControllerRequest
-	nextNoOp   time.Time
-	nextFence  time.Time
-	registered bool // this controller's registration is written or in the image
+	retrying  []node.ControllerRequest
+	nextNoOp  time.Time
+	nextFence time.Time
+	// nextBalance and nextUnclean are when the periodic elections run next
+	// (zero: the task is off).
+	nextBalance time.Time
+	nextUnclean time.Time
+	registered  bool // this controller's registration is written or in the image
 }
 
 // errNotController fails what waits when the controller renounces.
@@ -167,6 +195,15 @@ func (a *App) maybeClaim(now time.Time, st raft.Status, w node.Writer) {
 	act.lifecycle = cluster.Activate(a.o.Active.Cluster, act.working.Image(), a.mono(now))
 	act.nextNoOp = now.Add(a.o.Active.MaxIdleInterval)
 	act.nextFence = now.Add(a.o.Active.Cluster.FenceStalePeriod())
+	if a.rnd == nil {
+		a.rnd = newRandomness(a.o.Active.Seed)
+	}
+	if d := a.o.Active.LeaderImbalanceCheckInterval; d > 0 && a.o.Active.AutoLeaderRebalance {
+		act.nextBalance = now.Add(d)
+	}
+	if d := a.o.Active.UncleanElectionInterval; d > 0 {
+		act.nextUnclean = now.Add(d)
+	}
 }
 
 func minISR(s cluster.Settings) string {
@@ -342,6 +379,26 @@ func (a *App) serve(now time.Time, st raft.Status, w node.Writer, r node.Control
 		a.unregisterBroker(now, st, w, r, req)
 	case *kmsg.ControllerRegistrationRequest:
 		a.controllerRegistration(now, st, w, r, req)
+	case *kmsg.CreateTopicsRequest:
+		a.createTopics(now, st, w, r, req)
+	case *kmsg.DeleteTopicsRequest:
+		a.deleteTopics(now, st, w, r, req)
+	case *kmsg.CreatePartitionsRequest:
+		a.createPartitions(now, st, w, r, req)
+	case *kmsg.AlterPartitionRequest:
+		a.alterPartition(now, st, w, r, req)
+	case *kmsg.ElectLeadersRequest:
+		a.electLeaders(now, st, w, r, req)
+	case *kmsg.AllocateProducerIDsRequest:
+		a.allocateProducerIDs(now, st, w, r, req)
+	case *kmsg.AssignReplicasToDirsRequest:
+		a.assignReplicasToDirs(now, st, w, r, req)
+	case *kmsg.IncrementalAlterConfigsRequest:
+		a.incrementalAlterConfigs(now, st, w, r, req)
+	case *kmsg.AlterConfigsRequest:
+		a.alterConfigs(now, st, w, r, req)
+	case *kmsg.ListPartitionReassignmentsRequest:
+		a.listPartitionReassignments(now, st, w, r, req)
 	default:
 		// Registered but not served yet (the replication apis): answered
 		// as Kafka answers an api it does not handle on this path.
@@ -402,8 +459,15 @@ func (a *App) activeTick(now time.Time, st raft.Status, w node.Writer) time.Time
 			a.act.nextFence = now.Add(a.o.Active.Cluster.FenceStalePeriod())
 		}
 	}
+	a.act = a.electPeriodically(now, w, a.act)
 	if a.act == nil {
 		return next
+	}
+	if !a.act.nextBalance.IsZero() {
+		next = earliest(next, a.act.nextBalance)
+	}
+	if !a.act.nextUnclean.IsZero() {
+		next = earliest(next, a.act.nextUnclean)
 	}
 	if a.o.Active.MaxIdleInterval > 0 {
 		next = earliest(next, a.act.nextNoOp)

@@ -75,6 +75,7 @@ type App struct {
 	claimEpoch    int32
 	committedLast int64
 	isActive      atomic.Bool
+	rnd           *randomness // drawn at the first claim, kept after
 
 	// Published for other goroutines (readers, metrics).
 	image          atomic.Pointer[image.Image]

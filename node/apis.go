@@ -28,7 +28,9 @@ type nodeApi struct {
 
 // ownApis are the apis the node answers, defined beside their handlers.
 var ownApis = []nodeApi{describeClusterAPI, controllerRegistrationAPI,
-	brokerRegistrationAPI, brokerHeartbeatAPI, unregisterBrokerAPI, envelopeAPI}
+	brokerRegistrationAPI, brokerHeartbeatAPI, unregisterBrokerAPI, envelopeAPI,
+	createTopicsAPI, deleteTopicsAPI, createPartitionsAPI, alterPartitionAPI, electLeadersAPI,
+	allocateProducerIDsAPI, assignReplicasToDirsAPI, incrementalAlterConfigsAPI, alterConfigsAPI, listReassignmentsAPI}
 
 // Apis returns the table of every api a node serves, as a node assembles
 // it when it is built: what it decodes, lists in ApiVersions, sends at

@@ -44,15 +44,16 @@
 // (apis.go, Apis), which the server decodes and advertises with, the peer
 // client sends at most at and the metrics count by; Handle routes each
 // request by its key to the route built from the same registrations. The
-// other apis of a Kafka controller's listener (CreateTopics,
-// BrokerHeartbeat, Envelope, ...) are answered on the connection's
+// other apis of a Kafka controller's listener (CreateACLs,
+// UpdateFeatures, AlterPartitionAssignments, ...) are answered on the connection's
 // goroutine as a controller that is not active answers them
 // (notcontroller.go): NOT_CONTROLLER naming the raft leader, so brokers,
 // controllers and admin clients look for the active controller again.
 // An application that can be the active controller (node.Controller:
 // controller.App with its active side, kraftd.controller.active.enable)
-// gets BrokerRegistration, BrokerHeartbeat, UnregisterBroker and
-// ControllerRegistration through a bounded queue to the loop
+// gets BrokerRegistration, BrokerHeartbeat, UnregisterBroker,
+// ControllerRegistration, the topic and partition apis and the configs
+// apis (directly or unwrapped from an Envelope) through a bounded queue to the loop
 // (controller.go), and ApiVersions lists metadata.version and the image's
 // finalized features as a Kafka controller's does; a node without one
 // answers every controller api NOT_CONTROLLER, even as raft leader.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	mrand "math/rand/v2"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -19,6 +20,7 @@ import (
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/controller"
 	ctrlcluster "github.com/kraftd/kraftd/controller/cluster"
+	"github.com/kraftd/kraftd/controller/replication"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/topics"
@@ -112,6 +114,13 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 				Static:         map[string]string{"min.insync.replicas": cfg.MinInsyncReplicas}},
 			MaxIdleInterval:   time.Duration(cfg.MaxIdleIntervalMs) * time.Millisecond,
 			HeartbeatDeadline: time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond / 2,
+			Replication: &replication.Settings{NodeID: cfg.NodeID, DefaultNumPartitions: cfg.NumPartitions,
+				DefaultReplicationFactor: cfg.DefaultReplicationFactor, DeleteTopicEnable: cfg.DeleteTopicEnable,
+				Static: map[string]string{"min.insync.replicas": cfg.MinInsyncReplicas}},
+			Seed:                         mrand.Int64(),
+			AutoLeaderRebalance:          cfg.AutoLeaderRebalance,
+			LeaderImbalanceCheckInterval: time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
+			UncleanElectionInterval:      time.Duration(cfg.UncleanElectionIntervalMs) * time.Millisecond,
 		}
 	}
 	app, err := controller.New(controller.Options{

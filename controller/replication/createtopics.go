@@ -222,7 +222,9 @@ func createTopic(op Op, t kmsg.CreateTopicsRequestTopic, describable bool) ([]Re
 	creation := map[string]string{}
 	for _, c := range t.Configs {
 		cfgOps = append(cfgOps, configs.Op{Name: c.Name, Op: configs.OpSet, Value: c.Value})
-		creation[c.Name] = *c.Value
+		if c.Value != nil { // refused below, with every such name
+			creation[c.Name] = *c.Value
+		}
 	}
 	mv, _ := im.MetadataVersion()
 	elr := im.ELREnabled()

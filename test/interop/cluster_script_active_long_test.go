@@ -1,4 +1,4 @@
-//go:build interoplong && interopactive
+//go:build interoplong
 
 package interop
 
@@ -8,10 +8,8 @@ import "testing"
 // CONTROLLERS=kraftd): three kraftd controllers, three Kafka 4.4.0 brokers registering
 // with the active kraftd controller, and the same round trip as
 // TestClusterScriptKafkaControllersLong: a topic with three replicas, acks=all records
-// consumed and committed by a group, every process stopped on SIGTERM.
-//
-// It needs kraftd's active controller (broker registration and heartbeats, topic
-// creation): until then the brokers never finish starting, hence the interopactive tag.
+// consumed and committed by a group (__consumer_offsets created through an Envelope,
+// producer ids allocated by kraftd), every process stopped on SIGTERM.
 func TestClusterScriptKraftdLong(t *testing.T) {
 	t.Parallel() // see interop/doc.go
 	clusterScriptRoundTrip(t, "kraftd")

@@ -1,0 +1,87 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/controller/cluster"
+	"github.com/kraftd/kraftd/controller/configs"
+	"github.com/kraftd/kraftd/image"
+	"github.com/kraftd/kraftd/node"
+	"github.com/kraftd/kraftd/protocol/metadata"
+	"github.com/kraftd/kraftd/raft"
+)
+
+// incrementalAlterConfigs serves IncrementalAlterConfigs (api 44) with
+// controller/configs' validation on the working image: each resource
+// answered alone, the records of those that pass appended as one batch,
+// followed by the ClearElrRecords (docs/design/controller-configs.md).
+func (a *App) incrementalAlterConfigs(now time.Time, _ raft.Status, w node.Writer, r node.ControllerRequest, req *kmsg.IncrementalAlterConfigsRequest) {
+	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	im := a.act.working.Image()
+	ctx := a.configsContext(im)
+	var all []metadata.ConfigRecord
+	for _, res := range req.Resources {
+		ops := make([]configs.Op, len(res.Configs))
+		for i, c := range res.Configs {
+			ops[i] = configs.Op{Name: c.Name, Op: configs.OpType(c.Op), Value: c.Value}
+		}
+		ctx.Current = configs.Current(im, int8(res.ResourceType), res.ResourceName)
+		recs, err := configs.IncrementalAlter(int8(res.ResourceType), res.ResourceName, ops, ctx)
+		if err == nil {
+			err = a.configResourceExists(im, int8(res.ResourceType), res.ResourceName)
+		}
+		out := kmsg.NewIncrementalAlterConfigsResponseResource()
+		out.ResourceType, out.ResourceName = res.ResourceType, res.ResourceName
+		if err != nil {
+			out.ErrorCode, out.ErrorMessage = err.Err.Code, &err.Message
+		} else {
+			all = append(all, recs...)
+		}
+		resp.Resources = append(resp.Resources, out)
+	}
+	a.configsDone(now, w, r, req.ValidateOnly, ctx.ELR, all, resp)
+}
+
+// configsContext is what validating a change needs besides the request.
+func (a *App) configsContext(im *image.Image) configs.Context {
+	mv, _ := im.MetadataVersion()
+	return configs.Context{Server: configs.ServerLogConfigFromStatic(a.replicationSettings().Static),
+		ELR: im.ELREnabled(), CordonedLogDirsUnsupported: !mv.Has(metadata.GateCordonedLogDirs)}
+}
+
+// configResourceExists is Kafka's existence check, run after validation:
+// a topic of the working image, a registered broker or controller.
+func (a *App) configResourceExists(im *image.Image, resType int8, name string) *configs.Error {
+	return configs.CheckExists(resType, name,
+		func(topic string) bool { _, ok := im.TopicByName(topic); return ok },
+		func(id int32) bool {
+			if _, ok := im.Broker(id); ok {
+				return true
+			}
+			_, ok := im.Controller(id)
+			return ok
+		})
+}
+
+// configsDone appends the accepted resources' records (none when only
+// validating) and the ClearElrRecords after them, and answers on commit.
+func (a *App) configsDone(now time.Time, w node.Writer, r node.ControllerRequest, validateOnly, elr bool, recs []metadata.ConfigRecord, resp kmsg.Response) {
+	var out []cluster.Record
+	if !validateOnly {
+		for i := range recs {
+			out = append(out, cluster.Record{Record: &recs[i]})
+		}
+		for _, c := range configs.ClearElrRecords(recs, elr) {
+			out = append(out, cluster.Record{Record: &c})
+		}
+	}
+	a.apply(now, w, r, out, func(err error) {
+		if err != nil {
+			a.notController(r)
+			return
+		}
+		r.Respond(resp)
+	})
+}
