@@ -213,10 +213,34 @@ func minISR(s cluster.Settings) string {
 	return "1"
 }
 
-// write appends records as one batch at the current epoch, replays them
-// into the working image at the offsets raft gave them and returns the last
-// offset. errRetry: raft's buffer is full, nothing happened.
+// maxRecordsPerBatch is Kafka's QuorumController.MAX_RECORDS_PER_BATCH: an
+// operation's records go to raft in batches of at most this many.
+const maxRecordsPerBatch = 10000
+
+// write appends records at the current epoch in batches of at most
+// maxRecordsPerBatch, replays them into the working image at the offsets
+// raft gave them and returns the last offset. A client's operation writes
+// at most maxRecordsPerBatch records (its managers bound it, as Kafka's
+// BoundedList does), so only the controller's own work (fencing a broker
+// that leads many partitions, an election sweep) spans batches, and such
+// work is recomputed from the working image: what a failed later batch did
+// not write is written the next time, as Kafka's non-atomic results are.
+// errRetry: raft's buffer is full; the batches before it stand.
 func (a *App) write(now time.Time, w node.Writer, recs []cluster.Record) (int64, error) {
+	last := int64(-1)
+	for len(recs) > 0 {
+		n := min(len(recs), maxRecordsPerBatch)
+		var err error
+		if last, err = a.writeBatch(now, w, recs[:n]); err != nil {
+			return 0, err
+		}
+		recs = recs[n:]
+	}
+	return last, nil
+}
+
+// writeBatch appends records as one batch; see write.
+func (a *App) writeBatch(now time.Time, w node.Writer, recs []cluster.Record) (int64, error) {
 	act := a.act
 	vals := make([][]byte, len(recs))
 	for i, r := range recs {
