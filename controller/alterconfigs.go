@@ -16,7 +16,7 @@ import (
 func (a *App) alterConfigs(now time.Time, _ raft.Status, w node.Writer, r node.ControllerRequest, req *kmsg.AlterConfigsRequest) {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	im := a.act.working.Image()
-	ctx := a.configsContext(im)
+	ctx := a.configsContext(im, r.Forwarded)
 	var all []metadata.ConfigRecord
 	for _, res := range req.Resources {
 		ops := make([]configs.Op, len(res.Configs))

@@ -20,7 +20,7 @@ import (
 func (a *App) incrementalAlterConfigs(now time.Time, _ raft.Status, w node.Writer, r node.ControllerRequest, req *kmsg.IncrementalAlterConfigsRequest) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	im := a.act.working.Image()
-	ctx := a.configsContext(im)
+	ctx := a.configsContext(im, r.Forwarded)
 	var all []metadata.ConfigRecord
 	for _, res := range req.Resources {
 		ops := make([]configs.Op, len(res.Configs))
@@ -44,11 +44,12 @@ func (a *App) incrementalAlterConfigs(now time.Time, _ raft.Status, w node.Write
 	a.configsDone(now, w, r, req.ValidateOnly, ctx.ELR, all, resp)
 }
 
-// configsContext is what validating a change needs besides the request.
-func (a *App) configsContext(im *image.Image) configs.Context {
+// configsContext is what validating a change needs besides the request;
+// forwarded: it came in an Envelope (cordoned.log.dirs may then grow).
+func (a *App) configsContext(im *image.Image, forwarded bool) configs.Context {
 	mv, _ := im.MetadataVersion()
 	return configs.Context{Server: configs.ServerLogConfigFromStatic(a.replicationSettings().Static),
-		ELR: im.ELREnabled(), CordonedLogDirsUnsupported: !mv.Has(metadata.GateCordonedLogDirs)}
+		ELR: im.ELREnabled(), CordonedLogDirsUnsupported: !mv.Has(metadata.GateCordonedLogDirs), Forwarded: forwarded}
 }
 
 // configResourceExists is Kafka's existence check, run after validation:

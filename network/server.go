@@ -45,6 +45,9 @@ func (f HandlerFunc) Handle(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Re
 type ConnInfo struct {
 	Listener      string
 	Local, Remote net.Addr
+	// Forwarded marks the inner request of an Envelope: the node hands that
+	// request on with a copy of its connection's ConnInfo so marked.
+	Forwarded bool
 }
 
 // ListenerConfig is one listener: a name (e.g. "CONTROLLER") and a host:port (port 0 picks

@@ -57,6 +57,9 @@ type ControllerRequest struct {
 	// Arrived is when the connection read it: a heartbeat counts as contact
 	// from then, as Kafka tracks it before the request waits its turn.
 	Arrived time.Time
+	// Forwarded: the request came inside an Envelope (a broker forwarded
+	// it), not from an admin client talking to the controller directly.
+	Forwarded bool
 	// Respond sends the answer; Fail answers with an error code and message
 	// as the api's registration builds it (Kafka's getErrorResponse). Each
 	// request gets exactly one of them, from any goroutine.
@@ -76,7 +79,7 @@ func (n *Node) toController(c *network.ConnInfo, hdr protocol.RequestHeader, req
 		n.notController(c, hdr, req, respond)
 		return
 	}
-	r := ControllerRequest{Header: hdr, Req: req, Arrived: time.Now(), Respond: respond,
+	r := ControllerRequest{Header: hdr, Req: req, Arrived: time.Now(), Forwarded: c.Forwarded, Respond: respond,
 		Fail: func(code int16, msg string) { n.answerError(c, hdr, req, respond, code, msg) }}
 	select {
 	case n.ctrlq <- r:

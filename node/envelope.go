@@ -70,7 +70,9 @@ func (n *Node) envelope(c *network.ConnInfo, hdr protocol.RequestHeader, req kms
 		fail(kerr.InvalidRequest.Code)
 		return
 	}
-	route(n, c, ihdr, inner, func(resp kmsg.Response) {
+	fwd := *c
+	fwd.Forwarded = true
+	route(n, &fwd, ihdr, inner, func(resp kmsg.Response) {
 		if resp == nil {
 			respond(nil)
 			return

@@ -63,6 +63,9 @@ func TestEnvelopeChecks(t *testing.T) {
 		n.envelope(ci, protocol.RequestHeader{APIKey: int16(kmsg.Envelope)}, env, func(r kmsg.Response) { got = r })
 		select {
 		case r := <-n.ctrlq: // the loop's part
+			if !r.Forwarded {
+				t.Errorf("%s: the inner request reached the controller not marked forwarded", tc.name)
+			}
 			fakeController{}.Serve(time.Time{}, raft.Status{}, nil, r)
 		default:
 		}
@@ -84,5 +87,16 @@ func TestEnvelopeChecks(t *testing.T) {
 	n.envelope(ci, protocol.RequestHeader{APIKey: int16(kmsg.Envelope)}, env, func(r kmsg.Response) { got = r })
 	if resp, ok := got.(*kmsg.EnvelopeResponse); !ok || resp.ErrorCode != kerr.NotController.Code {
 		t.Errorf("without a controller: %+v", got)
+	}
+}
+
+// A request sent straight to the controller is not marked forwarded.
+func TestDirectRequestNotForwarded(t *testing.T) {
+	n := testNode(t)
+	n.ctrl, n.ctrlq = fakeController{}, make(chan ControllerRequest, 1)
+	ci := &network.ConnInfo{Listener: "CONTROLLER", Remote: &net.TCPAddr{}}
+	n.toController(ci, protocol.RequestHeader{APIKey: int16(kmsg.UnregisterBroker)}, kmsg.NewPtrUnregisterBrokerRequest(), func(kmsg.Response) {})
+	if r := <-n.ctrlq; r.Forwarded {
+		t.Fatal("a direct request reached the controller marked forwarded")
 	}
 }
