@@ -155,6 +155,10 @@ type snapshotWriter struct {
 	size   int64
 	done   bool
 	failed error
+	// syncFailed is Sync's fsync error, which Freeze or Close (on the
+	// loop) makes the log's as Freeze's own fsync error is: Sync runs off
+	// the loop and cannot fail the log itself.
+	syncFailed error
 }
 
 func (w *snapshotWriter) ID() raft.OffsetAndEpoch { return w.id }
@@ -176,9 +180,32 @@ func (w *snapshotWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Sync writes the snapshot's bytes to disk. Unlike Freeze it touches only
+// the snapshot's own file, so the node calls it off its loop, and the
+// fsync in Freeze then finds nothing left to write. An error fails the
+// snapshot; Freeze or Close then fails the log with it, as for Freeze's
+// own fsync.
+func (w *snapshotWriter) Sync() error {
+	if w.done {
+		return fmt.Errorf("metadatalog: sync snapshot %s after freeze or close", snapshotName(w.id))
+	}
+	if w.failed != nil {
+		return w.failed
+	}
+	if err := w.f.Sync(); err != nil {
+		w.syncFailed = fmt.Errorf("metadatalog: freeze snapshot: fsync %s: %w", w.part, err)
+		w.failed = w.syncFailed
+		return w.failed
+	}
+	return nil
+}
+
 func (w *snapshotWriter) Freeze() error {
 	if w.done {
 		return fmt.Errorf("metadatalog: freeze snapshot %s: already frozen or closed", snapshotName(w.id))
+	}
+	if w.syncFailed != nil {
+		return w.l.fail(w.syncFailed)
 	}
 	if w.failed != nil {
 		return w.failed
@@ -217,6 +244,9 @@ func (w *snapshotWriter) Close() error {
 	w.f.Close()
 	if err := w.l.fs.Remove(w.part); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("metadatalog: discard snapshot %s: %w", w.part, err)
+	}
+	if w.syncFailed != nil {
+		return w.l.fail(w.syncFailed)
 	}
 	return nil
 }

@@ -100,7 +100,24 @@ func (n *Node) maybeSnapshot(now time.Time) {
 	head, next := n.driver.SnapshotHeaderBatch(job.ID, job.LastContainedMs, now.UnixMilli())
 	sn := &snapshotting{job: job, w: w, done: make(chan error, 1)}
 	n.snap = sn
-	go func() { sn.done <- writeSnapshot(sn.w, head, next, job, sn.stop.Load) }()
+	go func() { sn.done <- writeSnapshotBody(sn.w, head, next, job, sn.stop.Load) }()
+}
+
+// syncer is a snapshot writer that can flush its bytes apart from Freeze
+// (metadatalog's can).
+type syncer interface{ Sync() error }
+
+// writeSnapshotBody writes the snapshot and, when its writer can, flushes
+// it to disk: the slow part of Freeze's fsync happens here, off the loop,
+// which then only renames the file.
+func writeSnapshotBody(w raft.SnapshotWriter, head []byte, next int64, job SnapshotJob, stop func() bool) error {
+	if err := writeSnapshot(w, head, next, job, stop); err != nil {
+		return err
+	}
+	if s, ok := w.(syncer); ok {
+		return s.Sync()
+	}
+	return nil
 }
 
 // WriteSnapshot writes a snapshot's bytes to w: head, the header batch

@@ -321,3 +321,39 @@ func TestSnapshotDoesNotStallTheLoop(t *testing.T) {
 	// (Had the shutdown taken longer than the release, the snapshot would
 	// have been finished and frozen: either way nothing partial is left.)
 }
+
+// recordingWriter is a raft.SnapshotWriter that notes what is done to it.
+type recordingWriter struct {
+	ops     []string
+	syncErr error
+}
+
+func (w *recordingWriter) ID() raft.OffsetAndEpoch { return raft.OffsetAndEpoch{} }
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	w.ops = append(w.ops, "write")
+	return len(p), nil
+}
+func (w *recordingWriter) Size() int64   { return 0 }
+func (w *recordingWriter) Freeze() error { w.ops = append(w.ops, "freeze"); return nil }
+func (w *recordingWriter) Close() error  { return nil }
+func (w *recordingWriter) Sync() error   { w.ops = append(w.ops, "sync"); return w.syncErr }
+
+// The writer's goroutine flushes the snapshot after its last batch (the
+// footer), so Freeze on the loop has no fsync left to wait for; a failed
+// flush is the goroutine's result.
+func TestSnapshotBodySyncedOffLoop(t *testing.T) {
+	job := SnapshotJob{ID: raft.OffsetAndEpoch{Offset: 5, Epoch: 1}, Batches: func(yield func([][]byte) error) error {
+		return yield([][]byte{[]byte("a"), []byte("b")})
+	}}
+	w := &recordingWriter{}
+	if err := writeSnapshotBody(w, []byte("head"), 1, job, func() bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(w.ops, ","); got != "write,write,write,sync" {
+		t.Fatalf("writer saw %s, want the header, the batch and the footer written, then a sync", got)
+	}
+	w = &recordingWriter{syncErr: errors.New("EIO")}
+	if err := writeSnapshotBody(w, []byte("head"), 1, job, func() bool { return false }); err == nil || err.Error() != "EIO" {
+		t.Fatalf("a failed sync: %v", err)
+	}
+}
