@@ -273,6 +273,7 @@ func (a *App) writeBatch(now time.Time, w node.Writer, recs []cluster.Record) (i
 		}
 	}
 	act.next, act.highest = last+1, last
+	a.stats.appended(last, now)
 	return last, nil
 }
 
@@ -300,6 +301,7 @@ func (a *App) renounce(why string) {
 	}
 	a.act = nil
 	a.isActive.Store(false)
+	a.stats.deactivated()
 	a.lg.Info("renouncing the active controller role", zap.Int32("epoch", act.epoch), zap.String("because", why))
 	act.waiting.CompleteAll(func(done func(error)) { done(errNotController) })
 	for _, r := range act.retrying {
@@ -385,6 +387,7 @@ func (a *App) Serve(now time.Time, st raft.Status, w node.Writer, r node.Control
 		a.notController(r)
 		return
 	}
+	a.stats.operationsStarted.Add(1)
 	if len(a.act.retrying) > 0 {
 		a.retry(r)
 		return
@@ -470,6 +473,7 @@ func (a *App) activeTick(now time.Time, st raft.Status, w node.Writer) time.Time
 	}
 	a.registerSelf(now, st, w)
 	if a.o.Active.MaxIdleInterval > 0 && a.act != nil && !now.Before(a.act.nextNoOp) {
+		a.stats.operationsStarted.Add(1)
 		if _, err := a.write(now, w, []cluster.Record{{Record: &metadata.NoOpRecord{}}}); err != nil && !errors.Is(err, errRetry) {
 			a.appendFailed(err, "a NoOpRecord")
 		}
@@ -478,6 +482,7 @@ func (a *App) activeTick(now time.Time, st raft.Status, w node.Writer) time.Time
 		}
 	}
 	if a.act != nil && !now.Before(a.act.nextFence) {
+		a.stats.operationsStarted.Add(1)
 		a.fenceStale(now, st, w)
 		if a.act != nil {
 			a.act.nextFence = now.Add(a.o.Active.Cluster.FenceStalePeriod())

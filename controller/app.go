@@ -83,6 +83,7 @@ type App struct {
 	snapshotLoads  atomic.Int64 // snapshots loaded, the bootstrap apart
 	metadataErrors atomic.Int64
 	latestSnapshot atomic.Pointer[snapshotStat]
+	stats          *stats
 }
 
 var (
@@ -107,6 +108,7 @@ func New(o Options) (*App, error) {
 		gen: generator{maxBytes: o.MaxBytesBetweenSnapshots, maxInterval: o.MaxSnapshotInterval}}
 	a.gen.reset(o.Start)
 	a.claimEpoch, a.committedLast = -1, -1
+	a.stats = newStats()
 	a.image.Store(a.committed.Image())
 	a.leader.Store(-1)
 	a.latestSnapshot.Store(&snapshotStat{at: o.Start})
@@ -145,6 +147,7 @@ func (a *App) HandleCommit(batches []raft.CommittedBatch) {
 			a.publish(im)
 		}
 		a.committedLast = b.LastOffset
+		a.stats.committed(b, a.act != nil)
 		a.completeUpTo(b.LastOffset)
 	}
 }
@@ -204,6 +207,7 @@ func (a *App) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) 
 	}
 	a.snapshotLoads.Add(1)
 	a.committedLast = id.Offset - 1
+	a.stats.loaded(id)
 	a.pending = 0
 	a.gen.reset(a.now)
 	a.image.Store(a.committed.Image())
@@ -218,6 +222,9 @@ func (a *App) HandleLoadSnapshot(id raft.OffsetAndEpoch, r raft.SnapshotReader) 
 // Any other news ends an active epoch.
 func (a *App) HandleLeaderChange(l raft.LeaderAndEpoch) {
 	a.leader.Store(l.LeaderID)
+	if l.LeaderID >= 0 {
+		a.stats.newActiveControllers.Add(1)
+	}
 	if a.o.Active == nil {
 		return
 	}
@@ -295,7 +302,10 @@ func (a *App) ControllerView() (metrics.ControllerView, bool) {
 	v := metrics.ControllerView{
 		FencedBrokers: c.FencedBrokers, ActiveBrokers: c.ActiveBrokers, ControlledShutdownBrokers: c.ControlledShutdownBrokers,
 		Topics: c.Topics, Partitions: c.Partitions, OfflinePartitions: c.OfflinePartitions, ImbalancedPartitions: c.ImbalancedPartitions,
-		MetadataErrors: a.metadataErrors.Load(), LastAppliedOffset: im.Provenance().Offset,
+		MetadataErrors: a.metadataErrors.Load(), LastAppliedOffset: a.stats.lastApplied.Load(),
+		LastCommittedOffset: a.stats.lastCommitted.Load(), LastAppliedTimestampMs: a.stats.lastAppliedMs.Load(),
+		NewActiveControllers: a.stats.newActiveControllers.Load(), TimedOutHeartbeats: a.stats.timedOutHeartbeats.Load(),
+		OperationsStarted: a.stats.operationsStarted.Load(), OperationsTimedOut: a.stats.operationsTimedOut.Load(),
 		ControllerID: a.leader.Load(), SnapshotLoads: a.snapshotLoads.Load(), Active: a.Active(),
 	}
 	if mv, ok := im.MetadataVersion(); ok {

@@ -17,6 +17,8 @@ func (a *App) brokerHeartbeat(now time.Time, st raft.Status, w node.Writer, r no
 	lc := a.act.lifecycle
 	lc.TrackHeartbeat(req.BrokerID, req.BrokerEpoch, a.mono(r.Arrived))
 	if d := a.o.Active.HeartbeatDeadline; d > 0 && now.Sub(r.Arrived) > d {
+		a.stats.timedOutHeartbeats.Add(1)
+		a.stats.operationsTimedOut.Add(1)
 		refused(r, lc.ExpiredHeartbeat(a.act.working.Image(), req))
 		return
 	}

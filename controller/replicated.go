@@ -102,6 +102,7 @@ func (a *App) electPeriodically(now time.Time, w node.Writer, act *activeState) 
 		if t.at.IsZero() || now.Before(*t.at) {
 			continue
 		}
+		a.stats.operationsStarted.Add(1)
 		full := false
 		for range 1000 {
 			if a.act == nil {

@@ -20,8 +20,16 @@ type ControllerView struct {
 	Brokers []BrokerState
 	// MetadataErrors counts replay and snapshot generation failures.
 	MetadataErrors int64
-	// LastAppliedOffset is the committed image's offset (-1 before any).
-	LastAppliedOffset int64
+	// LastAppliedOffset is the last record of the image the controller
+	// decides on (appended, on the active controller; committed, on the
+	// others), LastAppliedTimestampMs its batch's time; LastCommittedOffset
+	// the last committed record (-1 before any).
+	LastAppliedOffset, LastAppliedTimestampMs, LastCommittedOffset int64
+	// NewActiveControllers counts leader changes naming a leader;
+	// TimedOutHeartbeats heartbeats that waited past their deadline;
+	// OperationsStarted the requests and periodic tasks the controller ran,
+	// OperationsTimedOut those that waited past their deadline.
+	NewActiveControllers, TimedOutHeartbeats, OperationsStarted, OperationsTimedOut int64
 	// MetadataVersion is the finalized metadata.version level, 0 before one.
 	MetadataVersion int16
 	// ControllerID is the leader raft last reported, -1 when unknown.
@@ -89,7 +97,8 @@ var controllerDescs = struct {
 	activeControllers, activeBrokers, fencedBrokers, shuttingBrokers          *prometheus.Desc
 	topics, partitions, offline, imbalanced, brokerState, errors, lastApplied *prometheus.Desc
 	lastCommitted, mv, controllerID, snapshotLoads, snapBytes, snapAge        *prometheus.Desc
-	finalized                                                                 *prometheus.Desc
+	finalized, lastAppliedTs, lastAppliedLag, newActive, timedOutHeartbeats   *prometheus.Desc
+	opsStarted, opsTimedOut                                                   *prometheus.Desc
 }{
 	activeControllers: kcDesc("ActiveControllerCount", "1 on the active controller, 0 on the others."),
 	activeBrokers:     kcDesc("ActiveBrokerCount", "Registered brokers that are not fenced (in controlled shutdown or not)."),
@@ -101,9 +110,16 @@ var controllerDescs = struct {
 	imbalanced:        kcDesc("PreferredReplicaImbalanceCount", "Partitions whose leader is not their preferred (first) replica."),
 	brokerState: kcDesc("BrokerRegistrationState", "Each registered broker's state: 10 fenced, 20 in controlled shutdown, 30 active.",
 		"broker"),
-	errors:        kcDesc("MetadataErrorCount", "Metadata replay and snapshot generation failures."),
-	lastApplied:   kcDesc("LastAppliedRecordOffset", "Offset of the last record applied to the controller's image."),
-	lastCommitted: kcDesc("LastCommittedRecordOffset", "Offset of the last committed record applied."),
+	errors:         kcDesc("MetadataErrorCount", "Metadata replay and snapshot generation failures."),
+	lastApplied:    kcDesc("LastAppliedRecordOffset", "Offset of the last record applied to the controller's image."),
+	lastCommitted:  kcDesc("LastCommittedRecordOffset", "Offset of the last committed record."),
+	lastAppliedTs:  kcDesc("LastAppliedRecordTimestamp", "Time (ms since the epoch) of the last applied record's batch; on the active controller, of its append."),
+	lastAppliedLag: kcDesc("LastAppliedRecordLagMs", "Milliseconds between now and LastAppliedRecordTimestamp."),
+	newActive:      kcDesc("NewActiveControllersCount", "Leader changes this node saw that named an active controller."),
+	timedOutHeartbeats: kcDesc("TimedOutBrokerHeartbeatCount",
+		"Broker heartbeats that waited past their deadline before the active controller ran them."),
+	opsStarted:  kcDesc("EventQueueOperationsStartedCount", "Controller operations (requests and periodic tasks) started."),
+	opsTimedOut: kcDesc("EventQueueOperationsTimedOutCount", "Controller operations that waited past their deadline."),
 	mv: yammerDesc("kafka_server", "MetadataLoader", "CurrentMetadataVersion",
 		"The finalized metadata.version feature level; 0 before one."),
 	controllerID: yammerDesc("kafka_server", "MetadataLoader", "CurrentControllerId",
@@ -149,7 +165,13 @@ func (c controllerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(d.errors, float64(v.MetadataErrors))
 	gauge(d.lastApplied, float64(v.LastAppliedOffset))
-	gauge(d.lastCommitted, float64(v.LastAppliedOffset))
+	gauge(d.lastCommitted, float64(v.LastCommittedOffset))
+	gauge(d.lastAppliedTs, float64(v.LastAppliedTimestampMs))
+	gauge(d.lastAppliedLag, float64(c.now().UnixMilli()-v.LastAppliedTimestampMs))
+	gauge(d.newActive, float64(v.NewActiveControllers))
+	gauge(d.timedOutHeartbeats, float64(v.TimedOutHeartbeats))
+	gauge(d.opsStarted, float64(v.OperationsStarted))
+	gauge(d.opsTimedOut, float64(v.OperationsTimedOut))
 	gauge(d.mv, float64(v.MetadataVersion))
 	gauge(d.controllerID, float64(v.ControllerID))
 	gauge(d.snapshotLoads, float64(v.SnapshotLoads))

@@ -12,7 +12,9 @@ func TestControllerMetricNames(t *testing.T) {
 	m := newMetrics(func() (View, bool) { return View{}, false }, func() time.Time { return now }, func() time.Time { return now })
 	m.AddController(func() (ControllerView, bool) {
 		return ControllerView{ActiveBrokers: 3, FencedBrokers: 1, Topics: 2, Partitions: 7, OfflinePartitions: 1,
-			Brokers: []BrokerState{{ID: 4, State: BrokerFenced}}, LastAppliedOffset: 41, MetadataVersion: 33,
+			Brokers: []BrokerState{{ID: 4, State: BrokerFenced}}, LastAppliedOffset: 43, LastCommittedOffset: 41, MetadataVersion: 33,
+			LastAppliedTimestampMs: now.UnixMilli() - 250, NewActiveControllers: 2, TimedOutHeartbeats: 1,
+			OperationsStarted: 9, OperationsTimedOut: 1,
 			ControllerID: 2, Features: []FeatureLevel{{"metadata.version", 33}, {"eligible.leader.replicas.version", 1}},
 			LatestSnapshotBytes: 512, LatestSnapshotAt: now.Add(-1500 * time.Millisecond)}, true
 	})
@@ -41,7 +43,13 @@ func TestControllerMetricNames(t *testing.T) {
 		"kafka_controller_kafkacontroller_preferredreplicaimbalancecount":                       0,
 		"kafka_controller_kafkacontroller_brokerregistrationstate{broker=4}":                    10,
 		"kafka_controller_kafkacontroller_metadataerrorcount":                                   0,
-		"kafka_controller_kafkacontroller_lastappliedrecordoffset":                              41,
+		"kafka_controller_kafkacontroller_lastappliedrecordoffset":                              43,
+		"kafka_controller_kafkacontroller_lastappliedrecordtimestamp":                           float64(now.UnixMilli() - 250),
+		"kafka_controller_kafkacontroller_lastappliedrecordlagms":                               250,
+		"kafka_controller_kafkacontroller_newactivecontrollerscount":                            2,
+		"kafka_controller_kafkacontroller_timedoutbrokerheartbeatcount":                         1,
+		"kafka_controller_kafkacontroller_eventqueueoperationsstartedcount":                     9,
+		"kafka_controller_kafkacontroller_eventqueueoperationstimedoutcount":                    1,
 		"kafka_controller_kafkacontroller_lastcommittedrecordoffset":                            41,
 		"kafka_server_metadataloader_currentmetadataversion":                                    33,
 		"kafka_server_metadataloader_currentcontrollerid":                                       2,

@@ -74,6 +74,9 @@ type CommittedBatch struct {
 	Records [][]byte
 	// AppendTimeNanos is the leader-side append time when known, else 0.
 	AppendTimeNanos int64
+	// MaxTimestamp is the batch header's (ms): what Kafka's Batch calls its
+	// appendTimestamp.
+	MaxTimestamp int64
 }
 
 // LeaderAndEpoch names the leader of an epoch; LeaderID is -1 when unknown.

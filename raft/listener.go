@@ -149,7 +149,8 @@ func (d *Driver) deliver(lc *listenerCtx) {
 			if last < lc.next {
 				continue
 			}
-			cb := CommittedBatch{BaseOffset: h.BaseOffset, LastOffset: last, Epoch: h.PartitionLeaderEpoch, Control: h.IsControl(), Records: values}
+			cb := CommittedBatch{BaseOffset: h.BaseOffset, LastOffset: last, Epoch: h.PartitionLeaderEpoch, Control: h.IsControl(),
+				Records: values, MaxTimestamp: h.MaxTimestamp}
 			if h.BaseOffset < lc.next { // resume inside a batch
 				cb.Records = values[lc.next-h.BaseOffset:]
 				cb.BaseOffset = lc.next
