@@ -115,6 +115,23 @@ func (m *HashMap[K]) Contains(key K, h int32) bool {
 	return false
 }
 
+// Remove takes key out, as HashMap.remove does: the table keeps its size
+// and the other keys their order; it reports whether key was there.
+func (m *HashMap[K]) Remove(key K, h int32) bool {
+	if m.buckets == nil {
+		return false
+	}
+	i := spread(h) & uint32(len(m.buckets)-1)
+	for j, e := range m.buckets[i] {
+		if e.key == key {
+			m.buckets[i] = append(m.buckets[i][:j:j], m.buckets[i][j+1:]...)
+			m.size--
+			return true
+		}
+	}
+	return false
+}
+
 // resize doubles the table; each chain splits in two, keeping its order.
 func (m *HashMap[K]) resize() {
 	next := make([][]entry[K], 2*len(m.buckets))
