@@ -272,3 +272,20 @@ func TestNoLookup(t *testing.T) {
 		t.Fatalf("%+v %v", res.Response, err)
 	}
 }
+
+// Entities whose hashes all collide (names "Aa"/"BB" strings): the order
+// emulation stays linear-logarithmic (the test's timeout is the bound).
+func TestManyCollidingEntities(t *testing.T) {
+	req := kmsg.NewPtrAlterClientQuotasRequest()
+	for i := range 1 << 17 {
+		var b strings.Builder
+		for j := range 17 {
+			b.WriteString([]string{"Aa", "BB"}[i>>j&1])
+		}
+		req.Entries = append(req.Entries, e(ent("user="+b.String()), unset("producer_byte_rate")))
+	}
+	res, err := Alter(testImage(t), req, nil)
+	if err != nil || len(res.Response.Entries) != len(req.Entries) || len(res.Records) != 0 {
+		t.Fatalf("%d answers, %d records, %v", len(res.Response.Entries), len(res.Records), err)
+	}
+}

@@ -211,3 +211,34 @@ func TestAnswerShape(t *testing.T) {
 		t.Fatalf("answer %+v", res.Response)
 	}
 }
+
+// collidingNames are n names with one String hash ("Aa" and "BB" hash
+// alike), which a JVM keeps in one tree bin: hostile input must not make
+// the order emulation quadratic (the test's timeout is the bound).
+func collidingNames(bits int) []string {
+	out := make([]string, 0, 1<<bits)
+	for i := range 1 << bits {
+		var b strings.Builder
+		for j := range bits {
+			if i>>j&1 == 0 {
+				b.WriteString("Aa")
+			} else {
+				b.WriteString("BB")
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+func TestManyCollidingUsers(t *testing.T) {
+	req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	for _, name := range collidingNames(17) {
+		req.Upsertions = append(req.Upsertions, up(name, SHA256, 4096))
+	}
+	req.Deletions = append(req.Deletions, del(req.Upsertions[0].Name, SHA256))
+	res := Alter(testImage(t, metadata.LatestProductionLevel), req)
+	if n := len(req.Upsertions); len(res.Response.Results) != n || len(res.Records) != n-1 {
+		t.Fatalf("%d answers, %d records for %d users", len(res.Response.Results), len(res.Records), n)
+	}
+}
