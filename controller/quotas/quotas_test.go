@@ -277,9 +277,9 @@ func TestNoLookup(t *testing.T) {
 // emulation stays linear-logarithmic (the test's timeout is the bound).
 func TestManyCollidingEntities(t *testing.T) {
 	req := kmsg.NewPtrAlterClientQuotasRequest()
-	for i := range 1 << 17 {
+	for i := range 1 << 16 {
 		var b strings.Builder
-		for j := range 17 {
+		for j := range 16 {
 			b.WriteString([]string{"Aa", "BB"}[i>>j&1])
 		}
 		req.Entries = append(req.Entries, e(ent("user="+b.String()), unset("producer_byte_rate")))

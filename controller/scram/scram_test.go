@@ -233,7 +233,7 @@ func collidingNames(bits int) []string {
 
 func TestManyCollidingUsers(t *testing.T) {
 	req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
-	for _, name := range collidingNames(17) {
+	for _, name := range collidingNames(16) {
 		req.Upsertions = append(req.Upsertions, up(name, SHA256, 4096))
 	}
 	req.Deletions = append(req.Deletions, del(req.Upsertions[0].Name, SHA256))
