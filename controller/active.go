@@ -57,6 +57,10 @@ type ActiveOptions struct {
 	// often leaderless partitions of topics allowing it get an unclean
 	// leader; 0 turns the task off.
 	UncleanElectionInterval time.Duration
+	// LookupHost resolves a host name, as Java's InetAddress.getByName
+	// does, for AlterClientQuotas' ip entities; called off the loop
+	// (Prepare). nil resolves none (a simulation).
+	LookupHost func(host string) bool
 }
 
 // Kafka's defaults of the periodic elections' intervals.
@@ -426,6 +430,10 @@ func (a *App) serve(now time.Time, st raft.Status, w node.Writer, r node.Control
 		a.alterConfigs(now, st, w, r, req)
 	case *kmsg.ListPartitionReassignmentsRequest:
 		a.listPartitionReassignments(now, st, w, r, req)
+	case *kmsg.AlterClientQuotasRequest:
+		a.alterClientQuotas(now, st, w, r, req)
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		a.alterUserSCRAMCredentials(now, st, w, r, req)
 	default:
 		// Registered but not served yet (the replication apis): answered
 		// as Kafka answers an api it does not handle on this path.

@@ -76,6 +76,9 @@ type App struct {
 	committedLast int64
 	isActive      atomic.Bool
 	rnd           *randomness // drawn at the first claim, kept after
+	// lookupHost is ActiveOptions.LookupHost, kept apart because Prepare
+	// reads it off the loop while SetRegistration may replace the options.
+	lookupHost func(string) bool
 
 	// Published for other goroutines (readers, metrics).
 	image          atomic.Pointer[image.Image]
@@ -109,6 +112,9 @@ func New(o Options) (*App, error) {
 	a.gen.reset(o.Start)
 	a.claimEpoch, a.committedLast = -1, -1
 	a.stats = newStats()
+	if o.Active != nil {
+		a.lookupHost = o.Active.LookupHost
+	}
 	a.image.Store(a.committed.Image())
 	a.leader.Store(-1)
 	a.latestSnapshot.Store(&snapshotStat{at: o.Start})

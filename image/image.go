@@ -221,6 +221,23 @@ func (im *Image) ClientQuotas() iter.Seq[ClientQuota] {
 	}
 }
 
+// EntityQuotas yields one entity's quota values by key; the entity's parts
+// may come in any order, the last of a type counting, as replay keys them.
+func (im *Image) EntityQuotas(entity QuotaEntity) iter.Seq2[string, float64] {
+	parts := make([]metadata.ClientQuotaRecordEntityData, len(entity))
+	for i, p := range entity {
+		parts[i] = metadata.ClientQuotaRecordEntityData{EntityType: p.Type, EntityName: p.Name}
+	}
+	prefix := quotaKey(entityKey(parts), "")
+	return func(yield func(string, float64) bool) {
+		for k, v := range im.st.quotas.from(prefix) {
+			if !strings.HasPrefix(k, prefix) || !yield(k[len(prefix):], v) {
+				return
+			}
+		}
+	}
+}
+
 // NextProducerID is the first producer id of the next block to hand out, -1
 // before any.
 func (im *Image) NextProducerID() int64 { return im.st.producerIDs.next }

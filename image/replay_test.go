@@ -2,6 +2,7 @@ package image
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -288,6 +289,23 @@ func TestReplayOther(t *testing.T) {
 				t.Fatalf("quotas %+v", q)
 			}
 		}},
+		{name: "one entity's quotas", setup: []metadata.Record{quota,
+			&metadata.ClientQuotaRecord{Key: "request_percentage", Value: 50, Entity: slices.Clone(quota.Entity)[1:]},
+			&metadata.ClientQuotaRecord{Key: "request_percentage", Value: 7, Entity: quota.Entity[:1]}},
+			rec: &metadata.ClientQuotaRecord{Key: "consumer_byte_rate", Value: 8, Entity: []metadata.ClientQuotaRecordEntityData{{EntityType: "user", EntityName: v("carol")}}},
+			check: func(t *testing.T, im *Image) {
+				// client-id default + user carol, given in another order.
+				got := maps.Collect(im.EntityQuotas(QuotaEntity{{Type: "user", Name: v("carol")}, {Type: "client-id"}}))
+				if len(got) != 2 || got["producer_byte_rate"] != 1024 || got["request_percentage"] != 50 {
+					t.Fatalf("quotas %v", got)
+				}
+				if got := maps.Collect(im.EntityQuotas(QuotaEntity{{Type: "user", Name: v("bob")}})); len(got) != 1 || got["request_percentage"] != 7 {
+					t.Fatalf("bob's quotas %v", got)
+				}
+				if got := maps.Collect(im.EntityQuotas(QuotaEntity{{Type: "user"}})); len(got) != 0 {
+					t.Fatalf("the default user's quotas %v", got)
+				}
+			}},
 		{name: "client quota removed", setup: []metadata.Record{quota},
 			rec: &metadata.ClientQuotaRecord{Key: quota.Key, Remove: true, Entity: slices.Clone(quota.Entity)[1:]},
 			check: func(t *testing.T, im *Image) {

@@ -30,7 +30,8 @@ type nodeApi struct {
 var ownApis = []nodeApi{describeClusterAPI, controllerRegistrationAPI,
 	brokerRegistrationAPI, brokerHeartbeatAPI, unregisterBrokerAPI, envelopeAPI,
 	createTopicsAPI, deleteTopicsAPI, createPartitionsAPI, alterPartitionAPI, electLeadersAPI,
-	allocateProducerIDsAPI, assignReplicasToDirsAPI, incrementalAlterConfigsAPI, alterConfigsAPI, listReassignmentsAPI}
+	allocateProducerIDsAPI, assignReplicasToDirsAPI, incrementalAlterConfigsAPI, alterConfigsAPI, listReassignmentsAPI,
+	alterClientQuotasAPI, alterSCRAMAPI}
 
 // Apis returns the table of every api a node serves, as a node assembles
 // it when it is built: what it decodes, lists in ApiVersions, sends at

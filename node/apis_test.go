@@ -224,7 +224,7 @@ func TestNotControllerOnlyUnserved(t *testing.T) {
 			served++
 		}
 	}
-	if got, want := len(notControllerApis(servedApis())), len(protocol.ControllerApis())-served; got != want || served != 14 {
+	if got, want := len(notControllerApis(servedApis())), len(protocol.ControllerApis())-served; got != want || served != 16 {
 		t.Errorf("%d apis answered NOT_CONTROLLER, want the %d controller apis not served (%d served)", got, want, served)
 	}
 	withACLs := append(servedApis(), []protocol.Api{{Key: kmsg.CreateACLs, Versions: protocol.VersionRange{Min: 2, Max: 3}}})

@@ -41,6 +41,12 @@ type Controller interface {
 	// (metadata.version included) and its offset, for ApiVersions; safe
 	// from any goroutine.
 	FinalizedFeatures() (levels map[string]int16, epoch int64)
+	// Prepare does a request's blocking work before the request queues
+	// for the loop, on the connection's goroutine (Kafka's controller does
+	// it on its own thread, where kraftd's loop must not block: the host
+	// look-ups of AlterClientQuotas); the result reaches Serve as
+	// ControllerRequest.Prepared. Safe from any goroutine.
+	Prepare(req kmsg.Request) any
 }
 
 // ControllerEndpoint is a registered controller's endpoint on one listener.
@@ -65,6 +71,8 @@ type ControllerRequest struct {
 	// request gets exactly one of them, from any goroutine.
 	Respond func(kmsg.Response)
 	Fail    func(code int16, msg string)
+	// Prepared is what Controller.Prepare gave for the request.
+	Prepared any
 }
 
 // controllerQueue bounds the controller requests waiting for the loop: a
@@ -80,7 +88,7 @@ func (n *Node) toController(c *network.ConnInfo, hdr protocol.RequestHeader, req
 		return
 	}
 	r := ControllerRequest{Header: hdr, Req: req, Arrived: time.Now(), Forwarded: c.Forwarded, Respond: respond,
-		Fail: func(code int16, msg string) { n.answerError(c, hdr, req, respond, code, msg) }}
+		Fail: func(code int16, msg string) { n.answerError(c, hdr, req, respond, code, msg) }, Prepared: n.ctrl.Prepare(req)}
 	select {
 	case n.ctrlq <- r:
 	case <-n.stopped:
@@ -150,4 +158,6 @@ var (
 	incrementalAlterConfigsAPI = controllerApi(kmsg.IncrementalAlterConfigs)
 	alterConfigsAPI            = controllerApi(kmsg.AlterConfigs)
 	listReassignmentsAPI       = controllerApi(kmsg.ListPartitionReassignments)
+	alterClientQuotasAPI       = controllerApi(kmsg.AlterClientQuotas)
+	alterSCRAMAPI              = controllerApi(kmsg.AlterUserSCRAMCredentials)
 )

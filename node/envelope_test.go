@@ -28,6 +28,7 @@ func (fakeController) CanBeActive() bool                                        
 func (fakeController) SetRegistration(*kmsg.ControllerRegistrationRequest)         {}
 func (fakeController) FinalizedFeatures() (map[string]int16, int64)                { return nil, -1 }
 func (fakeController) RegisteredControllers(string) ([]ControllerEndpoint, string) { return nil, "" }
+func (fakeController) Prepare(kmsg.Request) any                                    { return nil }
 
 // Envelope's checks come in Kafka's order, each answered on the envelope;
 // a node without a controller answers NOT_CONTROLLER.

@@ -21,6 +21,7 @@ import (
 	"github.com/kraftd/kraftd/controller"
 	ctrlcluster "github.com/kraftd/kraftd/controller/cluster"
 	"github.com/kraftd/kraftd/controller/replication"
+	"github.com/kraftd/kraftd/internal/hostlookup"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/topics"
@@ -121,6 +122,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 			AutoLeaderRebalance:          cfg.AutoLeaderRebalance,
 			LeaderImbalanceCheckInterval: time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
 			UncleanElectionInterval:      time.Duration(cfg.UncleanElectionIntervalMs) * time.Millisecond,
+			LookupHost:                   hostlookup.Resolves,
 		}
 	}
 	app, err := controller.New(controller.Options{

@@ -9,12 +9,18 @@
 // The emulation is of OpenJDK 17's HashMap: power-of-two tables, a load
 // factor of 0.75, chains kept in insertion order (a resize splits each chain
 // keeping the order), and a chain of nine entries resizing a table below 64
-// buckets. Kafka's collections here hold a handful of entries; a chain that
-// long in a table of 64 or more becomes a red-black tree in the JVM, whose
-// order this package does not model (it keeps insertion order there).
+// buckets. A chain that long in a table of 64 or more becomes a red-black
+// tree in the JVM, whose order this package does not model (it keeps
+// insertion order there): only names crafted to share a hash get there,
+// and they cost kraftd no more time than others (the maps are keyed by a
+// request's users or quota entities, which a client chooses).
 package jvmorder
 
-import "unicode/utf16"
+import (
+	"cmp"
+	"slices"
+	"unicode/utf16"
+)
 
 // StringHash is java.lang.String.hashCode: s[0]*31^(n-1) + ... over the
 // UTF-16 code units, in 32-bit arithmetic.
@@ -41,17 +47,27 @@ func CompareStrings(a, b string) int {
 
 // HashMap is the iteration order of a java.util.HashMap as keys are put,
 // keys being known by their hashCode and an identity (K) for equality.
+//
+// A HashMap iterates its buckets in index order and each bucket's chain
+// in the order its keys were (last) put: a resize splits every chain
+// keeping that order, a removal keeps the others'. So the order follows
+// from the table size and each live key's latest put, which is all this
+// keeps (with each bucket's chain length, which the table size depends on
+// while it is small): every operation takes constant time, however many
+// keys share a hash, and Keys sorts once.
 type HashMap[K comparable] struct {
-	buckets [][]entry[K]
-	size    int
+	keys  map[K]slot
+	seq   int64
+	table int   // the table size, 0 before the first put
+	chain []int // each bucket's chain length, once the table exists
 	// capacity is the table size the first put allocates (HashMap(int)'s
 	// threshold before the table exists).
 	capacity int
 }
 
-type entry[K comparable] struct {
-	key  K
+type slot struct {
 	hash int32
+	seq  int64 // when the key was last put
 }
 
 // NewHashMap is new HashMap<>() (16 buckets once used).
@@ -80,61 +96,70 @@ func NewHashSetOf[K comparable](n int) *HashMap[K] {
 // spread is HashMap.hash: the high half folded into the low one.
 func spread(h int32) uint32 { return uint32(h) ^ uint32(h)>>16 }
 
+func (m *HashMap[K]) bucket(h int32) int { return int(spread(h) & uint32(m.table-1)) }
+
 // Put adds key (its hashCode h) if it is not there yet, as HashMap.put does.
 func (m *HashMap[K]) Put(key K, h int32) {
-	if m.buckets == nil {
-		m.buckets = make([][]entry[K], m.capacity)
+	if m.keys == nil {
+		m.keys, m.table = map[K]slot{}, m.capacity
+		m.chain = make([]int, m.table)
 	}
-	i := spread(h) & uint32(len(m.buckets)-1)
-	for _, e := range m.buckets[i] {
-		if e.key == key {
-			return
-		}
+	if _, ok := m.keys[key]; ok {
+		return
 	}
-	m.buckets[i] = append(m.buckets[i], entry[K]{key, h})
+	m.seq++
+	m.keys[key] = slot{hash: h, seq: m.seq}
+	i := m.bucket(h)
+	m.chain[i]++
 	// putVal's treeifyBin, which resizes instead while the table is small.
-	if len(m.buckets[i]) > 8 && len(m.buckets) < 64 {
+	if m.chain[i] > 8 && m.table < 64 {
 		m.resize()
 	}
-	m.size++
-	if m.size > len(m.buckets)*3/4 {
+	if len(m.keys) > m.table*3/4 {
 		m.resize()
 	}
 }
 
 // Contains reports whether key is in the map.
 func (m *HashMap[K]) Contains(key K, h int32) bool {
-	if m.buckets == nil {
-		return false
-	}
-	for _, e := range m.buckets[spread(h)&uint32(len(m.buckets)-1)] {
-		if e.key == key {
-			return true
-		}
-	}
-	return false
+	_, ok := m.keys[key]
+	return ok
 }
 
-// resize doubles the table; each chain splits in two, keeping its order.
-func (m *HashMap[K]) resize() {
-	next := make([][]entry[K], 2*len(m.buckets))
-	for _, chain := range m.buckets {
-		for _, e := range chain {
-			j := spread(e.hash) & uint32(len(next)-1)
-			next[j] = append(next[j], e)
-		}
+// Remove takes key out, as HashMap.remove does: the table keeps its size
+// and the other keys their order; it reports whether key was there.
+func (m *HashMap[K]) Remove(key K, h int32) bool {
+	s, ok := m.keys[key]
+	if !ok {
+		return false
 	}
-	m.buckets = next
+	delete(m.keys, key)
+	m.chain[m.bucket(s.hash)]--
+	return true
+}
+
+// resize doubles the table.
+func (m *HashMap[K]) resize() {
+	m.table *= 2
+	m.chain = make([]int, m.table)
+	for _, s := range m.keys {
+		m.chain[m.bucket(s.hash)]++
+	}
 }
 
 // Keys returns the keys in iteration order.
 func (m *HashMap[K]) Keys() []K {
-	out := make([]K, 0, m.size)
-	for _, chain := range m.buckets {
-		for _, e := range chain {
-			out = append(out, e.key)
-		}
+	out := make([]K, 0, len(m.keys))
+	for k := range m.keys {
+		out = append(out, k)
 	}
+	slices.SortFunc(out, func(a, b K) int {
+		sa, sb := m.keys[a], m.keys[b]
+		if d := m.bucket(sa.hash) - m.bucket(sb.hash); d != 0 {
+			return d
+		}
+		return cmp.Compare(sa.seq, sb.seq)
+	})
 	return out
 }
 

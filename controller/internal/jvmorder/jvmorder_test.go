@@ -46,3 +46,31 @@ func TestStrings(t *testing.T) {
 		t.Fatal("CompareStrings")
 	}
 }
+
+// A removed key put again goes to the end of its chain; removals never
+// shrink the table, so the order stays that of the largest size reached.
+func TestRemove(t *testing.T) {
+	m := NewHashMap[int32]()
+	for _, v := range []int32{0, 16, 32} {
+		m.Put(v, v)
+	}
+	if !m.Remove(0, 0) || m.Remove(0, 0) || m.Remove(5, 5) {
+		t.Fatal("Remove reports")
+	}
+	m.Put(0, 0)
+	if want := []int32{16, 32, 0}; !slices.Equal(m.Keys(), want) {
+		t.Fatalf("re-put: %v, want %v", m.Keys(), want)
+	}
+	for v := int32(1); v <= 10; v++ { // 13 keys: the table grows to 32
+		m.Put(v, v)
+	}
+	for v := int32(1); v <= 10; v++ {
+		m.Remove(v, v)
+	}
+	if want := []int32{32, 0, 16}; !slices.Equal(m.Keys(), want) { // 16, 32, 0 split in two
+		t.Fatalf("after growth and removals: %v, want %v", m.Keys(), want)
+	}
+	if NewHashMap[string]().Remove("a", StringHash("a")) {
+		t.Fatal("Remove from an empty map")
+	}
+}
