@@ -16,7 +16,8 @@ import (
 // TestKraftdActiveQuorumFormatsLong: kraftd-only quorums with the active side on, formatted
 // three ways, serve three Kafka 4.4.0 brokers: each broker registers and starts, a topic
 // with three replicas and min.insync.replicas=2 is created through a broker, and records
-// produced to it by an idempotent producer (acks=all) are read back.
+// produced to it by an idempotent producer (acks=all) are read back; no broker logs a
+// metadata fault and no kraftd node an error or a connection closed unanswered.
 //
 //   - standalone-then-join: dynamic (KIP-853): node 1 formatted by kraftd's `controller
 //     format --standalone`; node 2, formatted --no-initial-controllers with
@@ -42,6 +43,9 @@ func TestKraftdActiveQuorumFormatsLong(t *testing.T) {
 		_, d = q.waitMembers(members{voters: []int32{1, 2, 3}}, failoverBound)
 		t.Logf("node 3 added by kafka-metadata-quorum add-controller: %s", formatQuorum(d))
 		activeServesBrokers(t, env, q.clusterID, nil, q.bootstrap)
+		for _, n := range q.nodes {
+			kraftdErrors(t, n.label(), n.proc.Log())
+		}
 	})
 	t.Run("initial-controllers", func(t *testing.T) {
 		q := newChangeQuorum(t, env, 1, 2, 3)
@@ -59,6 +63,9 @@ func TestKraftdActiveQuorumFormatsLong(t *testing.T) {
 		_, d := q.waitMembers(members{voters: []int32{1, 2, 3}}, failoverBound)
 		t.Logf("formatted with --initial-controllers: %s", formatQuorum(d))
 		activeServesBrokers(t, env, q.clusterID, nil, q.bootstrap)
+		for _, n := range q.nodes {
+			kraftdErrors(t, n.label(), n.proc.Log())
+		}
 	})
 	t.Run("kafka-storage-static", func(t *testing.T) {
 		K := kafkatest.SideKraftd
@@ -74,12 +81,15 @@ func TestKraftdActiveQuorumFormatsLong(t *testing.T) {
 		}
 		t.Logf("kraftd node %d is the active controller at epoch %d", id, epoch)
 		activeServesBrokers(t, env, q.ClusterID(1), q.Voters, nil)
+		for _, n := range q.Nodes {
+			kraftdErrors(t, fmt.Sprintf("kraftd %d", n.ID), n.Logs())
+		}
 	})
 }
 
 // activeServesBrokers starts brokers 101-103 on the quorum (static voters or bootstrap
 // servers), waits until a broker lists all three, creates a topic through a broker and
-// produces to it and reads it back.
+// produces to it and reads it back; no broker logs a metadata fault.
 func activeServesBrokers(t *testing.T, env *kafkatest.Env, clusterID string, voters, bootstrap []string) {
 	t.Helper()
 	var cfgs []kafkatest.BrokerConfig
