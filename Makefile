@@ -43,7 +43,7 @@ test-race:
 # more mixed dynamic quorums and voter changes, JVM brokers beside kraftd and the
 # controller-less windows under kills, against Kafka 4.4.0.
 interop-long: interop-deps
-	cd $(HARNESS) && $(GO) test -tags interoplong -count=1 -timeout 45m -run 'Long$$' ./interop/
+	cd $(HARNESS) && $(GO) test -tags interoplong -count=1 -timeout 60m -run 'Long$$' ./interop/
 
 run: build
 	./scripts/run-local.sh

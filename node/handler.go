@@ -218,9 +218,7 @@ func (n *Node) describeRegisteredControllers(c *network.ConnInfo, resp *kmsg.Des
 // node runs one (controller/controllerregistration.go); otherwise it only
 // turns a Kafka controller's registration away.
 var controllerRegistrationAPI = nodeApi{
-	Api: protocol.Typed[*kmsg.ControllerRegistrationRequest, *kmsg.ControllerRegistrationResponse]{
-		Versions: protocol.VersionRange{Min: 0, Max: 0},
-	}.Api(),
+	Api: protocol.ControllerRegistrationApi(),
 	serve: func(n *Node, c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 		if n.ctrl != nil {
 			n.toController(c, hdr, req, respond)

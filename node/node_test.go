@@ -118,6 +118,36 @@ func TestControllerRegistrationTurnedAway(t *testing.T) {
 	}
 }
 
+// A node running the active side hands ControllerRegistration to the
+// application; its refusals (NOT_CONTROLLER from a standby or a leader that
+// has not claimed yet, the lifecycle's errors, a full queue) are answered in
+// Kafka's shape, with the error's generic text, not by closing the
+// connection.
+func TestControllerRegistrationRefusedByTheApplication(t *testing.T) {
+	n := testNode(t)
+	n.ctrl, n.ctrlq = fakeController{}, make(chan ControllerRequest, 1)
+	ci := &network.ConnInfo{Listener: "CONTROLLER", Remote: &net.TCPAddr{}}
+	req := kmsg.NewPtrControllerRegistrationRequest()
+	req.ControllerID = 2
+	for _, c := range []struct {
+		code      int16
+		msg, want string
+	}{
+		{kerr.NotController.Code, "The active controller appears to be node 3.", "This is not the correct controller for this cluster."},
+		{kerr.UnknownServerError.Code, "The server experienced an unexpected error when processing the request.", "The server experienced an unexpected error when processing the request."},
+	} {
+		var got kmsg.Response
+		answered := false
+		n.Handle(ci, protocolHeader(int16(kmsg.ControllerRegistration)), req, func(r kmsg.Response) { got, answered = r, true })
+		r := <-n.ctrlq // the loop's part
+		r.Fail(c.code, c.msg)
+		resp, ok := got.(*kmsg.ControllerRegistrationResponse)
+		if !answered || !ok || resp.ErrorCode != c.code || resp.ErrorMessage == nil || *resp.ErrorMessage != c.want {
+			t.Errorf("refused with %d: answered %v (%+v), want error %d %q", c.code, answered, got, c.code, c.want)
+		}
+	}
+}
+
 // DescribeQuorum for __cluster_metadata reaches the driver renamed to the
 // node's topic and the reply carries the requested name again.
 func TestDescribeQuorumTopicRename(t *testing.T) {

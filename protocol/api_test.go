@@ -186,3 +186,29 @@ func TestControllerApisAnswerTheirType(t *testing.T) {
 		}
 	}
 }
+
+// ControllerRegistration's error answer carries the code and the error's generic
+// text, not the exception's message (Kafka 4.4.0's getErrorResponse).
+func TestControllerRegistrationErrorAnswer(t *testing.T) {
+	a := ControllerRegistrationApi()
+	if a.Key != kmsg.ControllerRegistration || a.Versions != (VersionRange{0, 0}) {
+		t.Fatalf("registration %+v", a)
+	}
+	for _, c := range []struct {
+		code int16
+		msg  string
+		want *string
+	}{
+		{kerr.NotController.Code, "The active controller appears to be node 2.", kmsg.StringPtr("This is not the correct controller for this cluster.")},
+		{kerr.UnknownServerError.Code, "Cannot serialize ephemeral port 0 in ListenerInfo.", kmsg.StringPtr("The server experienced an unexpected error when processing the request.")},
+		{kerr.RequestTimedOut.Code, "The controller's request queue is full.", kmsg.StringPtr("The request timed out.")},
+	} {
+		resp, ok := a.ErrorResponse(kmsg.NewPtrControllerRegistrationRequest(), c.code, c.msg).(*kmsg.ControllerRegistrationResponse)
+		if !ok || resp.ErrorCode != c.code || resp.ErrorMessage == nil || *resp.ErrorMessage != *c.want {
+			t.Errorf("code %d: answered %+v, want message %q", c.code, resp, *c.want)
+		}
+	}
+	if a.ErrorResponse(kmsg.NewPtrVoteRequest(), kerr.NotController.Code, "") != nil {
+		t.Error("answered a Vote request")
+	}
+}

@@ -297,6 +297,18 @@ func unregisterBrokerError(_ *kmsg.UnregisterBrokerRequest, out *kmsg.Unregister
 	out.ErrorCode, out.ErrorMessage = e.code, e.raw
 }
 
+// ControllerRegistrationApi is ControllerRegistration (api 70, v0) with Kafka 4.4.0's
+// error answer. A node serves the api itself (to the active controller, or turning a JVM
+// away), so it is not among ControllerApis; the active side's refusals still need Kafka's
+// answer, where a registration without one would close the connection.
+func ControllerRegistrationApi() Api { return errorAnswer(0, 0, controllerRegistrationError) }
+
+// controllerRegistrationError carries the error's generic text, whatever the exception
+// said: 4.4.0's ControllerRegistrationRequest.getErrorResponse sets Errors.message().
+func controllerRegistrationError(_ *kmsg.ControllerRegistrationRequest, out *kmsg.ControllerRegistrationResponse, e apiError) {
+	out.ErrorCode, out.ErrorMessage = e.code, e.generic
+}
+
 func unregisterControllerError(_ *kmsg.UnregisterControllerRequest, out *kmsg.UnregisterControllerResponse, e apiError) {
 	out.ErrorCode, out.ErrorMessage = e.code, e.raw
 }
