@@ -62,6 +62,9 @@ func newRoutes() *routes {
 	// kafka-metadata-quorum asks for __cluster_metadata; a node on the
 	// performance-test partition describes that one.
 	r[kmsg.DescribeQuorum] = (*Node).describeQuorumToRaft
+	// UpdateFeatures is the controller's once an active-capable
+	// application runs; raft serves kraft.version upgrades otherwise.
+	r[kmsg.UpdateFeatures] = (*Node).updateFeatures
 	for _, a := range ownApis {
 		r[a.Key] = a.serve
 	}

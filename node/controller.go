@@ -100,6 +100,17 @@ func (n *Node) toController(c *network.ConnInfo, hdr protocol.RequestHeader, req
 	}
 }
 
+// updateFeatures routes UpdateFeatures: to the controller application when
+// it can be active (Kafka's controller decides every feature, handing
+// kraft.version to raft), else to raft, which serves kraft.version alone.
+func (n *Node) updateFeatures(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	if n.ctrl != nil {
+		n.toController(c, hdr, req, respond)
+		return
+	}
+	n.toRaft(c, hdr, req, respond)
+}
+
 // answerError answers req with code as its api's registration builds error
 // answers; an api without one closes the connection.
 func (n *Node) answerError(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response), code int16, msg string) {
