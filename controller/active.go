@@ -440,6 +440,14 @@ func (a *App) serve(now time.Time, st raft.Status, w node.Writer, r node.Control
 		a.alterUserSCRAMCredentials(now, st, w, r, req)
 	case *kmsg.UpdateFeaturesRequest:
 		a.updateFeatures(now, st, w, r, req)
+	case *kmsg.UnregisterControllerRequest:
+		a.unregisterController(now, st, w, r, req)
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		a.alterPartitionAssignments(now, st, w, r, req)
+	case *kmsg.DescribeConfigsRequest:
+		a.describeConfigs(now, st, w, r, req)
+	case *kmsg.CreateDelegationTokenRequest, *kmsg.RenewDelegationTokenRequest, *kmsg.ExpireDelegationTokenRequest:
+		a.delegationToken(now, st, w, r)
 	default:
 		// Registered but not served yet (the replication apis): answered
 		// as Kafka answers an api it does not handle on this path.

@@ -31,7 +31,9 @@ var ownApis = []nodeApi{describeClusterAPI, controllerRegistrationAPI,
 	brokerRegistrationAPI, brokerHeartbeatAPI, unregisterBrokerAPI, envelopeAPI,
 	createTopicsAPI, deleteTopicsAPI, createPartitionsAPI, alterPartitionAPI, electLeadersAPI,
 	allocateProducerIDsAPI, assignReplicasToDirsAPI, incrementalAlterConfigsAPI, alterConfigsAPI, listReassignmentsAPI,
-	alterClientQuotasAPI, alterSCRAMAPI}
+	unregisterControllerAPI, alterReassignmentsAPI, alterClientQuotasAPI, alterSCRAMAPI, describeConfigsAPI,
+	describeACLsAPI, createACLsAPI, deleteACLsAPI, createTokenAPI, renewTokenAPI, expireTokenAPI,
+	describeTokensAPI, describeSCRAMAPI}
 
 // Apis returns the table of every api a node serves, as a node assembles
 // it when it is built: what it decodes, lists in ApiVersions, sends at
