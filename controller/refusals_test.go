@@ -1,6 +1,8 @@
 package controller_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -102,5 +104,59 @@ func TestActiveUnregisterController(t *testing.T) {
 		if _, ok := c.App(id).Image().Controller(7); ok {
 			t.Errorf("node %d still lists controller 7", id)
 		}
+	}
+}
+
+// A resource named twice in IncrementalAlterConfigs or AlterConfigs is
+// answered once INVALID_REQUEST "Duplicate resource." and left unaltered,
+// an unknown resource type UNSUPPORTED_VERSION, both ahead of the others;
+// the other resources are altered.
+func TestActiveConfigsDuplicateResource(t *testing.T) {
+	c, lead := activeCluster(t)
+	threeBrokers(t, c, lead)
+	serveCommitted(t, c, lead, createTopic("a", 1, 1))
+	serveCommitted(t, c, lead, createTopic("b", 1, 1))
+	inc := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	for _, rs := range []struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, "a"}, {kmsg.ConfigResourceTypeTopic, "b"}, {kmsg.ConfigResourceTypeTopic, "a"}, {99, "x"}} {
+		r := kmsg.NewIncrementalAlterConfigsRequestResource()
+		r.ResourceType, r.ResourceName = rs.typ, rs.name
+		cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		v := "60000"
+		cfg.Name, cfg.Op, cfg.Value = "retention.ms", kmsg.IncrementalAlterConfigOpSet, &v
+		r.Configs = append(r.Configs, cfg)
+		inc.Resources = append(inc.Resources, r)
+	}
+	resp := serveCommitted(t, c, lead, inc).(*kmsg.IncrementalAlterConfigsResponse)
+	var got []string
+	for _, r := range resp.Resources {
+		got = append(got, fmt.Sprintf("%s:%d:%s", r.ResourceName, r.ErrorCode, deref(r.ErrorMessage)))
+	}
+	want := []string{"a:42:Duplicate resource.", "x:35:Unknown resource type 99.", "b:0:<nil>"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("IncrementalAlterConfigs answered %q, want %q", got, want)
+	}
+	im := c.App(lead).Image()
+	if _, ok := im.Config(2, "a", "retention.ms"); ok {
+		t.Error("the duplicated topic was altered")
+	}
+	if v, ok := im.Config(2, "b", "retention.ms"); !ok || v != "60000" {
+		t.Errorf("topic b: retention.ms %q %v", v, ok)
+	}
+
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	for _, name := range []string{"b", "b", "b"} {
+		r := kmsg.NewAlterConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, name
+		legacy.Resources = append(legacy.Resources, r)
+	}
+	lr := serveCommitted(t, c, lead, legacy).(*kmsg.AlterConfigsResponse)
+	if len(lr.Resources) != 1 || lr.Resources[0].ErrorCode != kerr.InvalidRequest.Code || deref(lr.Resources[0].ErrorMessage) != "Duplicate resource." {
+		t.Errorf("AlterConfigs answered %+v", lr.Resources)
+	}
+	if _, ok := c.App(lead).Image().Config(2, "b", "retention.ms"); !ok {
+		t.Error("a duplicated AlterConfigs resource replaced the topic's configuration")
 	}
 }
