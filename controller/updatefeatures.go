@@ -27,7 +27,13 @@ import (
 func (a *App) updateFeatures(now time.Time, st raft.Status, w node.Writer, r node.ControllerRequest, req *kmsg.UpdateFeaturesRequest) {
 	updates := make([]featurecontrol.Update, len(req.FeatureUpdates))
 	for i, u := range req.FeatureUpdates {
-		updates[i] = featurecontrol.Update{Feature: u.Feature, Level: u.MaxVersionLevel, Type: u.UpgradeType}
+		typ := u.UpgradeType
+		if req.Version == 0 {
+			// No type at version 0: Kafka reads the field's default,
+			// UPGRADE, and ignores AllowDowngrade.
+			typ = featurecontrol.TypeUpgrade
+		}
+		updates[i] = featurecontrol.Update{Feature: u.Feature, Level: u.MaxVersionLevel, Type: typ}
 	}
 	kr := &kraftUpgrade{a: a, now: now, w: w}
 	d, err := featurecontrol.Decide(updates, req.ValidateOnly, a.featureState(a.act.working.Image(), st), kr)

@@ -90,7 +90,7 @@ func (d *Driver) handleUpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesReq
 	features := make([]string, 0, len(req.FeatureUpdates))
 	for _, u := range req.FeatureUpdates {
 		features = append(features, u.Feature)
-		code, msg, upgrade := d.checkFeatureUpdate(u)
+		code, msg, upgrade := d.checkFeatureUpdate(u, req.Version)
 		if code != errNone {
 			return updateFeaturesAnswer(req.Version, nil, code,
 				"The update failed for all features since the following feature had an error: "+msg)
@@ -117,8 +117,13 @@ func (d *Driver) handleUpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesReq
 
 // checkFeatureUpdate is FeatureControlManager.updateFeature's validation of
 // one update; upgrade is set when kraft.version must move up.
-func (d *Driver) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate) (code int16, msg string, upgrade bool) {
-	typ := u.UpgradeType // a version 0 request decodes as UPGRADE
+func (d *Driver) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, reqVersion int16) (code int16, msg string, upgrade bool) {
+	typ := u.UpgradeType
+	if reqVersion == 0 {
+		// Version 0 carries no type: Kafka reads the field's default,
+		// UPGRADE, whatever AllowDowngrade says.
+		typ = upgradeTypeUpgrade
+	}
 	level := u.MaxVersionLevel
 	invalid := func(reason string) (int16, string, bool) {
 		return errInvalidUpdateVersion, fmt.Sprintf("Invalid update version %d for feature %s. %s", level, u.Feature, reason), false

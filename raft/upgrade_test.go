@@ -128,6 +128,7 @@ func TestUpgradeKRaftVersionRefusals(t *testing.T) {
 	// (UPGRADE, the field's default) and ignores its AllowDowngrade.
 	r := upgradeReq(0, 1, false)
 	r.FeatureUpdates[0].AllowDowngrade = true
+	r.FeatureUpdates[0].UpgradeType = 0 // as a version 0 request decodes
 	if _, resp := c.step(r); resp == nil || resp.(*kmsg.UpdateFeaturesResponse).ErrorCode != 0 || c.d.Status().KRaftVersion != 1 {
 		t.Errorf("v0 upgrade with AllowDowngrade: %+v, kraft.version %d; want an upgrade to 1", resp, c.d.Status().KRaftVersion)
 	}

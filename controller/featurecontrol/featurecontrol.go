@@ -33,8 +33,8 @@ const (
 )
 
 // Update is one feature update of a request: the level asked for and the
-// upgrade type code as the request carries it (a version 0 request carries
-// none and decodes as UPGRADE; Kafka's controller ignores its
+// upgrade type code (a version 0 request carries none: the caller passes
+// UPGRADE, the field's default, as Kafka's controller ignores its
 // AllowDowngrade).
 type Update struct {
 	Feature string
