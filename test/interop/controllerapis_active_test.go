@@ -33,7 +33,8 @@ type activeCase struct {
 }
 
 // TestControllerApisActive sends UpdateFeatures, the ACL and delegation token apis, the
-// apis kraftd refuses, UnregisterController and configs requests naming a resource twice,
+// apis kraftd refuses, UnregisterController, configs requests naming a resource twice and
+// DescribeCluster,
 // at every version, valid and invalid, to a single active kraftd controller and to a
 // single active Kafka 4.4.0 controller, both node 1 of a static quorum formatted at the
 // latest metadata.version: both answer with the same error codes in the same places and
@@ -47,7 +48,7 @@ func TestControllerApisActive(t *testing.T) {
 	k := kafkatest.StartKraftd(t, kafkatest.KraftdConfig{NodeID: 1, Props: kafkatest.Props{config.ActiveControllerKey: "true"}})
 	j := env.StartController(t, kafkatest.ControllerConfig{NodeID: 1})
 	for _, side := range []struct{ name, addr string }{{"kraftd", k.Addr}, {"kafka", j.Addr}} {
-		if err := waitRegistered(side.addr, 90*time.Second); err != nil {
+		if err := waitActiveRegistered(side.addr, 90*time.Second); err != nil {
 			k.DumpLog(40)
 			t.Fatalf("%s: %v", side.name, err)
 		}
@@ -90,9 +91,9 @@ func TestControllerApisActive(t *testing.T) {
 	}
 }
 
-// waitRegistered waits until the controller at addr answers DescribeCluster (controller
+// waitActiveRegistered waits until the controller at addr answers DescribeCluster (controller
 // endpoints) listing node 1: it is active, at a metadata.version, and registered itself.
-func waitRegistered(addr string, timeout time.Duration) error {
+func waitActiveRegistered(addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var last string
 	for time.Now().Before(deadline) {
@@ -215,6 +216,14 @@ func activeCases() []activeCase {
 	cs = append(cs, tokenCases()...)
 	cs = append(cs, refusedCases()...)
 	cs = append(cs, configCases()...)
+	for _, typ := range []int8{2, 1, 7} {
+		cs = append(cs, activeCase{name: fmt.Sprintf("endpoint type %d", typ), key: kmsg.DescribeCluster,
+			build: func(int16, string) kmsg.Request {
+				r := kmsg.NewPtrDescribeClusterRequest()
+				r.EndpointType = typ
+				return r
+			}})
+	}
 	return cs
 }
 
