@@ -416,8 +416,6 @@ func refusedCases() []activeCase {
 	}
 	return []activeCase{
 		{name: "two partitions", key: kmsg.AlterPartitionAssignments, build: plain(kmsg.AlterPartitionAssignments), refused: true},
-		{name: "two users", key: kmsg.AlterClientQuotas, build: plain(kmsg.AlterClientQuotas), refused: true},
-		{name: "a deletion and an upsertion", key: kmsg.AlterUserSCRAMCredentials, build: plain(kmsg.AlterUserSCRAMCredentials), refused: true},
 		{name: "two topics", key: kmsg.DescribeConfigs, build: plain(kmsg.DescribeConfigs), refused: true},
 		{name: "itself", key: kmsg.UnregisterController, build: unregister(1)},
 		{name: "never registered", key: kmsg.UnregisterController, build: unregister(7)},
