@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/protocol"
 )
 
 // The apis kraftd does not implement are refused by the active controller
@@ -158,5 +160,33 @@ func TestActiveConfigsDuplicateResource(t *testing.T) {
 	}
 	if _, ok := c.App(lead).Image().Config(2, "b", "retention.ms"); !ok {
 		t.Error("a duplicated AlterConfigs resource replaced the topic's configuration")
+	}
+}
+
+// The active controller answers every controller api the node hands it
+// (all of protocol.ControllerApis but those every node answers itself and
+// Envelope, which the node unwraps) with something other than
+// NOT_CONTROLLER or the catch-all refusal of an api it does not handle.
+func TestActiveAnswersEveryControllerApi(t *testing.T) {
+	c, lead := activeCluster(t)
+	nodeAnswered := map[kmsg.Key]bool{kmsg.DescribeACLs: true, kmsg.CreateACLs: true, kmsg.DeleteACLs: true,
+		kmsg.DescribeDelegationToken: true, kmsg.DescribeUserSCRAMCredentials: true, kmsg.Envelope: true}
+	keys := []kmsg.Key{kmsg.UpdateFeatures, kmsg.ControllerRegistration}
+	for _, a := range protocol.ControllerApis() {
+		if !nodeAnswered[a.Key] {
+			keys = append(keys, a.Key)
+		}
+	}
+	for _, key := range keys {
+		req := kmsg.RequestForKey(int16(key))
+		req.SetVersion(req.MaxVersion())
+		var a answer
+		c.Serve(lead, request(req, &a))
+		for range 3 {
+			c.Do("stabilize")
+		}
+		if a.n != 1 || a.code == kerr.NotController.Code || strings.HasPrefix(a.msg, "The controller does not serve") {
+			t.Errorf("%s: answered %+v", key.Name(), a)
+		}
 	}
 }
