@@ -130,9 +130,11 @@ soak-hostile:
 	KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -count=1 -timeout 0 -run 'Hostile' -v ./cmd/controller/
 
 # The same attacks against Apache Kafka 4.4.0's TestRaftServer quorum (needs make
-# interop-deps): the reference table to read beside soak-hostile's.
+# interop-deps): the reference table to read beside soak-hostile's; then every
+# controller api with hostile bodies against an active kraftd controller, judged, and
+# against an active Kafka controller, logged (test/interop/hostile_controller_test.go).
 soak-hostile-kafka: interop-deps
-	cd $(HARNESS) && KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -tags interophostile -count=1 -timeout 0 -run '^TestHostileAgainstKafka$$' -v ./interop/
+	cd $(HARNESS) && KRAFTD_HOSTILE_DURATION=$(HOSTILE_DURATION) $(GO) test -tags interophostile -count=1 -timeout 0 -run '^(TestHostileAgainstKafka|TestHostileControllerApisActive)$$' -v ./interop/
 
 # Release binaries: static (no cgo), trimmed paths, version and commit stamped (controller
 # version), for each of DIST_PLATFORMS, with their SHA-256 sums in dist/SHA256SUMS.

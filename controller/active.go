@@ -61,6 +61,10 @@ type ActiveOptions struct {
 	// does, for AlterClientQuotas' ip entities; called off the loop
 	// (Prepare). nil resolves none (a simulation).
 	LookupHost func(host string) bool
+	// QuorumVoterIDs are the static voters (controller.quorum.voters),
+	// ascending; none with a dynamic quorum. UpdateFeatures changes no
+	// feature while one of them has not registered (Kafka's QuorumFeatures).
+	QuorumVoterIDs []int32
 }
 
 // Kafka's defaults of the periodic elections' intervals.
@@ -434,6 +438,16 @@ func (a *App) serve(now time.Time, st raft.Status, w node.Writer, r node.Control
 		a.alterClientQuotas(now, st, w, r, req)
 	case *kmsg.AlterUserSCRAMCredentialsRequest:
 		a.alterUserSCRAMCredentials(now, st, w, r, req)
+	case *kmsg.UpdateFeaturesRequest:
+		a.updateFeatures(now, st, w, r, req)
+	case *kmsg.UnregisterControllerRequest:
+		a.unregisterController(now, st, w, r, req)
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		a.alterPartitionAssignments(now, st, w, r, req)
+	case *kmsg.DescribeConfigsRequest:
+		a.describeConfigs(now, st, w, r, req)
+	case *kmsg.CreateDelegationTokenRequest, *kmsg.RenewDelegationTokenRequest, *kmsg.ExpireDelegationTokenRequest:
+		a.delegationToken(now, st, w, r)
 	default:
 		// Registered but not served yet (the replication apis): answered
 		// as Kafka answers an api it does not handle on this path.

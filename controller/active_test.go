@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,21 +17,28 @@ import (
 
 func activeCluster(t *testing.T) (*controllertest.Cluster, int32) {
 	t.Helper()
-	c := controllertest.New(t, controller.Options{MaxBytesBetweenSnapshots: 1 << 20, Active: &controller.ActiveOptions{
-		Cluster:         cluster.Settings{ClusterID: "test-cluster", SessionTimeout: 9 * time.Second},
-		MaxIdleInterval: controller.DefaultMaxIdleInterval,
-	}})
-	c.Do("add-nodes", "3")
-	c.Do("stabilize")
-	c.Do("tick", "1", "2s")
-	for range 3 {
-		c.Do("stabilize")
-	}
+	c := activeClusterOf(t, 3)
 	lead := c.Leader()
 	if lead < 0 {
 		t.Fatal("no leader")
 	}
 	return c, lead
+}
+
+// activeClusterOf is a quorum of n active-capable controllers, settled.
+func activeClusterOf(t *testing.T, n int) *controllertest.Cluster {
+	t.Helper()
+	c := controllertest.New(t, controller.Options{MaxBytesBetweenSnapshots: 1 << 20, Active: &controller.ActiveOptions{
+		Cluster:         cluster.Settings{ClusterID: "test-cluster", SessionTimeout: 9 * time.Second},
+		MaxIdleInterval: controller.DefaultMaxIdleInterval,
+	}})
+	c.Do("add-nodes", strconv.Itoa(n))
+	c.Do("stabilize")
+	c.Do("tick", "1", "2s")
+	for range 3 {
+		c.Do("stabilize")
+	}
+	return c
 }
 
 // The leader claims the controller role and writes the default bootstrap

@@ -14,15 +14,32 @@ import (
 )
 
 // incrementalAlterConfigs serves IncrementalAlterConfigs (api 44) with
-// controller/configs' validation on the working image: each resource
-// answered alone, the records of those that pass appended as one batch,
-// followed by the ClearElrRecords (docs/design/controller-configs.md).
+// controller/configs' validation on the working image: unknown resource
+// types and resources named twice answered first, as Kafka's ControllerApis
+// screens them (configs.Screen), then each other resource answered alone,
+// the records of those that pass appended as one batch, followed by the
+// ClearElrRecords (docs/design/controller-configs.md).
 func (a *App) incrementalAlterConfigs(now time.Time, _ raft.Status, w node.Writer, r node.ControllerRequest, req *kmsg.IncrementalAlterConfigsRequest) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	im := a.act.working.Image()
 	ctx := a.configsContext(im, r.Forwarded)
 	var all []metadata.ConfigRecord
-	for _, res := range req.Resources {
+	keys := make([]configs.Resource, len(req.Resources))
+	for i, res := range req.Resources {
+		keys[i] = configs.Resource{Type: int8(res.ResourceType), Name: res.ResourceName}
+	}
+	screened := configs.Screen(keys, true)
+	for i, res := range req.Resources {
+		if e := screened[i].Err; e != nil {
+			out := kmsg.NewIncrementalAlterConfigsResponseResource()
+			out.ResourceType, out.ResourceName, out.ErrorCode, out.ErrorMessage = res.ResourceType, res.ResourceName, e.Err.Code, &e.Message
+			resp.Resources = append(resp.Resources, out)
+		}
+	}
+	for i, res := range req.Resources {
+		if screened[i].Err != nil || screened[i].Dropped {
+			continue
+		}
 		ops := make([]configs.Op, len(res.Configs))
 		for i, c := range res.Configs {
 			ops[i] = configs.Op{Name: c.Name, Op: configs.OpType(c.Op), Value: c.Value}

@@ -54,6 +54,31 @@ var metadataVersions = []MetadataVersion{
 // version.
 var LatestProduction = MetadataVersion{"4.4-IV2", 33}
 
+// LatestTesting is the highest metadata.version Kafka 4.4 knows
+// (MetadataVersion.latestTesting), production or not.
+func LatestTesting() MetadataVersion { return metadataVersions[len(metadataVersions)-1] }
+
+// MinimumMetadataVersion is MetadataVersion.MINIMUM_VERSION (3.3-IV3).
+func MinimumMetadataVersion() MetadataVersion { return metadataVersions[0] }
+
+// metadataChanges are the metadata.version levels that changed what the
+// metadata records hold (MetadataVersion's didMetadataChange, from the
+// 4.4.0 jar): a downgrade across one of them may lose information.
+var metadataChanges = map[int16]bool{7: true, 8: true, 11: true, 13: true, 14: true, 15: true, 17: true, 23: true, 30: true, 32: true, 33: true}
+
+// MetadataChanged is MetadataVersion.checkIfMetadataChanged: whether a
+// level above the lower of a and b, up to the higher, changed the metadata
+// (false when they are equal).
+func MetadataChanged(a, b int16) bool {
+	lo, hi := min(a, b), max(a, b)
+	for l := hi; l > lo; l-- {
+		if metadataChanges[l] {
+			return true
+		}
+	}
+	return false
+}
+
 // LookupMetadataVersion resolves a --release-version argument as Kafka's
 // MetadataVersion.fromVersionString does: a full name ("3.9-IV0") or a
 // release ("3.9", meaning its last level).

@@ -63,3 +63,21 @@ func TestDefaultAndCheckLevel(t *testing.T) {
 		t.Errorf("names %v", Names())
 	}
 }
+
+// The levels whose didMetadataChange is true in Kafka 4.4.0: 7 8 11 13 14 15 17 23 30 32 33.
+func TestMetadataChanged(t *testing.T) {
+	for _, tc := range []struct {
+		a, b int16
+		want bool
+	}{
+		{33, 33, false}, {33, 32, true}, {32, 31, true}, {31, 30, false}, {31, 29, true}, {30, 29, true},
+		{29, 24, false}, {24, 29, false}, {29, 23, false}, {23, 22, true}, {22, 17, false}, {10, 9, false},
+	} {
+		if got := MetadataChanged(tc.a, tc.b); got != tc.want {
+			t.Errorf("MetadataChanged(%d, %d) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if LatestTesting().Level != 34 || MinimumMetadataVersion().Level != 7 {
+		t.Errorf("latest testing %v, minimum %v", LatestTesting(), MinimumMetadataVersion())
+	}
+}

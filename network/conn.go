@@ -105,8 +105,9 @@ type conn struct {
 
 func newConn(s *Server, listener string, nc net.Conn) *conn {
 	c := &conn{
-		s:      s,
-		info:   ConnInfo{Listener: listener, Local: nc.LocalAddr(), Remote: nc.RemoteAddr()},
+		s: s,
+		info: ConnInfo{Listener: listener, Local: nc.LocalAddr(), Remote: nc.RemoteAddr(),
+			Protocol: security.Plaintext, Principal: AnonymousPrincipal},
 		stats:  s.stats[listener],
 		nc:     nc,
 		br:     bufio.NewReaderSize(nc, readBufferSize),

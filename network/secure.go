@@ -77,6 +77,9 @@ func (c *conn) tlsHandshake() bool {
 	}
 	if st := tc.ConnectionState(); len(st.PeerCertificates) > 0 {
 		c.log.Debug("TLS client authenticated", zap.String("subject", st.PeerCertificates[0].Subject.String()))
+		if c.auth == nil { // on SASL_SSL the SASL user is the principal
+			c.info.Principal = "User:" + st.PeerCertificates[0].Subject.String()
+		}
 	}
 	return true
 }
@@ -156,7 +159,8 @@ func (c *conn) act(out security.Outcome, hdr protocol.RequestHeader, req kmsg.Re
 		if out.Reauthenticated {
 			msg = "SASL re-authenticated"
 		}
-		c.log.Info(msg, zap.String("mechanism", c.auth.Mechanism()), zap.String("principal", "User:"+c.auth.Principal()))
+		c.info.Principal = "User:" + c.auth.Principal()
+		c.log.Info(msg, zap.String("mechanism", c.auth.Mechanism()), zap.String("principal", c.info.Principal))
 	}
 	switch out.Action {
 	case security.Respond:

@@ -45,10 +45,22 @@ func (f HandlerFunc) Handle(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Re
 type ConnInfo struct {
 	Listener      string
 	Local, Remote net.Addr
+	// Protocol is the listener's security protocol.
+	Protocol security.Protocol
+	// Principal is the client's Kafka principal as Kafka's default
+	// principal builder names it: User:<SASL user> once authenticated,
+	// User:<subject> of a TLS client certificate, else User:ANONYMOUS.
+	Principal string
 	// Forwarded marks the inner request of an Envelope: the node hands that
-	// request on with a copy of its connection's ConnInfo so marked.
-	Forwarded bool
+	// request on with a copy of its connection's ConnInfo so marked, whose
+	// Principal and TokenAuthenticated are then the envelope's (the
+	// broker's client's).
+	Forwarded          bool
+	TokenAuthenticated bool
 }
+
+// AnonymousPrincipal is Kafka's KafkaPrincipal.ANONYMOUS.
+const AnonymousPrincipal = "User:ANONYMOUS"
 
 // ListenerConfig is one listener: a name (e.g. "CONTROLLER") and a host:port (port 0 picks
 // a free port; Server.Addrs reports it).
@@ -393,6 +405,9 @@ func (s *Server) serve(listener string, nc net.Conn) bool {
 		}
 	}
 	c := newConn(s, listener, nc)
+	if side != nil {
+		c.info.Protocol = side.Listener.Protocol
+	}
 	c.ip = ip
 	c.stats.accepted.Add(1)
 	c.stats.open.Add(1)

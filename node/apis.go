@@ -31,7 +31,9 @@ var ownApis = []nodeApi{describeClusterAPI, controllerRegistrationAPI,
 	brokerRegistrationAPI, brokerHeartbeatAPI, unregisterBrokerAPI, envelopeAPI,
 	createTopicsAPI, deleteTopicsAPI, createPartitionsAPI, alterPartitionAPI, electLeadersAPI,
 	allocateProducerIDsAPI, assignReplicasToDirsAPI, incrementalAlterConfigsAPI, alterConfigsAPI, listReassignmentsAPI,
-	alterClientQuotasAPI, alterSCRAMAPI}
+	unregisterControllerAPI, alterReassignmentsAPI, alterClientQuotasAPI, alterSCRAMAPI, describeConfigsAPI,
+	describeACLsAPI, createACLsAPI, deleteACLsAPI, createTokenAPI, renewTokenAPI, expireTokenAPI,
+	describeTokensAPI, describeSCRAMAPI}
 
 // Apis returns the table of every api a node serves, as a node assembles
 // it when it is built: what it decodes, lists in ApiVersions, sends at
@@ -62,6 +64,9 @@ func newRoutes() *routes {
 	// kafka-metadata-quorum asks for __cluster_metadata; a node on the
 	// performance-test partition describes that one.
 	r[kmsg.DescribeQuorum] = (*Node).describeQuorumToRaft
+	// UpdateFeatures is the controller's once an active-capable
+	// application runs; raft serves kraft.version upgrades otherwise.
+	r[kmsg.UpdateFeatures] = (*Node).updateFeatures
 	for _, a := range ownApis {
 		r[a.Key] = a.serve
 	}

@@ -29,6 +29,9 @@ type Writer interface {
 	// (for an application without state); a no-op when one at or past id
 	// exists.
 	WriteEmptySnapshot(id raft.OffsetAndEpoch, lastContainedMs int64) error
+	// UpgradeKRaftVersion upgrades kraft.version while this node leads
+	// epoch; see raft.Driver.UpgradeKRaftVersion.
+	UpgradeKRaftVersion(now time.Time, epoch int32, level int16, validateOnly bool) (last int64, err error)
 }
 
 // writer implements Writer over the node's driver and log.
@@ -38,6 +41,12 @@ func (w writer) Append(now time.Time, epoch int32, records [][]byte) (int64, err
 	w.n.doing.op = "append"
 	defer func() { w.n.doing.op = "tick" }()
 	return w.n.driver.Append(now, epoch, records)
+}
+
+func (w writer) UpgradeKRaftVersion(now time.Time, epoch int32, level int16, validateOnly bool) (int64, error) {
+	w.n.doing.op = "kraft.version upgrade"
+	defer func() { w.n.doing.op = "tick" }()
+	return w.n.driver.UpgradeKRaftVersion(now, epoch, level, validateOnly)
 }
 
 func (w writer) WriteEmptySnapshot(id raft.OffsetAndEpoch, lastContainedMs int64) error {

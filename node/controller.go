@@ -66,6 +66,9 @@ type ControllerRequest struct {
 	// Forwarded: the request came inside an Envelope (a broker forwarded
 	// it), not from an admin client talking to the controller directly.
 	Forwarded bool
+	// Principal is the requester's Kafka principal (User:name; an
+	// Envelope's inner request has the forwarding broker's client's).
+	Principal string
 	// Respond sends the answer; Fail answers with an error code and message
 	// as the api's registration builds it (Kafka's getErrorResponse). Each
 	// request gets exactly one of them, from any goroutine.
@@ -87,7 +90,7 @@ func (n *Node) toController(c *network.ConnInfo, hdr protocol.RequestHeader, req
 		n.notController(c, hdr, req, respond)
 		return
 	}
-	r := ControllerRequest{Header: hdr, Req: req, Arrived: time.Now(), Forwarded: c.Forwarded, Respond: respond,
+	r := ControllerRequest{Header: hdr, Req: req, Arrived: time.Now(), Forwarded: c.Forwarded, Principal: c.Principal, Respond: respond,
 		Fail: func(code int16, msg string) { n.answerError(c, hdr, req, respond, code, msg) }, Prepared: n.ctrl.Prepare(req)}
 	select {
 	case n.ctrlq <- r:
@@ -98,6 +101,17 @@ func (n *Node) toController(c *network.ConnInfo, hdr protocol.RequestHeader, req
 			zap.Stringer("remote", c.Remote), zap.Int16("api_key", hdr.APIKey), zap.Int("queue", cap(n.ctrlq)))
 		r.Fail(kerr.RequestTimedOut.Code, "The controller's request queue is full.")
 	}
+}
+
+// updateFeatures routes UpdateFeatures: to the controller application when
+// it can be active (Kafka's controller decides every feature, handing
+// kraft.version to raft), else to raft, which serves kraft.version alone.
+func (n *Node) updateFeatures(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+	if n.ctrl != nil {
+		n.toController(c, hdr, req, respond)
+		return
+	}
+	n.toRaft(c, hdr, req, respond)
 }
 
 // answerError answers req with code as its api's registration builds error
@@ -160,4 +174,10 @@ var (
 	listReassignmentsAPI       = controllerApi(kmsg.ListPartitionReassignments)
 	alterClientQuotasAPI       = controllerApi(kmsg.AlterClientQuotas)
 	alterSCRAMAPI              = controllerApi(kmsg.AlterUserSCRAMCredentials)
+	unregisterControllerAPI    = controllerApi(kmsg.UnregisterController)
+
+	// The apis kraftd does not implement: the active controller refuses
+	// them with a clear error (controller/refusals.go).
+	alterReassignmentsAPI = controllerApi(kmsg.AlterPartitionAssignments)
+	describeConfigsAPI    = controllerApi(kmsg.DescribeConfigs)
 )

@@ -44,19 +44,21 @@
 // (apis.go, Apis), which the server decodes and advertises with, the peer
 // client sends at most at and the metrics count by; Handle routes each
 // request by its key to the route built from the same registrations. The
-// other apis of a Kafka controller's listener (CreateACLs,
-// UpdateFeatures, AlterPartitionAssignments, ...) are answered on the connection's
-// goroutine as a controller that is not active answers them
-// (notcontroller.go): NOT_CONTROLLER naming the raft leader, so brokers,
-// controllers and admin clients look for the active controller again.
-// An application that can be the active controller (node.Controller:
-// controller.App with its active side, kraftd.controller.active.enable)
-// gets BrokerRegistration, BrokerHeartbeat, UnregisterBroker,
-// ControllerRegistration, the topic and partition apis and the configs
-// apis (directly or unwrapped from an Envelope) through a bounded queue to the loop
-// (controller.go), and ApiVersions lists metadata.version and the image's
-// finalized features as a Kafka controller's does; a node without one
-// answers every controller api NOT_CONTROLLER, even as raft leader.
+// apis every Kafka controller answers alike whatever its state (the ACL
+// apis without an authorizer, token requests the listener refuses, the apis
+// listed but handled nowhere) are answered on the connection's goroutine
+// (refusals.go). An application that can be the active controller
+// (node.Controller: controller.App with its active side,
+// kraftd.controller.active.enable) gets every other controller api,
+// UpdateFeatures included (directly or unwrapped from an Envelope), through
+// a bounded queue to the loop (controller.go), serves or refuses it while
+// active and answers NOT_CONTROLLER otherwise; ApiVersions lists
+// metadata.version and the image's finalized features as a Kafka
+// controller's does. A node without one answers those apis as a controller
+// that is not active answers them (notcontroller.go): NOT_CONTROLLER naming
+// the raft leader, even as raft leader, so brokers, controllers and admin
+// clients look for the active controller again; raft serves its
+// UpdateFeatures (kraft.version).
 //
 // Leadership deferral (kraftd.controller.leadership.deferral.enable; off by
 // default where the active side is on, on where it is off;

@@ -70,8 +70,10 @@ func (n *Node) envelope(c *network.ConnInfo, hdr protocol.RequestHeader, req kms
 		fail(kerr.InvalidRequest.Code)
 		return
 	}
+	// The inner request is the broker's client's: its principal, and
+	// forwarded (ControllerApis.allowTokenRequests reads both).
 	fwd := *c
-	fwd.Forwarded = true
+	fwd.Forwarded, fwd.Principal, fwd.TokenAuthenticated = true, principal.Type+":"+principal.Name, principal.TokenAuthenticated
 	route(n, &fwd, ihdr, inner, func(resp kmsg.Response) {
 		if resp == nil {
 			respond(nil)

@@ -134,7 +134,12 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 	switch endpointType {
 	case 2:
 	case 1:
+		// A version 0 client knows no endpoint type codes: Kafka's
+		// AuthHelper answers it INVALID_REQUEST.
 		resp.ErrorCode = kerr.MismatchedEndpointType.Code
+		if req.Version < 1 {
+			resp.ErrorCode = kerr.InvalidRequest.Code
+		}
 		msg := "The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER"
 		resp.ErrorMessage = &msg
 		return resp
@@ -144,7 +149,7 @@ func (n *Node) describeCluster(c *network.ConnInfo, req *kmsg.DescribeClusterReq
 		} else {
 			resp.ErrorCode = kerr.UnsupportedEndpointType.Code
 		}
-		msg := fmt.Sprintf("unsupported endpoint type %d", endpointType)
+		msg := fmt.Sprintf("Unsupported endpoint type %d", endpointType)
 		resp.ErrorMessage = &msg
 		return resp
 	}

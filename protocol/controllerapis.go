@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -9,12 +10,13 @@ import (
 
 // ControllerApis are the registrations of the apis a Kafka 4.4.0 controller lists on its
 // controller listener beyond the raft and listener apis, with its ranges (asked of a live
-// 4.4.0 controller; the interop tests compare them), in key order. kraftd keeps no
-// metadata, so a node answers each of them as a Kafka controller that is not active does
-// (ErrorResponse with NOT_CONTROLLER): a broker's forwarding channel, a JVM controller
-// or an admin client then looks for the active controller again instead of failing on an
-// api missing from ApiVersions. Each registration's ErrorResponse is Kafka's
-// getErrorResponse for its type. The list is built anew on each call.
+// 4.4.0 controller; the interop tests compare them), in key order. A node serves or
+// refuses each (node/apis.go); one that is not the active controller answers most of them
+// as a Kafka controller that is not active does (ErrorResponse with NOT_CONTROLLER): a
+// broker's forwarding channel, a JVM controller or an admin client then looks for the
+// active controller again instead of failing on an api missing from ApiVersions. Each
+// registration's ErrorResponse is Kafka's getErrorResponse for its type. The list is
+// built anew on each call.
 func ControllerApis() []Api {
 	return []Api{
 		errorAnswer(2, 7, createTopicsError),
@@ -311,4 +313,42 @@ func controllerRegistrationError(_ *kmsg.ControllerRegistrationRequest, out *kms
 
 func unregisterControllerError(_ *kmsg.UnregisterControllerRequest, out *kmsg.UnregisterControllerResponse, e apiError) {
 	out.ErrorCode, out.ErrorMessage = e.code, e.raw
+}
+
+// DelegationTokenAnswer is a delegation token request's refusal with code for
+// principal (User:name, the requester), as Kafka's ControllerApis builds it:
+// CreateDelegationToken names the owner the request asks for, or the
+// requester, and the requester (v3+), with timestamps ts, an empty token id
+// and hmac (CreateDelegationTokenResponse.prepareResponse); Renew and Expire
+// carry ts as the expiry. Nil for an owner name without a type, which Kafka's
+// KafkaPrincipal refuses (UNKNOWN_SERVER_ERROR), and for other requests.
+func DelegationTokenAnswer(req kmsg.Request, code int16, principal string, ts int64) kmsg.Response {
+	typ, name, _ := strings.Cut(principal, ":")
+	switch r := req.(type) {
+	case *kmsg.CreateDelegationTokenRequest:
+		resp := r.ResponseKind().(*kmsg.CreateDelegationTokenResponse)
+		resp.ErrorCode = code
+		resp.PrincipalType, resp.PrincipalName = typ, name
+		if r.OwnerPrincipalName != nil && *r.OwnerPrincipalName != "" {
+			if r.OwnerPrincipalType == nil {
+				return nil
+			}
+			resp.PrincipalType, resp.PrincipalName = *r.OwnerPrincipalType, *r.OwnerPrincipalName
+		}
+		if r.Version >= 3 {
+			resp.TokenRequesterPrincipalType, resp.TokenRequesterPrincipalName = typ, name
+		}
+		resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = ts, ts, ts
+		resp.HMAC = []byte{}
+		return resp
+	case *kmsg.RenewDelegationTokenRequest:
+		resp := r.ResponseKind().(*kmsg.RenewDelegationTokenResponse)
+		resp.ErrorCode, resp.ExpiryTimestamp = code, ts
+		return resp
+	case *kmsg.ExpireDelegationTokenRequest:
+		resp := r.ResponseKind().(*kmsg.ExpireDelegationTokenResponse)
+		resp.ErrorCode, resp.ExpiryTimestamp = code, ts
+		return resp
+	}
+	return nil
 }

@@ -11,8 +11,10 @@ package raft
 // following feature had an error: <reason>":
 //   - not the leader -> NOT_CONTROLLER ("The active controller appears to
 //     be node N." / "No controller appears to be active."), no prefix;
-//   - an unknown upgrade type; a level below 0; a level above 1 or a
-//     feature other than kraft.version ("Local controller N ...");
+//   - an unknown upgrade type (a version 0 request has none: UPGRADE, its
+//     AllowDowngrade unread, as Kafka's controller reads it); a level below
+//     0; a level above 1 or a feature other than kraft.version ("Local
+//     controller N ...");
 //   - a downgrade with type UPGRADE; an upgrade with a downgrade type; any
 //     real downgrade (kraft.version cannot go down);
 //   - the requested level is already finalized -> NONE, nothing appended;
@@ -44,11 +46,20 @@ var (
 	errInvalidUpdateVersion = kerr.InvalidUpdateVersion.Code
 )
 
-var updateFeaturesAPI = rpc[*kmsg.UpdateFeaturesRequest, *kmsg.UpdateFeaturesResponse]{
-	versions: protocol.VersionRange{Min: 0, Max: 2}, // v2 drops the per-feature results
-	topError: func(r *kmsg.UpdateFeaturesResponse) *int16 { return &r.ErrorCode },
-	handle:   (*Driver).handleUpdateFeatures,
-}.register()
+var updateFeaturesAPI = func() *api {
+	a := rpc[*kmsg.UpdateFeaturesRequest, *kmsg.UpdateFeaturesResponse]{
+		versions: protocol.VersionRange{Min: 0, Max: 2}, // v2 drops the per-feature results
+		topError: func(r *kmsg.UpdateFeaturesResponse) *int16 { return &r.ErrorCode },
+		handle:   (*Driver).handleUpdateFeatures,
+	}.register()
+	// The error answer of an UpdateFeatures the node hands to an active
+	// controller application instead (Kafka's getErrorResponse: the code
+	// and message at the top, no results).
+	a.ErrorResponse = func(req kmsg.Request, code int16, msg string) kmsg.Response {
+		return updateFeaturesAnswer(req.GetVersion(), nil, code, msg)
+	}
+	return a
+}()
 
 // UpdateFeatures upgrade types (FeatureUpdate.UpgradeType).
 const (
@@ -109,10 +120,9 @@ func (d *Driver) handleUpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesReq
 func (d *Driver) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, reqVersion int16) (code int16, msg string, upgrade bool) {
 	typ := u.UpgradeType
 	if reqVersion == 0 {
+		// Version 0 carries no type: Kafka reads the field's default,
+		// UPGRADE, whatever AllowDowngrade says.
 		typ = upgradeTypeUpgrade
-		if u.AllowDowngrade {
-			typ = upgradeTypeSafeDowngrade
-		}
 	}
 	level := u.MaxVersionLevel
 	invalid := func(reason string) (int16, string, bool) {
@@ -140,12 +150,73 @@ func (d *Driver) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, r
 	case level == current:
 		return errNone, "", false
 	}
-	if vs := d.upgradeVoters(); !vs.supportsVersion(level) {
-		d.lg.Info("not all voters support the kraft.version", zap.Int16("level", level), zap.Stringer("voters", vs))
-		return errInvalidUpdateVersion, fmt.Sprintf("Invalid upgrade of %s to %s because not all of the voters support it",
-			features.KRaftVersionName, javaKRaftVersion(level)), false
+	if msg := d.votersRefuse(level); msg != "" {
+		return errInvalidUpdateVersion, msg, false
 	}
 	return errNone, "", true
+}
+
+// votersRefuse is Kafka's refusal of an upgrade to level that some voter's
+// kraft.version range lacks, "" when every voter supports it.
+func (d *Driver) votersRefuse(level int16) string {
+	if vs := d.upgradeVoters(); !vs.supportsVersion(level) {
+		d.lg.Info("not all voters support the kraft.version", zap.Int16("level", level), zap.Stringer("voters", vs))
+		return fmt.Sprintf("Invalid upgrade of %s to %s because not all of the voters support it",
+			features.KRaftVersionName, javaKRaftVersion(level))
+	}
+	return ""
+}
+
+// UpgradeRefused is raft's refusal of a kraft.version upgrade asked by the
+// active controller (Kafka's InvalidUpdateVersionException): its answer is
+// INVALID_UPDATE_VERSION with Message.
+type UpgradeRefused struct{ Message string }
+
+func (e *UpgradeRefused) Error() string { return e.Message }
+
+// UpgradeKRaftVersion is the kraft.version upgrade of the active
+// controller's UpdateFeatures (Kafka's RaftClient.upgradeKRaftVersion and
+// LeaderState.maybeAppendUpgradedKRaftVersion), for a leader of epoch:
+// nothing when level is already the latest kraft.version, a downgrade or a
+// level some voter lacks refused (*UpgradeRefused), otherwise unless
+// validateOnly the KRaftVersion and Voters control batch appended at once
+// (as the UpdateFeatures this driver serves itself appends it), after
+// whatever the accumulator held. last is the offset of the last record
+// appended, -1 when nothing was. ErrNotLeader or ErrInvalidEpoch when this
+// node does not lead epoch.
+func (d *Driver) UpgradeKRaftVersion(now time.Time, epoch int32, level int16, validateOnly bool) (last int64, err error) {
+	if d.fatal != nil {
+		return -1, d.fatal
+	}
+	if Epoch(epoch) > d.epoch {
+		return -1, fmt.Errorf("%w: upgrade for epoch %d, local epoch %d", ErrInvalidEpoch, epoch, d.epoch)
+	}
+	if d.asLeader() == nil || Epoch(epoch) < d.epoch {
+		return -1, fmt.Errorf("%w: upgrade for epoch %d, local epoch %d is %s", ErrNotLeader, epoch, d.epoch, d.role())
+	}
+	current := d.kraftVersion()
+	switch {
+	case level == current:
+		return -1, nil
+	case level < current:
+		return -1, &UpgradeRefused{fmt.Sprintf("Invalid upgrade of %s from version %s to %s because the new version is a downgrade",
+			features.KRaftVersionName, javaKRaftVersion(current), javaKRaftVersion(level))}
+	case level > kraftVersionsSupported.Max:
+		return -1, &UpgradeRefused{fmt.Sprintf("Invalid upgrade of %s from version %s to %s",
+			features.KRaftVersionName, javaKRaftVersion(current), javaKRaftVersion(level))}
+	}
+	if msg := d.votersRefuse(level); msg != "" {
+		return -1, &UpgradeRefused{msg}
+	}
+	if validateOnly {
+		return -1, nil
+	}
+	d.appendKRaftVersion(now, level)
+	if d.fatal != nil {
+		return -1, d.fatal
+	}
+	// The batch is flushed and replicated at the loop's next poll.
+	return d.log.EndOffset().Offset - 1, nil
 }
 
 // upgradeVoters is the voter set an upgrade writes: the leader's volatile

@@ -1,6 +1,7 @@
 package raft_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -113,11 +114,6 @@ func TestUpgradeKRaftVersionRefusals(t *testing.T) {
 			return r
 		}, kerr.InvalidUpdateVersion.Code},
 		{"level too high", func() *kmsg.UpdateFeaturesRequest { return upgradeReq(2, 7, false) }, kerr.InvalidUpdateVersion.Code},
-		{"v0 downgrade flag on an upgrade", func() *kmsg.UpdateFeaturesRequest {
-			r := upgradeReq(0, 1, false)
-			r.FeatureUpdates[0].AllowDowngrade = true
-			return r
-		}, kerr.InvalidUpdateVersion.Code},
 	} {
 		_, resp := c.step(tc.req())
 		r, ok := resp.(*kmsg.UpdateFeaturesResponse)
@@ -127,6 +123,14 @@ func TestUpgradeKRaftVersionRefusals(t *testing.T) {
 	}
 	if st := c.d.Status(); st.KRaftVersion != 0 {
 		t.Errorf("a refused upgrade moved kraft.version to %d", st.KRaftVersion)
+	}
+	// Kafka's controller reads no upgrade type from a version 0 request
+	// (UPGRADE, the field's default) and ignores its AllowDowngrade.
+	r := upgradeReq(0, 1, false)
+	r.FeatureUpdates[0].AllowDowngrade = true
+	r.FeatureUpdates[0].UpgradeType = 0 // as a version 0 request decodes
+	if _, resp := c.step(r); resp == nil || resp.(*kmsg.UpdateFeaturesResponse).ErrorCode != 0 || c.d.Status().KRaftVersion != 1 {
+		t.Errorf("v0 upgrade with AllowDowngrade: %+v, kraft.version %d; want an upgrade to 1", resp, c.d.Status().KRaftVersion)
 	}
 }
 
@@ -146,4 +150,32 @@ func controlTypes(t *testing.T, data []byte) []int16 {
 		types = append(types, typ)
 	}
 	return types
+}
+
+// The active controller's path to the upgrade: validation alone appends
+// nothing, the upgrade appends the control batch and reports its offset, a
+// repeat is nothing, a downgrade is refused with Kafka's raft message, and
+// another epoch is refused as Append refuses it.
+func TestUpgradeKRaftVersionForController(t *testing.T) {
+	c := staticLeader(t, rafttest.NewMemLog(), rafttest.NewMemStateStore())
+	epoch := c.d.Status().Epoch
+	end := c.d.Status().LogEndOffset
+	if last, err := c.d.UpgradeKRaftVersion(c.now, epoch, 1, true); err != nil || last != -1 || c.d.Status().KRaftVersion != 0 {
+		t.Fatalf("validate only: %d %v, kraft.version %d", last, err, c.d.Status().KRaftVersion)
+	}
+	if _, err := c.d.UpgradeKRaftVersion(c.now, epoch+1, 1, false); !errors.Is(err, raft.ErrInvalidEpoch) {
+		t.Fatalf("newer epoch: %v", err)
+	}
+	last, err := c.d.UpgradeKRaftVersion(c.now, epoch, 1, false)
+	if err != nil || last < end || c.d.Status().KRaftVersion != 1 {
+		t.Fatalf("upgrade: last %d (log end was %d) %v, kraft.version %d", last, end, err, c.d.Status().KRaftVersion)
+	}
+	if again, err := c.d.UpgradeKRaftVersion(c.now, epoch, 1, false); err != nil || again != -1 {
+		t.Fatalf("repeat: %d %v", again, err)
+	}
+	var refused *raft.UpgradeRefused
+	_, err = c.d.UpgradeKRaftVersion(c.now, epoch, 0, false)
+	if !errors.As(err, &refused) || refused.Message != "Invalid upgrade of kraft.version from version KRAFT_VERSION_1 to KRAFT_VERSION_0 because the new version is a downgrade" {
+		t.Fatalf("downgrade: %v", err)
+	}
 }

@@ -26,6 +26,10 @@ type fakeDriver struct {
 	snapshots  []raft.OffsetAndEpoch
 }
 
+func (f *fakeDriver) UpgradeKRaftVersion(time.Time, int32, int16, bool) (int64, error) {
+	return -1, nil
+}
+
 func (f *fakeDriver) WriteEmptySnapshot(id raft.OffsetAndEpoch, lastContainedMs int64) error {
 	f.snapshots = append(f.snapshots, id)
 	return nil

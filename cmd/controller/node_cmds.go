@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -123,6 +124,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 			LeaderImbalanceCheckInterval: time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
 			UncleanElectionInterval:      time.Duration(cfg.UncleanElectionIntervalMs) * time.Millisecond,
 			LookupHost:                   hostlookup.Resolves,
+			QuorumVoterIDs:               staticVoterIDs(cfg),
 		}
 	}
 	app, err := controller.New(controller.Options{
@@ -141,6 +143,16 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		TopicName: topics.ClusterMetadata, TopicID: uuid.MetadataTopicID,
 		App: app,
 	}, lg, nil)
+}
+
+// staticVoterIDs are controller.quorum.voters' ids, ascending.
+func staticVoterIDs(cfg *config.Config) []int32 {
+	var ids []int32
+	for _, v := range cfg.Voters {
+		ids = append(ids, v.ID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // runTestServer is Kafka's TestRaftServer: a quorum node on

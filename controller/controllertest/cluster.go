@@ -171,6 +171,10 @@ func (w driverWriter) Append(now time.Time, epoch int32, records [][]byte) (int6
 
 func (w driverWriter) WriteEmptySnapshot(raft.OffsetAndEpoch, int64) error { return nil }
 
+func (w driverWriter) UpgradeKRaftVersion(now time.Time, epoch int32, level int16, validateOnly bool) (int64, error) {
+	return w.d.UpgradeKRaftVersion(now, epoch, level, validateOnly)
+}
+
 // Serve hands node id's application a controller request, as the node's
 // loop does, then settles every node as Do does.
 func (c *Cluster) Serve(id int32, r node.ControllerRequest) {

@@ -9,7 +9,8 @@ package interop
 // asserts only that each attack ran and was measured, and its table names any attack under
 // which Kafka itself bloats, stalls, loses its leader or dies. Only built with -tags
 // interophostile (make soak-hostile-kafka): a reference measurement of about 90 s that
-// make test need not repeat.
+// make test need not repeat. hostile_controller_test.go, in the same suite, sends every
+// controller api with hostile bodies to an active kraftd controller and judges it.
 
 import (
 	"context"

@@ -19,6 +19,7 @@ package jvmorder
 import (
 	"cmp"
 	"slices"
+	"sort"
 	"unicode/utf16"
 )
 
@@ -182,3 +183,35 @@ func (s IntSet) AddAll(list []int32) {
 
 // Values returns the elements in iteration order.
 func (s IntSet) Values() []int32 { return s.m.Keys() }
+
+// TimelineIntOrder is the order a Kafka TimelineHashMap or TimelineHashSet
+// keyed by Integer iterates ids (BaseHashTable: open chains in a table of
+// at least two slots, doubled before it passes three quarters full, an
+// entry's slot the top bits of its hash times -7046029254386353131). The
+// table never shrinks, so its size depends on the most entries it ever
+// held; it is taken here from the ids it holds now. Ids sharing a slot
+// come last given first (a chain is in insertion order, and the iterator
+// takes each slot's entries from its end).
+func TimelineIntOrder(ids []int32) []int32 {
+	slots := 2
+	for n := 1; n <= len(ids); n++ {
+		if float64(n)*0.75 > float64(slots) {
+			slots *= 2
+		}
+	}
+	shift := uint(65 - bitLen(slots))
+	slot := func(id int32) uint64 { return uint64(int64(id)*-7046029254386353131) >> shift }
+	out := append([]int32(nil), ids...)
+	slices.Reverse(out)
+	sort.SliceStable(out, func(i, j int) bool { return slot(out[i]) < slot(out[j]) })
+	return out
+}
+
+// bitLen is 32 - Integer.numberOfLeadingZeros(n) for n > 0.
+func bitLen(n int) int {
+	b := 0
+	for ; n > 0; n >>= 1 {
+		b++
+	}
+	return b
+}

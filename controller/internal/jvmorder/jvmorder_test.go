@@ -74,3 +74,19 @@ func TestRemove(t *testing.T) {
 		t.Fatal("Remove from an empty map")
 	}
 }
+
+// The expected orders were printed by Kafka 4.4.0's TimelineHashMap<Integer, ...>
+// after putting the ids in the order given.
+func TestTimelineIntOrder(t *testing.T) {
+	for _, tc := range []struct{ in, want []int32 }{
+		{[]int32{1, 2, 3}, []int32{2, 1, 3}},
+		{[]int32{4}, []int32{4}},
+		{[]int32{101, 102, 103, 104, 105}, []int32{102, 104, 101, 103, 105}},
+		{[]int32{5, 9, 13, 17, 21, 25, 29}, []int32{13, 5, 25, 17, 9, 29, 21}},
+		{[]int32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []int32{0, 5, 10, 2, 7, 12, 4, 9, 1, 6, 11, 3, 8}},
+	} {
+		if got := TimelineIntOrder(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("TimelineIntOrder(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
