@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test test-race run cluster cluster-stop bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka dist image test-image
+.PHONY: build test test-race run cluster cluster-stop bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim sim-controller vet soak-hostile soak-hostile-kafka dist image test-image
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
@@ -113,6 +113,13 @@ bench-report: interop-deps
 sim:
 	$(GO) test -c -o bin/raft-sim.test ./raft
 	cd raft && ../bin/raft-sim.test -test.run 'TestSimSeeds' -test.timeout 0 -sim.seeds=$(SEEDS) -sim.base=$(SEED_BASE)
+
+# The same for the controller's broker simulator (controller/simbrokers_test.go): seeds
+# SEED_BASE..SEED_BASE+SEEDS-1 of three controllers driven by simulated brokers and an admin
+# under crashes, partitions and failovers; a summary, and the replay command of a failing seed.
+sim-controller:
+	$(GO) test -c -o bin/controller-sim.test ./controller
+	cd controller && ../bin/controller-sim.test -test.run '^TestSimBrokers$$' -test.timeout 0 -sim.seeds=$(SEEDS) -sim.base=$(SEED_BASE)
 
 # Side by side: three Kafka 4.4.0 TestRaftServer nodes, then three kraftd nodes, same record
 # size and offered rate, then each at its highest rate (needs make interop-deps; minutes).
