@@ -24,12 +24,13 @@ vet:
 # tests (it prints only findings). The harness module's tests run beside the product's,
 # its output printed after theirs; ./interop/ is listed first so its tests, the longest,
 # start while the other packages still compile; -p 2 each on two cores because most of the
-# real-process tests' time is waiting. The raft simulator runs a few seeds under -race,
-# then its full count without it (raft/sim_test.go: defaultSeeds).
+# real-process tests' time is waiting. The raft and controller simulators run a few seeds
+# under -race, then their full count without it (raft/sim_test.go: defaultSeeds,
+# controller/simbrokers_test.go: defaultBrokerSeeds).
 test:
 	@$(MAKE) --no-print-directory interop-deps || echo "interop-deps failed: the interop tests will skip"
 	@$(MAKE) --no-print-directory -j2 vet test-race
-	$(GO) test -count=1 -timeout 3m -run '^TestSim' ./raft
+	$(GO) test -count=1 -timeout 3m -run '^TestSim' ./raft ./controller
 
 test-race:
 	@echo "$(GO) test -race -count=1 -p 2 -timeout 8m ./... & (cd $(HARNESS) && $(GO) test -race -count=1 -p 2 -timeout 8m ./interop/ ./...)"

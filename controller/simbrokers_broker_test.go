@@ -293,7 +293,7 @@ func (b *simBroker) heartbeat() {
 	}
 	req.WantFence = !b.serving() // Kafka's broker asks to stay fenced until it caught up
 	req.WantShutdown = b.shutdown
-	if b.s.r.IntN(20) == 0 {
+	if !b.s.calm && b.s.r.IntN(20) == 0 {
 		// It waited behind other requests; past the deadline it is
 		// answered REQUEST_TIMED_OUT.
 		b.s.late = time.Duration(b.s.r.IntN(20)) * simTick

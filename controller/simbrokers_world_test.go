@@ -119,8 +119,6 @@ func (s *bsim) produce() {
 
 // brokerFault crashes, restarts, cuts off, heals or shuts down a broker,
 // keeping at most maxBad impaired.
-// The admin's requests: answered or not, they change nothing in the
-// brokers; the images show what they did.
 func (s *bsim) brokerFault() {
 	var down, fine, cut, running []*simBroker
 	for _, b := range s.brokers {
