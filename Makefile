@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test test-race run cluster cluster-stop bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim vet soak-hostile soak-hostile-kafka dist image test-image
+.PHONY: build test test-race run cluster cluster-stop bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim sim-controller vet soak-hostile soak-hostile-kafka dist image test-image
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
@@ -24,12 +24,13 @@ vet:
 # tests (it prints only findings). The harness module's tests run beside the product's,
 # its output printed after theirs; ./interop/ is listed first so its tests, the longest,
 # start while the other packages still compile; -p 2 each on two cores because most of the
-# real-process tests' time is waiting. The raft simulator runs a few seeds under -race,
-# then its full count without it (raft/sim_test.go: defaultSeeds).
+# real-process tests' time is waiting. The raft and controller simulators run a few seeds
+# under -race, then their full count without it (raft/sim_test.go: defaultSeeds,
+# controller/simbrokers_test.go: defaultBrokerSeeds).
 test:
 	@$(MAKE) --no-print-directory interop-deps || echo "interop-deps failed: the interop tests will skip"
 	@$(MAKE) --no-print-directory -j2 vet test-race
-	$(GO) test -count=1 -timeout 3m -run '^TestSim' ./raft
+	$(GO) test -count=1 -timeout 3m -run '^TestSim' ./raft ./controller
 
 test-race:
 	@echo "$(GO) test -race -count=1 -p 2 -timeout 8m ./... & (cd $(HARNESS) && $(GO) test -race -count=1 -p 2 -timeout 8m ./interop/ ./...)"
@@ -113,6 +114,13 @@ bench-report: interop-deps
 sim:
 	$(GO) test -c -o bin/raft-sim.test ./raft
 	cd raft && ../bin/raft-sim.test -test.run 'TestSimSeeds' -test.timeout 0 -sim.seeds=$(SEEDS) -sim.base=$(SEED_BASE)
+
+# The same for the controller's broker simulator (controller/simbrokers_test.go): seeds
+# SEED_BASE..SEED_BASE+SEEDS-1 of three controllers driven by simulated brokers and an admin
+# under crashes, partitions and failovers; a summary, and the replay command of a failing seed.
+sim-controller:
+	$(GO) test -c -o bin/controller-sim.test ./controller
+	cd controller && ../bin/controller-sim.test -test.run '^TestSimBrokers$$' -test.timeout 0 -sim.seeds=$(SEEDS) -sim.base=$(SEED_BASE)
 
 # Side by side: three Kafka 4.4.0 TestRaftServer nodes, then three kraftd nodes, same record
 # size and offered rate, then each at its highest rate (needs make interop-deps; minutes).

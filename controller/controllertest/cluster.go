@@ -39,13 +39,19 @@ type Cluster struct {
 	Snapshots map[int32]int
 	// Compared counts the images checked against one published earlier.
 	Compared int
+	// starts counts each node's application starts.
+	starts map[int32]int
+	// OnPublish, when set, sees every image a node publishes, after the
+	// comparison with the first image published at its offset: where a
+	// test checks invariants of its own.
+	OnPublish func(id int32, im *image.Image)
 }
 
 // New returns an empty cluster; opts is the template of every node's
 // application (Start is each node's clock at its start).
 func New(t *testing.T, opts controller.Options) *Cluster {
 	c := &Cluster{t: t, opts: opts, apps: map[int32]*controller.App{}, seen: map[int64]*image.Image{},
-		Snapshots: map[int32]int{}}
+		Snapshots: map[int32]int{}, starts: map[int32]int{}}
 	c.Env = rafttest.NewInteractionEnv(t, &rafttest.InteractionOpts{OnStart: c.start})
 	return c
 }
@@ -56,9 +62,14 @@ func (c *Cluster) start(id int32, d *raft.Driver) {
 	o := c.opts
 	o.NodeID, o.Start = id, c.Env.Now(id)
 	o.OnPublish = func(im *image.Image) { c.check(id, im) }
+	c.starts[id]++
 	if o.Active != nil {
 		ac := *o.Active
 		ac.Cluster.NodeID = id
+		// Each process draws its own seed in the product; one seed shared
+		// by every node and restart would hand out the same topic ids
+		// again.
+		ac.Seed ^= int64(id)<<40 ^ int64(c.starts[id])<<20
 		o.Active = &ac
 	}
 	app, err := controller.New(o)
@@ -76,11 +87,17 @@ func (c *Cluster) check(id int32, im *image.Image) {
 	first, ok := c.seen[off]
 	if !ok {
 		c.seen[off] = im
+		if c.OnPublish != nil {
+			c.OnPublish(id, im)
+		}
 		return
 	}
 	c.Compared++
 	if d := image.Diff(first, im, 10); d != nil {
 		c.t.Fatalf("node %d published at offset %d an image unlike the first one there: %v", id, off, d)
+	}
+	if c.OnPublish != nil {
+		c.OnPublish(id, im)
 	}
 }
 
