@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,7 +53,13 @@ func (b *ctrlBench) scenarioScale() {
 
 func (b *ctrlBench) runScale(sys string, partitions, brokers, per int) ctrlRow {
 	t := b.t
-	cq := b.startQuorum(sys, nil, scaleJVMFlags())
+	var props kafkatest.Props
+	if b.quick {
+		// A smoke run's image is a few MB: snapshot every MiB so that the snapshot
+		// figures are taken too.
+		props = kafkatest.Props{"metadata.log.max.record.bytes.between.snapshots": strconv.Itoa(1 << 20)}
+	}
+	cq := b.startQuorum(sys, props, scaleJVMFlags())
 	defer cq.stop()
 	f := cq.fleet(brokers, 2*time.Second)
 	defer f.Close()
@@ -69,7 +76,7 @@ func (b *ctrlBench) runScale(sys string, partitions, brokers, per int) ctrlRow {
 		built += cq.build(fmt.Sprintf("scale%d", i), n, per, 8)
 		if s := cq.samplers[active]; s.Sample() {
 			pts := s.Points()
-			b.addSeries("scale-rss", seriesPoint{System: sys, Partitions: partitions / steps * (i + 1), RSSMB: float64(pts[len(pts)-1].RSS) / (1 << 20)})
+			b.addSeries("scale-rss", seriesPoint{System: sys + " " + thousands(partitions), Partitions: partitions / steps * (i + 1), RSSMB: float64(pts[len(pts)-1].RSS) / (1 << 20)})
 		}
 	}
 	v["build_s"] = built

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kraftd/kraftd/test/controllerload"
+	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
 
 // createCase is one load of the create scenario.
@@ -73,10 +74,11 @@ func (b *ctrlBench) runCreate(sys string, c createCase, brokers int) ctrlRow {
 	time.Sleep(time.Duration(b.warmup) * time.Second)
 	from := time.Now()
 	window := time.Duration(b.seconds) * time.Second
-	cq.profile(active, fmt.Sprintf("create-%dp-%g-%d", c.parts, c.rate, c.conns), window)
+	profiled := cq.profile(active, fmt.Sprintf("create-%dp-%g-%d", c.parts, c.rate, c.conns), window)
 	time.Sleep(window)
 	to := time.Now()
 	l.Stop()
+	profiled()
 	w := l.Summarize(from, to)
 	hb := f.Heartbeats.Summarize(from, to)
 	v := map[string]float64{"brokers": float64(brokers), "offered_topics_per_s": c.rate, "conns": float64(c.conns),
@@ -128,9 +130,10 @@ func (b *ctrlBench) runHeartbeat(sys string, brokers int, interval time.Duration
 	defer f.Close()
 	time.Sleep(time.Duration(b.warmup) * time.Second)
 	from := time.Now()
-	cq.profile(active, fmt.Sprintf("heartbeat-%d", brokers), window)
+	profiled := cq.profile(active, fmt.Sprintf("heartbeat-%d", brokers), window)
 	time.Sleep(window)
 	to := time.Now()
+	profiled()
 	hb := f.Heartbeats.Summarize(from, to)
 	v = map[string]float64{"brokers": float64(brokers), "interval_ms": msOf(interval), "hb_per_s": hb.PerSecond(),
 		"hb_p50_ms": msOf(hb.P50), "hb_p99_ms": msOf(hb.P99), "hb_max_ms": msOf(hb.Max), "errors": float64(hb.Requests - hb.OK),
@@ -201,6 +204,13 @@ func (b *ctrlBench) runFailover(sys string, partitions, brokers int) ctrlRow {
 			continue
 		}
 		v[name] = msOf(at.Sub(t0))
+	}
+	// From the logs: the new raft leader's election and its activation as controller.
+	if l, ok := kafkatest.FirstAfter(cq.q.RaftLeads(), t0); ok {
+		v["elected_ms"] = msOf(l.At.Sub(t0))
+	}
+	if a, ok := kafkatest.FirstAfter(cq.q.ControllerActivations(), t0); ok {
+		v["activated_ms"] = msOf(a.At.Sub(t0))
 	}
 	now := cq.active()
 	r.Note = strings.TrimSpace(fmt.Sprintf("%s killed node %d, node %d active after", r.Note, victim, now))

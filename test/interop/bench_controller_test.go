@@ -56,7 +56,11 @@ func TestBenchController(t *testing.T) {
 	b.seconds = envInt(t, "BENCH_CONTROLLER_SECONDS", b.pick(30, 8))
 	b.warmup = envInt(t, "BENCH_CONTROLLER_WARMUP", b.pick(10, 3))
 	b.rounds = max(1, envInt(t, "BENCH_CONTROLLER_ROUNDS", 1))
-	b.profileDir = os.Getenv("BENCH_CONTROLLER_PROFILE_DIR")
+	if b.profileDir = os.Getenv("BENCH_CONTROLLER_PROFILE_DIR"); b.profileDir != "" {
+		if err := os.MkdirAll(b.profileDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	b.systems = strings.Split(envString("BENCH_CONTROLLER_SYSTEMS", "kraftd,kafka"), ",")
 	for _, s := range b.systems {
 		if s != "kraftd" && s != "kafka" {
@@ -290,18 +294,22 @@ func (cq *ctrlQuorum) build(prefix string, partitions, per, conns int) float64 {
 }
 
 // profile writes a CPU profile of kraftd node id over the next d to the profile dir (a
-// kraftd quorum with BENCH_CONTROLLER_PROFILE_DIR only); it returns at once.
-func (cq *ctrlQuorum) profile(id int32, name string, d time.Duration) {
+// kraftd quorum with BENCH_CONTROLLER_PROFILE_DIR only); it returns at once, and what it
+// returns waits for the profile.
+func (cq *ctrlQuorum) profile(id int32, name string, d time.Duration) (wait func()) {
 	if cq.side != kafkatest.SideKraftd || cq.b.profileDir == "" {
-		return
+		return func() {}
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", cq.q.Node(id).MetricsPort, int(d.Seconds()))
 	path := filepath.Join(cq.b.profileDir, name+".pprof")
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		if err := fetchTo(url, path); err != nil {
 			cq.b.t.Logf("profile %s: %v", name, err)
 		}
 	}()
+	return func() { <-done }
 }
 
 func formatValues(v map[string]float64) string {
