@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,23 +294,34 @@ func (cq *ctrlQuorum) build(prefix string, partitions, per, conns int) float64 {
 	return time.Since(start).Seconds()
 }
 
-// profile writes a CPU profile of kraftd node id over the next d to the profile dir (a
+// profile writes a CPU profile and an allocation profile of kraftd node id over the next
+// d, and its /metrics before and after, to the profile dir (a
 // kraftd quorum with BENCH_CONTROLLER_PROFILE_DIR only); it returns at once, and what it
 // returns waits for the profile.
 func (cq *ctrlQuorum) profile(id int32, name string, d time.Duration) (wait func()) {
 	if cq.side != kafkatest.SideKraftd || cq.b.profileDir == "" {
 		return func() {}
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", cq.q.Node(id).MetricsPort, int(d.Seconds()))
-	path := filepath.Join(cq.b.profileDir, name+".pprof")
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := fetchTo(url, path); err != nil {
+	base := fmt.Sprintf("http://127.0.0.1:%d", cq.q.Node(id).MetricsPort)
+	secs := int(d.Seconds())
+	var wg sync.WaitGroup
+	for _, p := range []struct{ url, file string }{
+		{fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, secs), name + ".pprof"},
+		{fmt.Sprintf("%s/debug/pprof/allocs?seconds=%d", base, secs), name + "-allocs.pprof"},
+		{base + "/metrics", name + "-metrics-before.txt"},
+	} {
+		wg.Go(func() {
+			if err := fetchTo(p.url, filepath.Join(cq.b.profileDir, p.file)); err != nil {
+				cq.b.t.Logf("profile %s: %v", p.file, err)
+			}
+		})
+	}
+	return func() {
+		wg.Wait()
+		if err := fetchTo(base+"/metrics", filepath.Join(cq.b.profileDir, name+"-metrics-after.txt")); err != nil {
 			cq.b.t.Logf("profile %s: %v", name, err)
 		}
-	}()
-	return func() { <-done }
+	}
 }
 
 func formatValues(v map[string]float64) string {
