@@ -179,12 +179,12 @@ func yesNo(ok bool) string {
 	return "no"
 }
 
-// num writes v with 3 significant digits (integers above 1000 whole); "-" for NaN.
+// num writes v with 3 significant digits, or whole from 100 on; "-" for NaN.
 func num(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "-"
-	case math.Abs(v) >= 1000:
+	case math.Abs(v) >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)

@@ -155,13 +155,17 @@ func (b *ctrlBench) runHeartbeat(sys string, brokers int, interval time.Duration
 // scenarioFailover is scenario 3: BENCH_CONTROLLER_FAILOVER_PARTITIONS partitions (100000;
 // quick 2000) in 100-partition topics, BENCH_CONTROLLER_FAILOVER_BROKERS brokers (1000;
 // quick 50), 1-partition creates offered at 20/s (retried every 20 ms after a failure), then
-// kill -9 of the active controller.
+// kill -9 of the active controller; BENCH_CONTROLLER_FAILOVER_ROUNDS runs per system (3;
+// quick 1), or BENCH_CONTROLLER_ROUNDS when more.
 func (b *ctrlBench) scenarioFailover() {
 	t := b.t
 	partitions := envInt(t, "BENCH_CONTROLLER_FAILOVER_PARTITIONS", b.pick(100000, 2000))
 	brokers := envInt(t, "BENCH_CONTROLLER_FAILOVER_BROKERS", b.pick(1000, 50))
+	// One kill is a poor sample: the election after it can split the vote and take another
+	// election timeout.
+	rounds := envInt(t, "BENCH_CONTROLLER_FAILOVER_ROUNDS", b.pick(3, 1))
 	c := fmt.Sprintf("%s partitions, %d brokers", thousands(partitions), brokers)
-	b.interleave([]string{c}, func(sys, _ string) ctrlRow { return b.runFailover(sys, partitions, brokers) })
+	b.interleaveRounds(max(rounds, b.rounds), []string{c}, func(sys, _ string) ctrlRow { return b.runFailover(sys, partitions, brokers) })
 }
 
 func (b *ctrlBench) runFailover(sys string, partitions, brokers int) ctrlRow {

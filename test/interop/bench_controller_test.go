@@ -144,9 +144,14 @@ type ctrlRow struct {
 // interleave runs each case's runs, every system in turn, the order alternating from run
 // to run so that neither system always runs first on a machine whose load drifts.
 func (b *ctrlBench) interleave(cases []string, run func(sys, c string) ctrlRow) {
+	b.interleaveRounds(b.rounds, cases, run)
+}
+
+// interleaveRounds is interleave with rounds runs of each case per system.
+func (b *ctrlBench) interleaveRounds(rounds int, cases []string, run func(sys, c string) ctrlRow) {
 	i := 0
 	for _, c := range cases {
-		for range b.rounds {
+		for range rounds {
 			for k := range b.systems {
 				sys := b.systems[(i+k)%len(b.systems)]
 				stop := sampleLoad()
