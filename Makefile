@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test test-race run cluster cluster-stop bench bench-quorum bench-quorum-tls bench-interop bench-report fuzz interop-deps interop-long sim sim-controller vet soak-hostile soak-hostile-kafka dist image test-image
+.PHONY: build test test-race run cluster cluster-stop bench bench-quorum bench-quorum-tls bench-interop bench-report bench-controller fuzz interop-deps interop-long sim sim-controller vet soak-hostile soak-hostile-kafka dist image test-image
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
@@ -107,6 +107,15 @@ interop-deps:
 # BENCH_REPORT_LINGER_MS, BENCH_REPORT_DIR ... (test/interop/bench_report_test.go).
 bench-report: interop-deps
 	cd $(HARNESS) && $(GO) test -tags interopbench -count=1 -timeout 120m -run '^TestBenchReport$$' -v ./interop/
+
+# kraftd as the active controller against three Kafka 4.4.0 controllers, driven over the wire
+# by test/controllerload (simulated brokers, CreateTopics straight to the active controller):
+# topic creation, image scale, failover, heartbeat load and broker failure storms, the
+# systems' runs interleaved; writes docs/bench/controller/README.md, a CSV per scenario and
+# SVG plots (hours at full scale). BENCH_CONTROLLER_QUICK=1 is a smoke run at small scale
+# into a temporary directory. Settings: test/interop/bench_controller_test.go.
+bench-controller: interop-deps
+	cd $(HARNESS) && $(GO) test -tags interopbench -count=1 -timeout 600m -run '^TestBenchController$$' -v ./interop/
 
 # Seeds SEED_BASE..SEED_BASE+SEEDS-1 of every simulator mix; prints a summary per mix and
 # the replay command of any failing seed; exits non-zero on any violation. The test binary

@@ -117,6 +117,7 @@ func newConn(s *Server, listener string, nc net.Conn) *conn {
 		held:   -1,
 		raw:    inlineConn(nc),
 	}
+	c.info.conn = c
 	fields := []zap.Field{zap.String("listener", listener), zap.Stringer("remote", nc.RemoteAddr())}
 	c.log = s.log.With(fields...)
 	c.rlog = s.rlog.With(fields...)

@@ -39,8 +39,9 @@
 // semantics at each limit:
 //
 //   - QueuedMaxRequests / QueuedMaxRequestBytes (queued.max.requests,
-//     queued.max.request.bytes): requests being read or served over all connections;
-//     at the bound, readers stop reading until a response is written.
+//     queued.max.request.bytes): requests being read or waiting for their handler over
+//     all connections; at the bound, readers stop reading until a handler takes a
+//     request (ConnInfo.Taken) or a response is written.
 //   - MaxConnections (max.connections): at the limit the accept loops wait for a slot.
 //   - MaxConnectionsPerIP and overrides (max.connections.per.ip[.overrides]): a
 //     connection over its address's limit is closed at once.

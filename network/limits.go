@@ -140,10 +140,11 @@ func remoteIP(a net.Addr) netip.Addr {
 	return netip.Addr{}
 }
 
-// admission bounds the requests being read or served over all connections
-// (queued.max.requests) and their frame bytes (queued.max.request.bytes). A reader takes
-// a share once a frame's size is known, before reading its body, and the share is
-// returned when the response has been written: a reader that cannot take one stops
+// admission bounds the requests being read or waiting for their handler over all
+// connections (queued.max.requests) and their frame bytes (queued.max.request.bytes). A
+// reader takes a share once a frame's size is known, before reading its body, and the
+// share is returned when the handler takes the request (ConnInfo.Taken) or, at the
+// latest, when the response has been written: a reader that cannot take one stops
 // reading, as a Kafka processor does when its request queue or memory pool is full.
 type admission struct {
 	maxRequests int

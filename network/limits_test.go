@@ -61,6 +61,57 @@ func TestQueuedMaxRequests(t *testing.T) {
 	}
 }
 
+// A request its handler took (ConnInfo.Taken) no longer counts against
+// queued.max.requests while it waits for its answer: with the bound at 1 and that request
+// parked, another connection's request is read and answered, and the parked one is still
+// answered later.
+func TestTakenRequestLeavesTheQueue(t *testing.T) {
+	arrived := make(chan int32, 2)
+	release := make(chan struct{})
+	h := HandlerFunc(func(c *ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
+		v := req.(*kmsg.VoteRequest)
+		resp := voteResponseFor(v)
+		if votePartition(resp) == 0 {
+			c.Taken()
+			c.Taken() // a second call does nothing
+			go func() {
+				<-release
+				respond(resp)
+			}()
+		} else {
+			respond(resp)
+		}
+		arrived <- votePartition(resp)
+	})
+	s, addr := startServer(t, ServerConfig{QueuedMaxRequests: 1}, h)
+	a, b := dialRaw(t, addr), dialRaw(t, addr)
+	a.send(0, voteRequest(0))
+	<-arrived
+	b.send(1, voteRequest(1))
+	select {
+	case got := <-arrived:
+		if got != 1 {
+			t.Fatalf("arrived %d, want 1", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a taken request still held the only queued request share")
+	}
+	if got := votePartition(b.recv(1, int16(kmsg.Vote), 1)); got != 1 {
+		t.Fatalf("response carries %d, want 1", got)
+	}
+	close(release)
+	if got := votePartition(a.recv(0, int16(kmsg.Vote), 1)); got != 0 {
+		t.Fatalf("response carries %d, want 0", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n, _ := s.admit.held(); n != 0; n, _ = s.admit.held() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d admission shares held after every response", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // At queued.max.request.bytes of request frames being read or served, connections stop
 // reading until one is answered; a frame is admitted while the total is below the bound
 // (Kafka's non-strict memory pool).

@@ -57,6 +57,21 @@ type ConnInfo struct {
 	// broker's client's).
 	Forwarded          bool
 	TokenAuthenticated bool
+	conn               *conn // for Taken; nil in a ConnInfo made outside the server
+}
+
+// Taken returns the admission share (queued.max.requests, queued.max.request.bytes) of
+// the connection's request in flight before its response is written: the handler has
+// taken the request off its queue. A Kafka server counts a request against those bounds
+// only until a handler thread takes it from its request queue, whatever the request
+// waits for afterwards (a commit, a purgatory); held until the response, the shares of
+// requests parked for a commit would stop the reading of the requests that commit needs,
+// a follower's Fetch. Call it before the request's response is written; once the share
+// is returned it does nothing, and the connection still reads nothing more until then.
+func (c *ConnInfo) Taken() {
+	if c.conn != nil {
+		c.conn.releaseRequest()
+	}
 }
 
 // AnonymousPrincipal is Kafka's KafkaPrincipal.ANONYMOUS.
@@ -107,9 +122,9 @@ type ServerConfig struct {
 	// MaxConnectionCreationRate bounds new connections per second over all listeners
 	// (max.connection.creation.rate): the accept loop waits to stay under it.
 	MaxConnectionCreationRate float64
-	// QueuedMaxRequests bounds the requests being read or served over all connections
-	// (queued.max.requests); QueuedMaxRequestBytes, when positive, their frame bytes
-	// (queued.max.request.bytes). At either bound connections stop reading.
+	// QueuedMaxRequests bounds the requests being read or waiting for their handler over
+	// all connections (queued.max.requests); QueuedMaxRequestBytes, when positive, their
+	// frame bytes (queued.max.request.bytes). At either bound connections stop reading.
 	QueuedMaxRequests     int
 	QueuedMaxRequestBytes int64
 	// FDReserve file descriptors below RLIMIT_NOFILE are never used by connections:

@@ -76,6 +76,8 @@ type ControllerRequest struct {
 	Fail    func(code int16, msg string)
 	// Prepared is what Controller.Prepare gave for the request.
 	Prepared any
+
+	taken func() // the connection's Taken: the loop took the request off the queue
 }
 
 // controllerQueue bounds the controller requests waiting for the loop: a
@@ -91,7 +93,8 @@ func (n *Node) toController(c *network.ConnInfo, hdr protocol.RequestHeader, req
 		return
 	}
 	r := ControllerRequest{Header: hdr, Req: req, Arrived: time.Now(), Forwarded: c.Forwarded, Principal: c.Principal, Respond: respond,
-		Fail: func(code int16, msg string) { n.answerError(c, hdr, req, respond, code, msg) }, Prepared: n.ctrl.Prepare(req)}
+		Fail: func(code int16, msg string) { n.answerError(c, hdr, req, respond, code, msg) }, Prepared: n.ctrl.Prepare(req),
+		taken: c.Taken}
 	select {
 	case n.ctrlq <- r:
 	case <-n.stopped:
@@ -131,15 +134,27 @@ func (n *Node) answerError(c *network.ConnInfo, hdr protocol.RequestHeader, req 
 func (n *Node) serveControllerQueue(r ControllerRequest) {
 	st := n.driver.Status()
 	n.doing = activity{op: "controller"}
-	n.ctrl.Serve(time.Now(), st, writer{n}, r)
+	n.serveController(st, r)
 	for range maxDrain {
 		select {
 		case r := <-n.ctrlq:
-			n.ctrl.Serve(time.Now(), st, writer{n}, r)
+			n.serveController(st, r)
 		default:
 			return
 		}
 	}
+}
+
+// serveController hands r to the controller. Off the queue, r's wait for its answer
+// (often a commit) no longer holds the reading of other connections' requests: a
+// thousand brokers' heartbeats parked for a commit held every share of
+// queued.max.requests, and the followers' Fetches the commit needed went unread until
+// the leader resigned.
+func (n *Node) serveController(st raft.Status, r ControllerRequest) {
+	if r.taken != nil {
+		r.taken()
+	}
+	n.ctrl.Serve(time.Now(), st, writer{n}, r)
 }
 
 // controllerApi is the registration of a controller api the active

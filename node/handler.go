@@ -19,6 +19,7 @@ import (
 // carry the requested name again.
 type reqRef struct {
 	respond     func(kmsg.Response)
+	taken       func() // the connection's Taken: the loop took the request off the inbox
 	topicRename string
 	remote      string // for logs
 	corr        int32  // the request's correlation id, for logs
@@ -85,7 +86,7 @@ func (n *Node) unrouted(c *network.ConnInfo, hdr protocol.RequestHeader, respond
 
 // toRaft hands a raft request to the run loop.
 func (n *Node) toRaft(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
-	ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: n.requestClusterID(req)}
+	ref := &reqRef{respond: respond, taken: c.Taken, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: n.requestClusterID(req)}
 	if !n.postRequest(c, hdr, raft.Message{Request: req, Ref: ref}) {
 		respond(nil) // close the connection
 	}
@@ -96,7 +97,7 @@ func (n *Node) toRaft(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.
 // partition describes that one, under the name asked for.
 func (n *Node) describeQuorumToRaft(c *network.ConnInfo, hdr protocol.RequestHeader, req kmsg.Request, respond func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeQuorumRequest)
-	ref := &reqRef{respond: respond, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: n.requestClusterID(req)}
+	ref := &reqRef{respond: respond, taken: c.Taken, remote: c.Remote.String(), corr: hdr.CorrelationID, clusterID: n.requestClusterID(req)}
 	if n.rcfg.TopicName != topics.ClusterMetadata && len(r.Topics) == 1 && r.Topics[0].Topic == topics.ClusterMetadata {
 		r.Topics[0].Topic = n.rcfg.TopicName
 		ref.topicRename = topics.ClusterMetadata

@@ -171,6 +171,11 @@ func (n *Node) stepQueued(m raft.Message) error {
 }
 
 func (n *Node) step(m raft.Message) error {
+	if ref, ok := m.Ref.(*reqRef); ok && ref.taken != nil {
+		// Off the inbox: whatever the request waits for now (a parked Fetch, a
+		// commit) no longer holds the reading of other connections' requests.
+		ref.taken()
+	}
 	n.doing = activity{op: "step", msg: m}
 	if err := n.driver.Step(time.Now(), m); err != nil {
 		return n.fatal("step", err)

@@ -56,30 +56,34 @@ func usage(w io.Writer) {
 const defaultGCPercent = 400
 
 // defaultMemoryLimit is the soft memory limit used unless GOMEMLIMIT is
-// set. With GOGC at 400 the heap may grow to five times the live data
-// before a collection: at 200,000 records/s a node's RSS reached 50-62 MB
-// (live heap 3-4 MB, heap goal ~20 MB, plus catch-up bursts). Under this
-// limit the collector runs earlier only when the heap nears it, so steady
-// load keeps GOGC's quiet and the same runs stay at 41-44 MB, CPU and
-// throughput unchanged. It is soft: a node whose live data needs more gets
-// it, with more frequent collections (the runtime caps their CPU).
+// set, while the live heap is small. With GOGC at 400 the heap may grow to
+// five times the live data before a collection: at 200,000 records/s a
+// node's RSS reached 50-62 MB (live heap 3-4 MB, heap goal ~20 MB, plus
+// catch-up bursts). Under this limit the collector runs earlier only when
+// the heap nears it, so steady load keeps GOGC's quiet and the same runs
+// stay at 41-44 MB, CPU and throughput unchanged. Once the process needs
+// more (an active controller's brokers and image), the limit follows what
+// it needs (memoryLimitFor), recomputed after every collection.
 const defaultMemoryLimit = 32 << 20
 
 func main() {
 	keepSysmonAwake(os.Args[1:], os.Stderr)
-	runtimeDefaults(os.LookupEnv)
+	limiter = runtimeDefaults(os.LookupEnv)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// runtimeDefaults applies defaultGCPercent and defaultMemoryLimit where
-// the environment (GOGC, GOMEMLIMIT) does not say otherwise.
-func runtimeDefaults(lookupEnv func(string) (string, bool)) {
+// runtimeDefaults applies defaultGCPercent and defaultMemoryLimit (and the
+// limiter that raises it as the process grows) where the environment (GOGC,
+// GOMEMLIMIT) does not say otherwise; it returns the limiter, nil when
+// GOMEMLIMIT is set.
+func runtimeDefaults(lookupEnv func(string) (string, bool)) *memoryLimiter {
 	if _, set := lookupEnv("GOGC"); !set {
 		debug.SetGCPercent(defaultGCPercent)
 	}
 	if _, set := lookupEnv("GOMEMLIMIT"); !set {
-		debug.SetMemoryLimit(defaultMemoryLimit)
+		return startMemoryLimiter(defaultMemoryLimit)
 	}
+	return nil
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -112,6 +112,7 @@ func runMetadata(args []string, stdout, stderr io.Writer) error {
 	// would run all the time (a load six times slower), and GOGC 400 lets
 	// the heap grow to five times the image. Go's own defaults instead.
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		limiter.stop()
 		debug.SetMemoryLimit(math.MaxInt64)
 	}
 	if _, set := os.LookupEnv("GOGC"); !set {

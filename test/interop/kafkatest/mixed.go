@@ -52,7 +52,8 @@ type MixedRaftConfig struct {
 	// EndQuorumEpoch handling).
 	KafkaLog4j map[string]string
 	KraftdArgs []string // extra test-kraft-server-start (or start) flags
-	// KafkaJVMFlags replace the harness's small-heap JVM flags (benchmarks).
+	// KafkaJVMFlags replace the harness's small-heap JVM flags (benchmarks), for
+	// TestRaftServers and controllers alike.
 	KafkaJVMFlags []string
 
 	// Controllers runs metadata quorum nodes instead: Kafka's kafka.Kafka with
@@ -185,7 +186,7 @@ func (q *MixedRaft) startController(n *MixedNode) {
 	case SideKafka:
 		c := q.env.StartController(q.t, ControllerConfig{NodeID: n.ID, ClusterID: q.ClusterID(n.ID), Port: n.Port, Voters: q.Voters,
 			NoFormat: formatted, Dir: n.LogDir, Props: q.cfg.Props, Log4jLevels: q.cfg.KafkaLog4j, FormatArgs: q.cfg.KafkaFormatArgs,
-			JVMFlags: q.kafkaJVMFlags(n, nil)})
+			JVMFlags: q.kafkaJVMFlags(n, q.cfg.KafkaJVMFlags)})
 		n.Proc = c.Process
 	case SideKraftd:
 		if !formatted && len(q.cfg.KafkaFormatArgs) > 0 && q.cfg.KraftdFormatArgs == nil {

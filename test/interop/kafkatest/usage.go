@@ -42,6 +42,9 @@ func (p *Process) ResetPeakRSS() error {
 	return nil
 }
 
+// PidUsage reads the usage of any running process by pid, as Usage does.
+func PidUsage(pid int) (Usage, error) { return procUsage(pid) }
+
 func procUsage(pid int) (Usage, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
