@@ -1,6 +1,8 @@
 package interop
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/config"
+	"github.com/kraftd/kraftd/controller/configs"
 	"github.com/kraftd/kraftd/features"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
 )
@@ -71,6 +74,7 @@ func TestDescribeConfigsMatchKafka(t *testing.T) {
 		s.waitApplied()
 	}
 	compareOwnNode(t, sides)
+	compareConfigsTool(t, env, k.Addr, j.Addr)
 	for _, c := range describeCases() {
 		for v := int16(1); v <= 4; v++ {
 			name := fmt.Sprintf("%s v%d", c.name, v)
@@ -372,4 +376,51 @@ func compareOwnNode(t *testing.T, sides []*describeSide) {
 	}
 	slices.Sort(skipped)
 	t.Logf("own node: %d keys equal, %d static on either side not compared: %s", compared, len(skipped), strings.Join(skipped, " "))
+}
+
+// compareConfigsTool runs kafka-configs --bootstrap-controller against the
+// kraftd-only quorum and the JVM one: the topic with --all and this node's
+// dynamic configs and the cluster's print alike.
+func compareConfigsTool(t *testing.T, env *kafkatest.Env, kraftdAddr, jvmAddr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, args := range [][]string{
+		// Without --all the tool lists topics first, which no controller
+		// serves (UnsupportedEndpointTypeException from the admin client).
+		{"--describe", "--entity-type", "topics", "--entity-name", "dc1", "--all"},
+		{"--describe", "--entity-type", "brokers", "--entity-name", "1"},
+		{"--describe", "--entity-type", "brokers", "--entity-default"},
+	} {
+		var outs [2]string
+		for i, addr := range []string{kraftdAddr, jvmAddr} {
+			out, err := env.RunTool(ctx, classConfigs, append([]string{"--bootstrap-controller", addr}, args...)...)
+			if err != nil {
+				t.Fatalf("kafka-configs %v via %s: %v", args, addr, err)
+			}
+			outs[i] = out
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("kafka-configs %v:\nkafka:\n%s\nkraftd:\n%s", args, outs[1], outs[0])
+		} else {
+			t.Logf("kafka-configs %v: %s", args, firstLine(outs[0]))
+		}
+	}
+	for _, want := range []string{"retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000"} {
+		out, _ := env.RunTool(ctx, classConfigs, "--bootstrap-controller", kraftdAddr, "--describe", "--entity-type", "topics", "--entity-name", "dc1", "--all")
+		if !strings.Contains(out, want) {
+			t.Errorf("kafka-configs on kraftd: no %q in\n%s", want, out)
+		}
+	}
+}
+
+// TestDescribeKeysMatchKafka: the broker and topic key table kraftd's
+// DescribeConfigs draws on is what Kafka 4.4.0's jar gives.
+func TestDescribeKeysMatchKafka(t *testing.T) {
+	t.Parallel()
+	kafkatest.Require(t)
+	out, _ := runJava(t, "KafkaConfigDocs", nil)
+	if !bytes.Equal(bytes.TrimSpace(out), bytes.TrimSpace(configs.DescribeKeysJSON())) {
+		t.Errorf("controller/configs/describekeys.json differs from the jar's keys; regenerate it with testdata/KafkaConfigDocs.java")
+	}
 }
