@@ -56,13 +56,20 @@ func Describe(src DescribeSource, req *kmsg.DescribeConfigsRequest) (*kmsg.Descr
 	d.node = d.dynamic(BrokerResource, strconv.Itoa(int(src.NodeID)), true)
 	d.merged = d.currentOriginals()
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	size := 0
 	for _, r := range req.Resources {
 		out := kmsg.NewDescribeConfigsResponseResource()
 		out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
 		// Kafka's result carries its schema's default "" unless an
 		// exception set the message.
 		out.ErrorMessage = strp("")
+		d.keys = keyFilter(r)
 		configs, err := d.resource(r)
+		if err == nil {
+			if size += answerBytes(configs); size > maxAnswerBytes {
+				err = invalidRequest(tooLarge)
+			}
+		}
 		if err != nil {
 			out.ErrorCode, out.ErrorMessage = err.Err.Code, strp(err.Message)
 			out.Configs = []kmsg.DescribeConfigsResponseResourceConfig{}
@@ -81,6 +88,8 @@ type describer struct {
 	// currentDynamicDefaultConfigs and currentDynamicBrokerConfigs), and
 	// its current originals: static, then cluster, then its own.
 	cluster, node, merged map[string]string
+	// keys is the resource's key filter being described (nil: all).
+	keys map[string]bool
 }
 
 // dynamic is DynamicBrokerConfig.fromPersistentProps of a BROKER record:
@@ -121,9 +130,48 @@ func populateSynonyms(m map[string]string) {
 	}
 }
 
-// wanted is the request's key filter (none or empty: every key).
-func wanted(r kmsg.DescribeConfigsRequestResource, name string) bool {
-	return len(r.ConfigNames) == 0 || slices.Contains(r.ConfigNames, name)
+// wanted is the resource's key filter (none or empty: every key).
+func (d *describer) wanted(name string) bool {
+	return d.keys == nil || d.keys[name]
+}
+
+// keyFilter is a resource's ConfigNames as a set: a request may name many.
+func keyFilter(r kmsg.DescribeConfigsRequestResource) map[string]bool {
+	if len(r.ConfigNames) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(r.ConfigNames))
+	for _, n := range r.ConfigNames {
+		m[n] = true
+	}
+	return m
+}
+
+// maxAnswerBytes bounds the configurations one answer carries (about 40
+// bytes a plain entry, 1 KiB with synonyms and documentation): a request
+// naming a resource many times would otherwise have the node build an
+// answer of any size. Resources past it are refused.
+const maxAnswerBytes = 64 << 20
+
+const tooLarge = "The DescribeConfigs response would be too large; describe fewer resources at a time."
+
+// answerBytes estimates the encoded size of configs.
+func answerBytes(configs []kmsg.DescribeConfigsResponseResourceConfig) int {
+	n := 0
+	for _, c := range configs {
+		n += 16 + len(c.Name) + len(deref(c.Value)) + len(deref(c.Documentation))
+		for _, s := range c.ConfigSynonyms {
+			n += 8 + len(s.Name) + len(deref(s.Value))
+		}
+	}
+	return n
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func (d *describer) resource(r kmsg.DescribeConfigsRequestResource) ([]kmsg.DescribeConfigsResponseResourceConfig, *Error) {
@@ -188,7 +236,7 @@ func (d *describer) stored(r kmsg.DescribeConfigsRequestResource, resType int8) 
 	cur := Current(d.src.Image, resType, r.ResourceName)
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	for _, k := range sortedHashKeys(cur) {
-		if !wanted(r, k) {
+		if !d.wanted(k) {
 			continue
 		}
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()

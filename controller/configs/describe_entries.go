@@ -31,7 +31,7 @@ func (d *describer) topic(r kmsg.DescribeConfigsRequestResource) ([]kmsg.Describ
 	}
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	for _, name := range append(hashOrder(names), internal...) {
-		if !wanted(r, name) {
+		if !d.wanted(name) {
 			continue
 		}
 		out = append(out, d.topicEntry(&topicKeys[topicKeyIndex[name]], props, server))
@@ -127,7 +127,7 @@ func (d *describer) maybeSynonyms(all []synonym) []synonym {
 func (d *describer) brokerEntries(r kmsg.DescribeConfigsRequestResource, names []string, values map[string]string, perBroker bool) []kmsg.DescribeConfigsResponseResourceConfig {
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	for _, name := range names {
-		if !wanted(r, name) {
+		if !d.wanted(name) {
 			continue
 		}
 		v := values[name]
@@ -202,7 +202,7 @@ func (d *describer) ownBroker(r kmsg.DescribeConfigsRequestResource) []kmsg.Desc
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	// Kafka streams the extra originals first, then the values.
 	for _, name := range append(rest, hashOrder(names)...) {
-		if wanted(r, name) {
+		if d.wanted(name) {
 			out = append(out, d.brokerEntry(name, values[name], true))
 		}
 	}

@@ -42,7 +42,7 @@ func describeOne(t *testing.T, im *image.Image, synonyms bool, typ int8, name st
 	return resp.Resources[0]
 }
 
-func deref(s *string) string {
+func derefOr(s *string) string {
 	if s == nil {
 		return "<null>"
 	}
@@ -67,21 +67,21 @@ func TestDescribeTopic(t *testing.T) {
 			seg = c
 		}
 	}
-	if deref(ret.Value) != "1000" || ret.Source != 1 || ret.ConfigType != 5 || len(ret.ConfigSynonyms) != 3 ||
-		ret.ConfigSynonyms[0].Source != 1 || deref(ret.ConfigSynonyms[1].Value) != "5000" || ret.ConfigSynonyms[1].Source != 3 ||
-		ret.ConfigSynonyms[2].Name != "log.retention.hours" || deref(ret.ConfigSynonyms[2].Value) != "168" || ret.ConfigSynonyms[2].Source != 5 {
+	if derefOr(ret.Value) != "1000" || ret.Source != 1 || ret.ConfigType != 5 || len(ret.ConfigSynonyms) != 3 ||
+		ret.ConfigSynonyms[0].Source != 1 || derefOr(ret.ConfigSynonyms[1].Value) != "5000" || ret.ConfigSynonyms[1].Source != 3 ||
+		ret.ConfigSynonyms[2].Name != "log.retention.hours" || derefOr(ret.ConfigSynonyms[2].Value) != "168" || ret.ConfigSynonyms[2].Source != 5 {
 		t.Errorf("retention.ms: %+v", ret)
 	}
 	// The synonyms start at log.roll.ms, set nowhere: none, and the source
 	// is DEFAULT_CONFIG although the value is the static hours, as in Kafka.
-	if deref(seg.Value) != "360000000" || seg.Source != 5 || len(seg.ConfigSynonyms) != 0 {
+	if derefOr(seg.Value) != "360000000" || seg.Source != 5 || len(seg.ConfigSynonyms) != 0 {
 		t.Errorf("segment.ms: %+v", seg)
 	}
-	if res := describeOne(t, im, false, TopicResource, "u"); res.ErrorCode != kerr.UnknownTopicOrPartition.Code || deref(res.ErrorMessage) != "" {
+	if res := describeOne(t, im, false, TopicResource, "u"); res.ErrorCode != kerr.UnknownTopicOrPartition.Code || derefOr(res.ErrorMessage) != "" {
 		t.Errorf("unknown topic: %+v", res)
 	}
 	if res := describeOne(t, im, false, TopicResource, ""); res.ErrorCode != kerr.InvalidTopicException.Code ||
-		deref(res.ErrorMessage) != "Topic name is invalid: the empty string is not allowed" {
+		derefOr(res.ErrorMessage) != "Topic name is invalid: the empty string is not allowed" {
 		t.Errorf("empty topic: %+v", res)
 	}
 }
@@ -96,7 +96,7 @@ func TestDescribeBroker(t *testing.T) {
 	for _, c := range res.Configs {
 		got[c.Name] = c
 	}
-	if len(got) != 2 || deref(got["log.retention.ms"].Value) != "5000" || got["log.retention.ms"].Source != 3 || got["log.retention.ms"].ReadOnly ||
+	if len(got) != 2 || derefOr(got["log.retention.ms"].Value) != "5000" || got["log.retention.ms"].Source != 3 || got["log.retention.ms"].ReadOnly ||
 		got["custom.key"].Value != nil || !got["custom.key"].IsSensitive || got["custom.key"].ConfigType != 0 {
 		t.Errorf("cluster: %+v", res.Configs)
 	}
@@ -105,9 +105,9 @@ func TestDescribeBroker(t *testing.T) {
 	for _, c := range res.Configs {
 		got[c.Name] = c
 	}
-	if deref(got["log.cleaner.threads"].Value) != "3" || got["log.cleaner.threads"].Source != 2 ||
-		deref(got["broker.id"].Value) != "1" || !got["broker.id"].ReadOnly || got["broker.id"].Source != 4 ||
-		deref(got["log.roll.hours"].Value) != "100" || got["log.roll.hours"].Source != 4 ||
+	if derefOr(got["log.cleaner.threads"].Value) != "3" || got["log.cleaner.threads"].Source != 2 ||
+		derefOr(got["broker.id"].Value) != "1" || !got["broker.id"].ReadOnly || got["broker.id"].Source != 4 ||
+		derefOr(got["log.roll.hours"].Value) != "100" || got["log.roll.hours"].Source != 4 ||
 		got["process.roles"].Value != nil || got["process.roles"].Source != 5 {
 		t.Errorf("own node: %+v", res.Configs)
 	}
@@ -116,11 +116,11 @@ func TestDescribeBroker(t *testing.T) {
 		"x":  "Broker id must be an integer, but it is: x",
 		"-1": "Unexpected broker id, expected 1 or empty string, but received -1",
 	} {
-		if res := describeOne(t, im, false, BrokerResource, name); res.ErrorCode != kerr.InvalidRequest.Code || deref(res.ErrorMessage) != want {
+		if res := describeOne(t, im, false, BrokerResource, name); res.ErrorCode != kerr.InvalidRequest.Code || derefOr(res.ErrorMessage) != want {
 			t.Errorf("broker %q: %+v", name, res)
 		}
 	}
-	if res := describeOne(t, im, false, BrokerLoggerResource, ""); res.ErrorCode != kerr.InvalidRequest.Code || deref(res.ErrorMessage) != "Broker id must not be empty" {
+	if res := describeOne(t, im, false, BrokerLoggerResource, ""); res.ErrorCode != kerr.InvalidRequest.Code || derefOr(res.ErrorMessage) != "Broker id must not be empty" {
 		t.Errorf("logger: %+v", res)
 	}
 	req := kmsg.NewPtrDescribeConfigsRequest()
@@ -129,5 +129,35 @@ func TestDescribeBroker(t *testing.T) {
 	req.Resources = append(req.Resources, r)
 	if _, err := Describe(DescribeSource{Image: im, NodeID: 1}, req); err == nil || err.Err != kerr.InvalidRequest {
 		t.Errorf("unknown type: %v", err)
+	}
+}
+
+// TestDescribeBounded: a request naming this node's resource again and
+// again gets answers up to a bound, then a refusal per resource, not an
+// answer of any size.
+func TestDescribeBounded(t *testing.T) {
+	im := describeImage(t)
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.IncludeSynonyms, req.IncludeDocumentation = true, true
+	for range 2000 {
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+		req.Resources = append(req.Resources, r)
+	}
+	resp, err := Describe(DescribeSource{Image: im, NodeID: 1}, req)
+	if err != nil || len(resp.Resources) != 2000 {
+		t.Fatalf("%v %d", err, len(resp.Resources))
+	}
+	answered, size := 0, 0
+	for _, r := range resp.Resources {
+		if r.ErrorCode == 0 {
+			answered++
+			size += answerBytes(r.Configs)
+		} else if r.ErrorCode != kerr.InvalidRequest.Code || derefOr(r.ErrorMessage) != tooLarge {
+			t.Fatalf("%+v", r)
+		}
+	}
+	if answered == 0 || answered == 2000 || size > maxAnswerBytes {
+		t.Errorf("%d answered, %d bytes", answered, size)
 	}
 }
