@@ -1,5 +1,7 @@
 package config
 
+import "strings"
+
 // ActiveControllerKey turns the active controller on or off (kraftd's own
 // key; default true unless kraftd.controller.leadership.deferral.enable is
 // set true): a kraftd voter of __cluster_metadata that raft makes leader
@@ -37,4 +39,22 @@ func (c *Config) readActive(r *reader) {
 	c.AutoLeaderRebalance = r.bool("auto.leader.rebalance.enable", true)
 	c.LeaderImbalanceCheckIntervalSeconds = r.int("leader.imbalance.check.interval.seconds", 300, 1)
 	c.UncleanElectionIntervalMs = r.int("unclean.leader.election.interval.ms", 300000, 1)
+	if c.ActiveController {
+		refusePluggedKeys(r)
+	}
+}
+
+// pluggedKeys name Java classes Kafka's active controller would load and
+// consult on every request (spec 8.3). kraftd runs no Java code, so an
+// active-capable node refuses to start with one rather than serve without
+// the checks the operator asked for. A standby-only node decides nothing
+// they would check.
+var pluggedKeys = []string{"authorizer.class.name", "alter.config.policy.class.name", "create.topic.policy.class.name"}
+
+func refusePluggedKeys(r *reader) {
+	for _, k := range pluggedKeys {
+		if v, ok := r.p.Get(k); ok && strings.TrimSpace(v) != "" {
+			r.bad("%s: kraftd cannot load Java classes and has no equivalent of %q; remove the key (or set %s=false)", k, v, ActiveControllerKey)
+		}
+	}
 }

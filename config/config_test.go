@@ -98,6 +98,17 @@ func TestConfigValidation(t *testing.T) {
 				t.Error("not a voter controller")
 			}
 		}},
+		{name: "authorizer refused", overrides: map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
+			wantErr: []string{"authorizer.class.name: kraftd cannot load Java classes"}},
+		{name: "policies refused", overrides: map[string]string{"alter.config.policy.class.name": "a.P", "create.topic.policy.class.name": "b.P"},
+			wantErr: []string{"alter.config.policy.class.name: kraftd cannot", "create.topic.policy.class.name: kraftd cannot"}},
+		{name: "empty authorizer allowed", overrides: map[string]string{"authorizer.class.name": " "}},
+		{name: "plugged keys on a standby-only node", overrides: map[string]string{"authorizer.class.name": "x.A", ActiveControllerKey: "false"},
+			check: func(t *testing.T, c *Config) {
+				if c.ActiveController {
+					t.Error("active side on")
+				}
+			}},
 		{name: "auto join", overrides: map[string]string{"controller.quorum.auto.join.enable": "TRUE"}, check: func(t *testing.T, c *Config) {
 			if !c.AutoJoin {
 				t.Error("controller.quorum.auto.join.enable=TRUE not read")

@@ -471,8 +471,6 @@ func (a *App) serve(now time.Time, st raft.Status, w node.Writer, r node.Control
 		a.unregisterController(now, st, w, r, req)
 	case *kmsg.AlterPartitionAssignmentsRequest:
 		a.alterPartitionAssignments(now, st, w, r, req)
-	case *kmsg.DescribeConfigsRequest:
-		a.describeConfigs(now, st, w, r, req)
 	case *kmsg.CreateDelegationTokenRequest, *kmsg.RenewDelegationTokenRequest, *kmsg.ExpireDelegationTokenRequest:
 		a.delegationToken(now, st, w, r)
 	default:

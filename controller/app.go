@@ -35,6 +35,9 @@ type Options struct {
 	// OnPublish, when set, sees each committed image as it is published,
 	// on the loop goroutine (a simulation checks them).
 	OnPublish func(*image.Image)
+	// StaticProperties are the node's properties as read (Kafka's
+	// originals), which DescribeConfigs reports (describeconfigs.go).
+	StaticProperties map[string]string
 	// Active, when set, lets the application become the active controller
 	// (active.go); without it the application is a standby only.
 	Active *ActiveOptions

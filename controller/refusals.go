@@ -22,7 +22,6 @@ import (
 // Messages of the refusals.
 const (
 	noReassignment = "kraftd does not implement partition reassignment."
-	noDescribe     = "kraftd does not serve DescribeConfigs on the controller listener; describe configurations through a broker."
 )
 
 // refuse answers r with resp once what was appended before commits.
@@ -51,18 +50,6 @@ func (a *App) alterPartitionAssignments(now time.Time, _ raft.Status, w node.Wri
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
-	}
-	a.refuse(now, w, r, resp)
-}
-
-// describeConfigs refuses DescribeConfigs (api 32) on every resource.
-func (a *App) describeConfigs(now time.Time, _ raft.Status, w node.Writer, r node.ControllerRequest, req *kmsg.DescribeConfigsRequest) {
-	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
-	msg := noDescribe
-	for _, res := range req.Resources {
-		o := kmsg.NewDescribeConfigsResponseResource()
-		o.ResourceType, o.ResourceName, o.ErrorCode, o.ErrorMessage = res.ResourceType, res.ResourceName, kerr.UnsupportedVersion.Code, &msg
-		resp.Resources = append(resp.Resources, o)
 	}
 	a.refuse(now, w, r, resp)
 }

@@ -191,8 +191,7 @@ var (
 	alterSCRAMAPI              = controllerApi(kmsg.AlterUserSCRAMCredentials)
 	unregisterControllerAPI    = controllerApi(kmsg.UnregisterController)
 
-	// The apis kraftd does not implement: the active controller refuses
-	// them with a clear error (controller/refusals.go).
+	// The api kraftd does not implement: the active controller refuses it
+	// with a clear error (controller/refusals.go).
 	alterReassignmentsAPI = controllerApi(kmsg.AlterPartitionAssignments)
-	describeConfigsAPI    = controllerApi(kmsg.DescribeConfigs)
 )

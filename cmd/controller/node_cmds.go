@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	mrand "math/rand/v2"
 	"os"
 	"os/signal"
@@ -133,6 +134,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		MaxSnapshotInterval:      time.Duration(cfg.MaxSnapshotIntervalMs) * time.Millisecond,
 		Logger:                   lg.Named("controller").With(zap.Int32("node_id", cfg.NodeID)),
 		Start:                    time.Now(),
+		StaticProperties:         maps.Clone(p.Values),
 		Active:                   active,
 	})
 	if err != nil {

@@ -401,8 +401,9 @@ func envelopeOf(inner kmsg.Request, user string, tokenAuthenticated bool) *kmsg.
 	return r
 }
 
-// refusedCases are the apis kraftd refuses where Kafka serves them, then
-// UnregisterController, which both serve.
+// refusedCases are the api kraftd refuses where Kafka serves it, then
+// DescribeConfigs (two missing topics) and UnregisterController, which both
+// serve.
 func refusedCases() []activeCase {
 	plain := func(key kmsg.Key) func(int16, string) kmsg.Request {
 		return func(int16, string) kmsg.Request { return controllerApiRequest(int16(key), "") }
@@ -416,7 +417,7 @@ func refusedCases() []activeCase {
 	}
 	return []activeCase{
 		{name: "two partitions", key: kmsg.AlterPartitionAssignments, build: plain(kmsg.AlterPartitionAssignments), refused: true},
-		{name: "two topics", key: kmsg.DescribeConfigs, build: plain(kmsg.DescribeConfigs), refused: true},
+		{name: "two topics", key: kmsg.DescribeConfigs, build: plain(kmsg.DescribeConfigs)},
 		{name: "itself", key: kmsg.UnregisterController, build: unregister(1)},
 		{name: "never registered", key: kmsg.UnregisterController, build: unregister(7)},
 	}
