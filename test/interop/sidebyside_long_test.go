@@ -276,6 +276,8 @@ const (
 	sbsOrders   = "sbs-orders"
 	sbsCompact  = "sbs-compact"
 	sbsELR      = "sbs-elr"
+	sbsSingle   = "sbs-single"
+	sbsDefaults = "sbs-defaults"
 	sbsAssigned = "sbs.assigned"
 	sbsIdem     = "sbs-idempotent"
 	sbsTx       = "sbs-transactional"
@@ -315,10 +317,20 @@ func (c *sbsCluster) topicsAndConfigs() {
 		"--replication-factor", "3", "--config", "min.insync.replicas=3")
 	c.waitMetadata(sbsOrders+" ready", ready(sbsOrders, 6, 3))
 	c.waitMetadata(sbsCompact+" ready", ready(sbsCompact, 3, 3))
+	// One replica each: the partition on the broker killed later goes offline.
+	c.tool("create "+sbsSingle, nil, classTopics, "--create", "--topic", sbsSingle, "--partitions", "3", "--replication-factor", "1")
+	// The controller's num.partitions and default.replication.factor.
+	c.tool("create "+sbsDefaults, nil, classTopics, "--create", "--topic", sbsDefaults)
+	c.waitMetadata(sbsOrders+" ready", ready(sbsOrders, 6, 3))
+	c.waitMetadata(sbsCompact+" ready", ready(sbsCompact, 3, 3))
 	c.waitMetadata(sbsELR+" ready", ready(sbsELR, 3, 3))
+	c.waitMetadata(sbsSingle+" ready", ready(sbsSingle, 3, 1))
+	c.waitMetadata(sbsDefaults+" ready", ready(sbsDefaults, 1, 1))
 	c.describeTopic("describe "+sbsOrders, sbsOrders, 0)
 	c.describeTopic("describe "+sbsCompact, sbsCompact, 0)
 	c.describeTopic("describe "+sbsELR, sbsELR, 0)
+	c.describeTopic("describe "+sbsSingle, sbsSingle, sbsAnyBroker)
+	c.describeTopic("describe "+sbsDefaults, sbsDefaults, sbsAnyBroker)
 
 	c.tool("create with replica assignment", nil, classTopics, "--create", "--topic", sbsAssigned,
 		"--replica-assignment", "101:102:103,103:102:101,102:101:103")
@@ -401,7 +413,7 @@ func (c *sbsCluster) preferredElection() {
 				}
 			}
 		}
-		return true
+		return !slices.ContainsFunc(p[sbsSingle], func(pt kmsg.MetadataResponseTopicPartition) bool { return pt.Leader == killed })
 	}
 	c.waitMetadata(fmt.Sprintf("broker %d out of every ISR", killed), movedOff)
 	t.Logf("%s: broker %d (leading %d of 8 partitions) killed -9: out of every ISR after %v", c.side, killed, leads[killed],
@@ -409,6 +421,8 @@ func (c *sbsCluster) preferredElection() {
 	c.describeTopic("describe with the broker killed", sbsOrders, killed)
 	c.describeTopic("describe "+sbsCompact+" with the broker killed", sbsCompact, killed)
 	c.describeTopic("describe "+sbsELR+" with the broker killed", sbsELR, killed)
+	c.describeTopic("describe "+sbsSingle+" with the broker killed", sbsSingle, killed)
+	c.tool("unclean election while a partition is offline", sbsElectionOutput, classLeaderElection, "--election-type", "unclean", "--all-topic-partitions")
 	c.tool("election while the preferred leader is down", sbsElectionOutput, classLeaderElection, "--election-type", "preferred", "--all-topic-partitions")
 
 	cfg := c.q.BrokerConfig(killed)
@@ -417,10 +431,11 @@ func (c *sbsCluster) preferredElection() {
 	c.brokers[killed] = nb
 	c.all = append(c.all, nb)
 	c.waitMetadata("every ISR whole", func(p sbsParts) bool {
-		return ready(sbsOrders, 8, 3)(p) && ready(sbsCompact, 3, 3)(p) && ready(sbsELR, 3, 3)(p)
+		return ready(sbsOrders, 8, 3)(p) && ready(sbsCompact, 3, 3)(p) && ready(sbsELR, 3, 3)(p) && ready(sbsSingle, 3, 1)(p)
 	})
 	c.describeTopic("describe after the restart", sbsOrders, killed)
 	c.describeTopic("describe "+sbsELR+" after the restart", sbsELR, killed)
+	c.describeTopic("describe "+sbsSingle+" after the restart", sbsSingle, killed)
 	c.tool("preferred election", sbsElectionOutput, classLeaderElection, "--election-type", "preferred", "--all-topic-partitions")
 	c.waitMetadata("preferred leaders", func(p sbsParts) bool {
 		for _, topic := range []string{sbsOrders, sbsCompact, sbsELR} {

@@ -26,11 +26,11 @@ var (
 func sbsAddrs(s string) string { return sbsAddr.ReplaceAllString(s, "$1:<port>") }
 
 // sbsTopicDescribe normalizes kafka-topics --describe. The topic line keeps everything but
-// the topic id. A partition line keeps its topic and its Elr and LastKnownElr; the
-// partition number goes (which partitions a broker leads is random), the leader becomes
-// its role (preferred: the first replica; other; none) and the replica and ISR lists
-// their sorted members, with the broker killed (when killed > 0) as K and the others as B
-// (which broker was killed is chosen by placement). Partition lines are sorted. Each topic
+// the topic id. A partition line keeps its topic; the partition number goes (which
+// partitions a broker leads is random), the leader becomes its role (preferred: the first
+// replica; other; none) and the replica, ISR, ELR and last known ELR lists their sorted
+// members, with the broker killed (when killed > 0) as K and the others as B (which broker
+// was killed is chosen by placement), or every broker as B (sbsAnyBroker). Partition lines are sorted. Each topic
 // ends with how many partitions every broker of brokers is the preferred leader of, as
 // sorted counts: a striped placement spreads them evenly, whatever its seed.
 func sbsTopicDescribe(out string, brokers []int32, killed int32) string {
@@ -108,12 +108,17 @@ func sbsIDs(s string) []int32 {
 	return ids
 }
 
-// sbsMembers is a replica list as sorted members: ids, or B and K while a broker is killed.
+// sbsAnyBroker, as sbsTopicDescribe's killed, writes every broker as B: a topic whose
+// replicas are so few that which brokers hold them is placement's random choice.
+const sbsAnyBroker int32 = -1
+
+// sbsMembers is a replica list as sorted members: ids, or B and K while a broker is killed
+// (every one B for sbsAnyBroker).
 func sbsMembers(ids []int32, killed int32) string {
 	var s []string
 	for _, id := range ids {
 		switch {
-		case killed <= 0:
+		case killed == 0:
 			s = append(s, strconv.Itoa(int(id)))
 		case id == killed:
 			s = append(s, "K")
@@ -370,6 +375,9 @@ func TestSideBySideNormalizers(t *testing.T) {
 		"preferred leaders per broker: [1 1 1]"
 	if got := sbsTopicDescribe(describe, brokers, 0); got != want {
 		t.Errorf("describe:\n%s\nwant:\n%s", got, want)
+	}
+	if got := sbsTopicDescribe(describe, brokers, sbsAnyBroker); !strings.Contains(got, "Leader: none Replicas: B,B,B Isr: B Elr: B LastKnownElr: B") {
+		t.Errorf("describe, any broker:\n%s", got)
 	}
 	killed := sbsTopicDescribe(describe, brokers, 101)
 	for _, w := range []string{"Leader: other Replicas: B,B,K Isr: B,B Elr:", "Leader: none Replicas: B,B,K Isr: K Elr: B LastKnownElr: B"} {
