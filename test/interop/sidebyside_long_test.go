@@ -36,11 +36,6 @@ const (
 // sbsBound bounds every wait of the side-by-side script: a hang bound, not a speed goal.
 const sbsBound = 90 * time.Second
 
-// sbsParallel runs the two clusters at once. Off: on two shared cores the tools' JVMs are
-// CPU-bound, so both at once take as long as one after the other, with twelve JVMs
-// competing for the brokers' heartbeats instead of six.
-const sbsParallel = false
-
 // sbsStep is one tool run of the script: its output and what must match.
 type sbsStep struct{ name, raw, norm string }
 
@@ -60,38 +55,36 @@ type sbsCluster struct {
 }
 
 // TestSideBySideToolsLong runs the same script of Kafka's own tools against three Kafka
-// 4.4.0 controllers and against three kraftd controllers (the active side on), each with
-// three Kafka brokers, and requires every tool's output to be the same once what a process
-// picks at random is normalized (sidebyside_test.go): kafka-topics create (a topic with
-// --config too, and refused creates), describe, alter --partitions, list, delete;
-// kafka-configs alter and describe of a topic, a broker and the cluster default, and
-// refused changes; kafka-leader-election --all-topic-partitions after a broker killed -9
-// and restarted left partitions on non-preferred leaders; console producer (acks=all) and
-// consumer in a group, every record counted; an idempotent and a transactional franz-go
+// 4.4.0 controllers and then against three kraftd controllers (the active side on), each
+// with three Kafka brokers, and requires every tool's output to be the same once what a
+// process picks at random is normalized (sidebyside_test.go): kafka-topics create (with
+// --config, with the controller's defaults, with manual assignments, and refused creates),
+// describe, alter --partitions, list, delete; kafka-configs alter and describe of a topic,
+// a broker and the cluster default, min.insync.replicas under ELR, and refused changes; a
+// broker killed -9 (ISRs shrink, ELR fills, a single-replica partition goes offline) and
+// restarted, then kafka-leader-election, preferred and unclean; console producer (acks=all)
+// and consumer in a group, every record counted; an idempotent and a transactional franz-go
 // producer, the read_committed console consumer seeing exactly the committed records;
-// kafka-consumer-groups, kafka-transactions, kafka-features and kafka-metadata-quorum
-// through a broker.
+// kafka-consumer-groups, kafka-transactions, kafka-features, kafka-broker-api-versions and
+// kafka-metadata-quorum through a broker.
 func TestSideBySideToolsLong(t *testing.T) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
-	sides := []kafkatest.Side{kafkatest.SideKafka, kafkatest.SideKraftd}
-	clusters := make([]*sbsCluster, len(sides))
-	t.Run("clusters", func(t *testing.T) {
-		for i, side := range sides {
-			c := &sbsCluster{side: side, env: env}
-			clusters[i] = c
-			t.Run(string(side), func(t *testing.T) {
-				if sbsParallel {
-					t.Parallel()
-				}
-				start := time.Now()
-				c.t = t
-				c.start()
-				c.script()
-				t.Logf("%s: %d tool runs in %v", side, len(c.steps), time.Since(start).Round(time.Second))
-			})
-		}
-	})
+	var clusters []*sbsCluster
+	// One cluster after the other: on two shared cores the tools' JVMs are CPU-bound, so
+	// both at once would take as long, with twelve JVMs competing with the brokers'
+	// heartbeats instead of six.
+	for _, side := range []kafkatest.Side{kafkatest.SideKafka, kafkatest.SideKraftd} {
+		c := &sbsCluster{side: side, env: env}
+		clusters = append(clusters, c)
+		t.Run(string(side), func(t *testing.T) {
+			start := time.Now()
+			c.t = t
+			c.start()
+			c.script()
+			t.Logf("%s: %d tool runs in %v", side, len(c.steps), time.Since(start).Round(time.Second))
+		})
+	}
 	sbsCompare(t, clusters[0], clusters[1])
 }
 
