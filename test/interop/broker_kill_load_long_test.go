@@ -98,10 +98,10 @@ func brokerKillUnderLoad(t *testing.T, env *kafkatest.Env, side kafkatest.Side) 
 		}
 		return bs
 	}
-	waitParts := func(what string, ok func([]kmsg.MetadataResponseTopicPartition) bool) time.Duration {
+	waitPartsWithin := func(bound time.Duration, what string, ok func([]kmsg.MetadataResponseTopicPartition) bool) time.Duration {
 		t.Helper()
 		start := time.Now()
-		deadline := start.Add(activeBound)
+		deadline := start.Add(bound)
 		for {
 			all := true
 			for _, b := range live() {
@@ -115,10 +115,14 @@ func brokerKillUnderLoad(t *testing.T, env *kafkatest.Env, side kafkatest.Side) 
 				return time.Since(start)
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the brokers' metadata never showed %s within %v", what, activeBound)
+				t.Fatalf("the brokers' metadata never showed %s within %v", what, bound)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+	waitParts := func(what string, ok func([]kmsg.MetadataResponseTopicPartition) bool) time.Duration {
+		t.Helper()
+		return waitPartsWithin(activeBound, what, ok)
 	}
 	whole := func(ps []kmsg.MetadataResponseTopicPartition) bool {
 		return len(ps) == 6 && !slices.ContainsFunc(ps, func(p kmsg.MetadataResponseTopicPartition) bool { return p.Leader < 0 || len(p.ISR) != 3 })
@@ -195,7 +199,9 @@ func brokerKillUnderLoad(t *testing.T, env *kafkatest.Env, side kafkatest.Side) 
 	}
 	t.Logf("%s controllers: broker %d SIGTERM: controlled shutdown granted after %v, process exited after %v", side, victim,
 		granted.Round(10*time.Millisecond), exited.Round(10*time.Millisecond))
-	waitParts(fmt.Sprintf("no partition led by broker %d", victim), func(ps []kmsg.MetadataResponseTopicPartition) bool {
+	// Its leadership moved before the controller let it go, not when a session expired
+	// later: half a session after its exit (its last heartbeat) at most.
+	waitPartsWithin(loadSession/2, fmt.Sprintf("no partition led by broker %d", victim), func(ps []kmsg.MetadataResponseTopicPartition) bool {
 		return len(ps) == 6 && !slices.ContainsFunc(ps, func(p kmsg.MetadataResponseTopicPartition) bool {
 			return p.Leader < 0 || p.Leader == victim
 		})

@@ -180,19 +180,27 @@ func (c *sbsCluster) toolInput(step, stdin string, norm func(string) string, cla
 	return out
 }
 
-// toolUntil runs a tool until its output contains want (changes reach the brokers
-// through the metadata log) and records the last run.
-func (c *sbsCluster) toolUntil(step, want string, norm func(string) string, class string, args ...string) {
+// toolUntil runs a tool until its output satisfies ok (changes reach the brokers through
+// the metadata log) and records the last run.
+func (c *sbsCluster) toolUntil(step string, ok func(string) bool, norm func(string) string, class string, args ...string) {
 	c.t.Helper()
 	deadline := time.Now().Add(sbsBound)
 	for {
 		out, err := c.env.RunTool(c.ctx, class, append([]string{"--bootstrap-server", c.bs}, args...)...)
-		if (err == nil && strings.Contains(out, want)) || time.Now().After(deadline) {
+		if (err == nil && ok(out)) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	c.tool(step, norm, class, args...)
+}
+
+// has and lacks are toolUntil's conditions.
+func has(want string) func(string) bool {
+	return func(out string) bool { return strings.Contains(out, want) }
+}
+func lacks(gone string) func(string) bool {
+	return func(out string) bool { return !strings.Contains(out, gone) }
 }
 
 // describeTopic records kafka-topics --describe of topic, normalized with killed as K.
@@ -271,6 +279,8 @@ const (
 	sbsELR      = "sbs-elr"
 	sbsSingle   = "sbs-single"
 	sbsDefaults = "sbs-defaults"
+	sbsTwo      = "sbs-two"
+	sbsThree    = "sbs-three"
 	sbsAssigned = "sbs.assigned"
 	sbsIdem     = "sbs-idempotent"
 	sbsTx       = "sbs-transactional"
@@ -280,6 +290,7 @@ const (
 
 func (c *sbsCluster) script() {
 	c.topicsAndConfigs()
+	c.quotasAndScram()
 	c.preferredElection()
 	c.consoleRoundTrip()
 	c.transactions()
@@ -348,9 +359,9 @@ func (c *sbsCluster) topicsAndConfigs() {
 
 	topic := []string{"--entity-type", "topics", "--entity-name", sbsOrders}
 	c.tool("configs alter topic", nil, classConfigs, append([]string{"--alter", "--add-config", "retention.ms=3600000,max.message.bytes=2000000"}, topic...)...)
-	c.toolUntil("configs describe topic", "max.message.bytes=2000000", nil, classConfigs, append([]string{"--describe"}, topic...)...)
+	c.toolUntil("configs describe topic", has("max.message.bytes=2000000"), nil, classConfigs, append([]string{"--describe"}, topic...)...)
 	c.tool("configs delete topic config", nil, classConfigs, append([]string{"--alter", "--delete-config", "max.message.bytes"}, topic...)...)
-	c.toolUntil("configs describe topic after delete", "retention.ms=3600000", nil, classConfigs, append([]string{"--describe"}, topic...)...)
+	c.toolUntil("configs describe topic after delete", lacks("max.message.bytes"), nil, classConfigs, append([]string{"--describe"}, topic...)...)
 	c.tool("configs invalid topic value", nil, classConfigs, append([]string{"--alter", "--add-config", "retention.ms=soon"}, topic...)...)
 	c.tool("configs unknown topic config", nil, classConfigs, append([]string{"--alter", "--add-config", "no.such.config=1"}, topic...)...)
 	c.tool("configs missing topic", nil, classConfigs, "--alter", "--entity-type", "topics", "--entity-name", "sbs-missing", "--add-config", "retention.ms=1")
@@ -359,24 +370,54 @@ func (c *sbsCluster) topicsAndConfigs() {
 	def := []string{"--entity-type", "brokers", "--entity-default"}
 	c.tool("configs describe cluster default", nil, classConfigs, append([]string{"--describe"}, def...)...)
 	c.tool("configs alter cluster default", nil, classConfigs, append([]string{"--alter", "--add-config", "log.cleaner.threads=2,log.retention.ms=7200000"}, def...)...)
-	c.toolUntil("configs describe cluster default after alter", "log.cleaner.threads=2", nil, classConfigs, append([]string{"--describe"}, def...)...)
+	c.toolUntil("configs describe cluster default after alter", has("log.cleaner.threads=2"), nil, classConfigs, append([]string{"--describe"}, def...)...)
 	broker := []string{"--entity-type", "brokers", "--entity-name", "101"}
 	c.tool("configs alter broker 101", nil, classConfigs, append([]string{"--alter", "--add-config", "log.cleaner.threads=3"}, broker...)...)
-	c.toolUntil("configs describe broker 101", "log.cleaner.threads=3", nil, classConfigs, append([]string{"--describe"}, broker...)...)
+	c.toolUntil("configs describe broker 101", has("log.cleaner.threads=3"), nil, classConfigs, append([]string{"--describe"}, broker...)...)
 	c.tool("configs invalid broker value", nil, classConfigs, append([]string{"--alter", "--add-config", "log.cleaner.threads=many"}, def...)...)
 	c.tool("configs read-only broker config", nil, classConfigs, append([]string{"--alter", "--add-config", "log.dirs=/tmp/elsewhere"}, broker...)...)
 	c.tool("configs delete cluster default", nil, classConfigs, append([]string{"--alter", "--delete-config", "log.retention.ms"}, def...)...)
-	c.toolUntil("configs describe cluster default after delete", "log.cleaner.threads=2", nil, classConfigs, append([]string{"--describe"}, def...)...)
+	c.toolUntil("configs describe cluster default after delete", lacks("log.retention.ms"), nil, classConfigs, append([]string{"--describe"}, def...)...)
 
 	// min.insync.replicas under ELR: the cluster value may change, not go; no broker may
 	// set its own.
 	c.tool("configs cluster min.insync.replicas=2", nil, classConfigs, append([]string{"--alter", "--add-config", "min.insync.replicas=2"}, def...)...)
-	c.toolUntil("configs describe cluster min.insync.replicas=2", "min.insync.replicas=2", nil, classConfigs, append([]string{"--describe"}, def...)...)
+	c.toolUntil("configs describe cluster min.insync.replicas=2", has("min.insync.replicas=2"), nil, classConfigs, append([]string{"--describe"}, def...)...)
 	c.describeTopic("describe with cluster min.insync.replicas=2", sbsOrders, 0)
 	c.tool("configs broker min.insync.replicas under ELR", nil, classConfigs, append([]string{"--alter", "--add-config", "min.insync.replicas=2"}, broker...)...)
 	c.tool("configs delete cluster min.insync.replicas under ELR", nil, classConfigs, append([]string{"--alter", "--delete-config", "min.insync.replicas"}, def...)...)
 	c.tool("configs cluster min.insync.replicas=1", nil, classConfigs, append([]string{"--alter", "--add-config", "min.insync.replicas=1"}, def...)...)
-	c.toolUntil("configs describe cluster min.insync.replicas=1", "min.insync.replicas=1", nil, classConfigs, append([]string{"--describe"}, def...)...)
+	c.toolUntil("configs describe cluster min.insync.replicas=1", has("min.insync.replicas=1"), nil, classConfigs, append([]string{"--describe"}, def...)...)
+}
+
+// quotasAndScram sets, describes and deletes client quotas (AlterClientQuotas) and SCRAM
+// credentials (AlterUserScramCredentials) with kafka-configs, refusals included.
+func (c *sbsCluster) quotasAndScram() {
+	client := []string{"--entity-type", "clients", "--entity-name", "sbs-client"}
+	user := []string{"--entity-type", "users", "--entity-name", "sbs-user"}
+	c.tool("quota alter client", nil, classConfigs, append([]string{"--alter", "--add-config", "producer_byte_rate=1024,consumer_byte_rate=2048"}, client...)...)
+	c.tool("quota alter user and client", nil, classConfigs, append([]string{"--alter", "--add-config", "request_percentage=50"}, append(user, client...)...)...)
+	c.tool("quota alter default user", nil, classConfigs, "--alter", "--entity-type", "users", "--entity-default", "--add-config", "producer_byte_rate=4096")
+	c.tool("quota alter ip", nil, classConfigs, "--alter", "--entity-type", "ips", "--entity-name", "10.1.2.3", "--add-config", "connection_creation_rate=10")
+	c.toolUntil("quota describe client", has("consumer_byte_rate"), nil, classConfigs, append([]string{"--describe"}, client...)...)
+	c.toolUntil("quota describe user and client", has("request_percentage"), nil, classConfigs, append([]string{"--describe"}, append(user, client...)...)...)
+	c.toolUntil("quota describe ip", has("connection_creation_rate"), nil, classConfigs, "--describe", "--entity-type", "ips", "--entity-name", "10.1.2.3")
+	c.tool("quota negative value", nil, classConfigs, append([]string{"--alter", "--add-config", "producer_byte_rate=-5"}, client...)...)
+	c.tool("quota unknown key", nil, classConfigs, append([]string{"--alter", "--add-config", "no_such_quota=1"}, client...)...)
+	c.tool("quota delete", nil, classConfigs, append([]string{"--alter", "--delete-config", "consumer_byte_rate"}, client...)...)
+	c.toolUntil("quota describe client after delete", lacks("consumer_byte_rate"), nil, classConfigs, append([]string{"--describe"}, client...)...)
+
+	// Kafka alters one credential of a user per request.
+	c.tool("scram alter two mechanisms at once", nil, classConfigs, append([]string{"--alter", "--add-config",
+		"SCRAM-SHA-256=[iterations=8192,password=pw],SCRAM-SHA-512=[password=pw2]"}, user...)...)
+	c.tool("scram alter", nil, classConfigs, append([]string{"--alter", "--add-config", "SCRAM-SHA-256=[iterations=8192,password=pw]"}, user...)...)
+	c.tool("scram alter second mechanism", nil, classConfigs, append([]string{"--alter", "--add-config", "SCRAM-SHA-512=[password=pw2]"}, user...)...)
+	c.toolUntil("scram describe", has("SCRAM-SHA-512"), nil, classConfigs, append([]string{"--describe"}, user...)...)
+	c.tool("scram too few iterations", nil, classConfigs, append([]string{"--alter", "--add-config", "SCRAM-SHA-256=[iterations=100,password=pw]"}, user...)...)
+	c.tool("scram delete", nil, classConfigs, append([]string{"--alter", "--delete-config", "SCRAM-SHA-512"}, user...)...)
+	c.tool("scram delete missing", nil, classConfigs, "--alter", "--delete-config", "SCRAM-SHA-512", "--entity-type", "users", "--entity-name", "sbs-nobody")
+	c.toolUntil("scram describe after delete", lacks("SCRAM-SHA-512"), nil, classConfigs, append([]string{"--describe"}, user...)...)
+	c.tool("users describe", sbsSortedLines, classConfigs, "--describe", "--entity-type", "users")
 }
 
 // preferredElection kills -9 the broker leading the most partitions of sbs-orders, waits
@@ -418,17 +459,38 @@ func (c *sbsCluster) preferredElection() {
 	c.tool("unclean election while a partition is offline", sbsElectionOutput, classLeaderElection, "--election-type", "unclean", "--all-topic-partitions")
 	c.tool("election while the preferred leader is down", sbsElectionOutput, classLeaderElection, "--election-type", "preferred", "--all-topic-partitions")
 
+	// Placement leaves the fenced broker out; a config change clears the ELR it fills.
+	c.tool("create replication factor 3 with a broker down", nil, classTopics, "--create", "--topic", sbsThree, "--partitions", "3", "--replication-factor", "3")
+	c.waitMetadata(sbsThree+" led", func(p sbsParts) bool { return len(p[sbsThree]) == 3 && ready(sbsThree, 3, 2)(p) })
+	c.tool("describe "+sbsThree+" placed with a broker down", func(s string) string { return sbsTopicDescribeOrdered(s, c.ids, killed) },
+		classTopics, "--describe", "--topic", sbsThree)
+	c.tool("create replication factor 2 with a broker down", nil, classTopics, "--create", "--topic", sbsTwo, "--partitions", "4", "--replication-factor", "2")
+	c.waitMetadata(sbsTwo+" ready", ready(sbsTwo, 4, 2))
+	c.describeTopic("describe "+sbsTwo+" placed with a broker down", sbsTwo, killed)
+	c.tool("alter --partitions with a broker down", nil, classTopics, "--alter", "--topic", sbsCompact, "--partitions", "4")
+	c.waitMetadata(sbsCompact+" with 4 partitions", ready(sbsCompact, 4, 2))
+	c.describeTopic("describe "+sbsCompact+" grown with a broker down", sbsCompact, killed)
+	c.tool("configs min.insync.replicas=2 while the ELR is filled", nil, classConfigs, "--alter", "--entity-type", "topics",
+		"--entity-name", sbsELR, "--add-config", "min.insync.replicas=2")
+	c.toolUntil("describe "+sbsELR+" after its min.insync.replicas changed", has("Configs: min.insync.replicas=2"),
+		func(s string) string { return sbsTopicDescribe(s, c.ids, killed) }, classTopics, "--describe", "--topic", sbsELR)
+	c.tool("delete "+sbsDefaults+" with a broker down", nil, classTopics, "--delete", "--topic", sbsDefaults)
+	c.waitMetadata(sbsDefaults+" deleted", func(p sbsParts) bool { _, ok := p[sbsDefaults]; return !ok })
+
 	cfg := c.q.BrokerConfig(killed)
 	cfg.NoFormat, cfg.Dir, cfg.Port = true, b.LogDir, b.Port
 	nb := c.env.StartBroker(t, cfg)
 	c.brokers[killed] = nb
 	c.all = append(c.all, nb)
 	c.waitMetadata("every ISR whole", func(p sbsParts) bool {
-		return ready(sbsOrders, 8, 3)(p) && ready(sbsCompact, 3, 3)(p) && ready(sbsELR, 3, 3)(p) && ready(sbsSingle, 3, 1)(p)
+		return ready(sbsOrders, 8, 3)(p) && ready(sbsCompact, 4, 3)(p) && ready(sbsELR, 3, 3)(p) && ready(sbsSingle, 3, 1)(p) &&
+			ready(sbsTwo, 4, 2)(p) && ready(sbsThree, 3, 3)(p)
 	})
 	c.describeTopic("describe after the restart", sbsOrders, killed)
 	c.describeTopic("describe "+sbsELR+" after the restart", sbsELR, killed)
 	c.describeTopic("describe "+sbsSingle+" after the restart", sbsSingle, killed)
+	c.tool("describe "+sbsThree+" after the restart", func(s string) string { return sbsTopicDescribeOrdered(s, c.ids, killed) },
+		classTopics, "--describe", "--topic", sbsThree)
 	c.tool("preferred election", sbsElectionOutput, classLeaderElection, "--election-type", "preferred", "--all-topic-partitions")
 	c.waitMetadata("preferred leaders", func(p sbsParts) bool {
 		for _, topic := range []string{sbsOrders, sbsCompact, sbsELR} {

@@ -34,6 +34,16 @@ func sbsAddrs(s string) string { return sbsAddr.ReplaceAllString(s, "$1:<port>")
 // ends with how many partitions every broker of brokers is the preferred leader of, as
 // sorted counts: a striped placement spreads them evenly, whatever its seed.
 func sbsTopicDescribe(out string, brokers []int32, killed int32) string {
+	return sbsDescribe(out, brokers, killed, false)
+}
+
+// sbsTopicDescribeOrdered is sbsTopicDescribe keeping the order of each replica list (as
+// B and K), for a topic placed while a broker was fenced: Kafka puts a fenced broker last.
+func sbsTopicDescribeOrdered(out string, brokers []int32, killed int32) string {
+	return sbsDescribe(out, brokers, killed, true)
+}
+
+func sbsDescribe(out string, brokers []int32, killed int32, ordered bool) string {
 	var res []string
 	var parts []string
 	preferred := map[int32]int{}
@@ -77,8 +87,12 @@ func sbsTopicDescribe(out string, brokers []int32, killed int32) string {
 		if len(replicas) > 0 {
 			preferred[replicas[0]]++
 		}
+		replicaList := sbsMembers(replicas, killed)
+		if ordered {
+			replicaList = sbsOrderedMembers(replicas, killed)
+		}
 		parts = append(parts, fmt.Sprintf("Topic: %s Leader: %s Replicas: %s Isr: %s Elr: %s LastKnownElr: %s",
-			kv["Topic"], role, sbsMembers(replicas, killed), sbsMembers(sbsIDs(kv["Isr"]), killed),
+			kv["Topic"], role, replicaList, sbsMembers(sbsIDs(kv["Isr"]), killed),
 			sbsMembers(sbsIDs(kv["Elr"]), killed), sbsMembers(sbsIDs(kv["LastKnownElr"]), killed)))
 	}
 	flush()
@@ -106,6 +120,15 @@ func sbsIDs(s string) []int32 {
 		}
 	}
 	return ids
+}
+
+// sbsOrderedMembers is a replica list in its order, as B and K (ids when killed is 0).
+func sbsOrderedMembers(ids []int32, killed int32) string {
+	var s []string
+	for _, id := range ids {
+		s = append(s, sbsMembers([]int32{id}, killed))
+	}
+	return strings.Join(s, ",")
 }
 
 // sbsAnyBroker, as sbsTopicDescribe's killed, writes every broker as B: a topic whose
@@ -375,6 +398,9 @@ func TestSideBySideNormalizers(t *testing.T) {
 		"preferred leaders per broker: [1 1 1]"
 	if got := sbsTopicDescribe(describe, brokers, 0); got != want {
 		t.Errorf("describe:\n%s\nwant:\n%s", got, want)
+	}
+	if got := sbsTopicDescribeOrdered(describe, brokers, 101); !strings.Contains(got, "Leader: none Replicas: B,K,B Isr: K Elr: B LastKnownElr: B") {
+		t.Errorf("describe, ordered:\n%s", got)
 	}
 	if got := sbsTopicDescribe(describe, brokers, sbsAnyBroker); !strings.Contains(got, "Leader: none Replicas: B,B,B Isr: B Elr: B LastKnownElr: B") {
 		t.Errorf("describe, any broker:\n%s", got)
