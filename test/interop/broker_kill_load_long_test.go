@@ -38,7 +38,8 @@ const (
 // metadata is measured and logged; bound: before a second session), and leadership and
 // the ISRs move off it (kadm). Restarted, it is back in every ISR (AlterPartition). Then
 // the broker leading the most partitions is sent SIGTERM: the controller grants its
-// controlled shutdown, it leads nothing when it exits (the time is measured and logged);
+// controlled shutdown, it leads nothing within half a session of its exit (the time is
+// measured and logged);
 // restarted, the ISRs are whole again. Every acknowledged record is then read back exactly
 // once, and the group has seen every one. The same scenario then runs on three Kafka
 // controllers, as the reference for the times measured.

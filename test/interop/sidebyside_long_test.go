@@ -60,9 +60,11 @@ type sbsCluster struct {
 // process picks at random is normalized (sidebyside_test.go): kafka-topics create (with
 // --config, with the controller's defaults, with manual assignments, and refused creates),
 // describe, alter --partitions, list, delete; kafka-configs alter and describe of a topic,
-// a broker and the cluster default, min.insync.replicas under ELR, and refused changes; a
-// broker killed -9 (ISRs shrink, ELR fills, a single-replica partition goes offline) and
-// restarted, then kafka-leader-election, preferred and unclean; console producer (acks=all)
+// a broker and the cluster default, min.insync.replicas under ELR, client quotas and SCRAM
+// credentials, and refused changes; a broker killed -9 (ISRs shrink, ELR fills and a config
+// change clears it, a single-replica partition goes offline, topics are placed and grown
+// around the fenced broker) and restarted, then kafka-leader-election, preferred and
+// unclean; console producer (acks=all)
 // and consumer in a group, every record counted; an idempotent and a transactional franz-go
 // producer, the read_committed console consumer seeing exactly the committed records;
 // kafka-consumer-groups, kafka-transactions, kafka-features, kafka-broker-api-versions and
