@@ -197,12 +197,19 @@ func (c *sbsCluster) toolUntil(step string, ok func(string) bool, norm func(stri
 	c.tool(step, norm, class, args...)
 }
 
-// has and lacks are toolUntil's conditions.
+// has, lacks and lineHas are toolUntil's conditions.
 func has(want string) func(string) bool {
 	return func(out string) bool { return strings.Contains(out, want) }
 }
 func lacks(gone string) func(string) bool {
 	return func(out string) bool { return !strings.Contains(out, gone) }
+}
+
+// lineHas: some line holds both a and b (a feature's line and its level).
+func lineHas(a, b string) func(string) bool {
+	return func(out string) bool {
+		return slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return strings.Contains(l, a) && strings.Contains(l, b) })
+	}
 }
 
 // describeTopic records kafka-topics --describe of topic, normalized with killed as K.
@@ -296,7 +303,7 @@ func (c *sbsCluster) script() {
 	c.preferredElection()
 	c.consoleRoundTrip()
 	c.transactions()
-	c.tool("kafka-features describe", sbsEpochs, classFeatures, "describe")
+	c.features()
 	c.tool("kafka-broker-api-versions", sbsAPIVersions, classBrokerAPIVersions)
 	c.tool("kafka-metadata-quorum describe --status", sbsQuorumStatus, kafkatest.ClassMetadataQuorum, "describe", "--status")
 	c.tool("kafka-metadata-quorum describe --replication", sbsReplication, kafkatest.ClassMetadataQuorum, "describe", "--replication")
@@ -392,6 +399,24 @@ func (c *sbsCluster) topicsAndConfigs() {
 	c.toolUntil("configs describe cluster min.insync.replicas=1", has("min.insync.replicas=1"), nil, classConfigs, append([]string{"--describe"}, def...)...)
 }
 
+// features describes the finalized features and changes them with kafka-features
+// (UpdateFeatures), refusals included, ELR turned off and on again among them.
+func (c *sbsCluster) features() {
+	c.tool("kafka-features describe", sbsEpochs, classFeatures, "describe")
+	c.tool("features upgrade to the current level", nil, classFeatures, "upgrade", "--feature", "group.version=1")
+	c.tool("features upgrade dry run", nil, classFeatures, "upgrade", "--feature", "streams.version=1", "--dry-run")
+	c.tool("features disable streams.version", nil, classFeatures, "disable", "--feature", "streams.version")
+	c.tool("features downgrade transaction.version", nil, classFeatures, "downgrade", "--feature", "transaction.version=1")
+	c.tool("features disable eligible.leader.replicas.version", nil, classFeatures, "disable", "--feature", "eligible.leader.replicas.version")
+	c.toolUntil("kafka-features describe after the changes", lineHas("eligible.leader.replicas.version", "FinalizedVersionLevel: 0"), sbsEpochs, classFeatures, "describe")
+	c.tool("features upgrade above the supported level", nil, classFeatures, "upgrade", "--feature", "group.version=7")
+	c.tool("features upgrade an unknown feature", nil, classFeatures, "upgrade", "--feature", "no.such.feature=1")
+	c.tool("features downgrade metadata.version", nil, classFeatures, "downgrade", "--metadata", "4.0-IV3")
+	c.tool("features upgrade without --feature", nil, classFeatures, "upgrade", "--release-version", "4.4-IV2")
+	c.toolUntil("kafka-features describe after the release upgrade", lineHas("kraft.version", "FinalizedVersionLevel: 1"), sbsEpochs, classFeatures, "describe")
+	c.tool("configs describe cluster default after ELR came back", nil, classConfigs, "--describe", "--entity-type", "brokers", "--entity-default")
+}
+
 // quotasAndScram sets, describes and deletes client quotas (AlterClientQuotas) and SCRAM
 // credentials (AlterUserScramCredentials) with kafka-configs, refusals included.
 func (c *sbsCluster) quotasAndScram() {
@@ -401,25 +426,25 @@ func (c *sbsCluster) quotasAndScram() {
 	c.tool("quota alter user and client", nil, classConfigs, append([]string{"--alter", "--add-config", "request_percentage=50"}, append(user, client...)...)...)
 	c.tool("quota alter default user", nil, classConfigs, "--alter", "--entity-type", "users", "--entity-default", "--add-config", "producer_byte_rate=4096")
 	c.tool("quota alter ip", nil, classConfigs, "--alter", "--entity-type", "ips", "--entity-name", "10.1.2.3", "--add-config", "connection_creation_rate=10")
-	c.toolUntil("quota describe client", has("consumer_byte_rate"), nil, classConfigs, append([]string{"--describe"}, client...)...)
-	c.toolUntil("quota describe user and client", has("request_percentage"), nil, classConfigs, append([]string{"--describe"}, append(user, client...)...)...)
-	c.toolUntil("quota describe ip", has("connection_creation_rate"), nil, classConfigs, "--describe", "--entity-type", "ips", "--entity-name", "10.1.2.3")
+	c.toolUntil("quota describe client", has("consumer_byte_rate"), sbsEntityConfigs, classConfigs, append([]string{"--describe"}, client...)...)
+	c.toolUntil("quota describe user and client", has("request_percentage"), sbsEntityConfigs, classConfigs, append([]string{"--describe"}, append(user, client...)...)...)
+	c.toolUntil("quota describe ip", has("connection_creation_rate"), sbsEntityConfigs, classConfigs, "--describe", "--entity-type", "ips", "--entity-name", "10.1.2.3")
 	c.tool("quota negative value", nil, classConfigs, append([]string{"--alter", "--add-config", "producer_byte_rate=-5"}, client...)...)
 	c.tool("quota unknown key", nil, classConfigs, append([]string{"--alter", "--add-config", "no_such_quota=1"}, client...)...)
 	c.tool("quota delete", nil, classConfigs, append([]string{"--alter", "--delete-config", "consumer_byte_rate"}, client...)...)
-	c.toolUntil("quota describe client after delete", lacks("consumer_byte_rate"), nil, classConfigs, append([]string{"--describe"}, client...)...)
+	c.toolUntil("quota describe client after delete", lacks("consumer_byte_rate"), sbsEntityConfigs, classConfigs, append([]string{"--describe"}, client...)...)
 
 	// Kafka alters one credential of a user per request.
 	c.tool("scram alter two mechanisms at once", nil, classConfigs, append([]string{"--alter", "--add-config",
 		"SCRAM-SHA-256=[iterations=8192,password=pw],SCRAM-SHA-512=[password=pw2]"}, user...)...)
 	c.tool("scram alter", nil, classConfigs, append([]string{"--alter", "--add-config", "SCRAM-SHA-256=[iterations=8192,password=pw]"}, user...)...)
 	c.tool("scram alter second mechanism", nil, classConfigs, append([]string{"--alter", "--add-config", "SCRAM-SHA-512=[password=pw2]"}, user...)...)
-	c.toolUntil("scram describe", has("SCRAM-SHA-512"), nil, classConfigs, append([]string{"--describe"}, user...)...)
+	c.toolUntil("scram describe", has("SCRAM-SHA-512"), sbsEntityConfigs, classConfigs, append([]string{"--describe"}, user...)...)
 	c.tool("scram too few iterations", nil, classConfigs, append([]string{"--alter", "--add-config", "SCRAM-SHA-256=[iterations=100,password=pw]"}, user...)...)
 	c.tool("scram delete", nil, classConfigs, append([]string{"--alter", "--delete-config", "SCRAM-SHA-512"}, user...)...)
 	c.tool("scram delete missing", nil, classConfigs, "--alter", "--delete-config", "SCRAM-SHA-512", "--entity-type", "users", "--entity-name", "sbs-nobody")
-	c.toolUntil("scram describe after delete", lacks("SCRAM-SHA-512"), nil, classConfigs, append([]string{"--describe"}, user...)...)
-	c.tool("users describe", sbsSortedLines, classConfigs, "--describe", "--entity-type", "users")
+	c.toolUntil("scram describe after delete", lacks("SCRAM-SHA-512"), sbsEntityConfigs, classConfigs, append([]string{"--describe"}, user...)...)
+	c.tool("users describe", func(s string) string { return sbsSortedLines(sbsEntityConfigs(s)) }, classConfigs, "--describe", "--entity-type", "users")
 }
 
 // preferredElection kills -9 the broker leading the most partitions of sbs-orders, waits

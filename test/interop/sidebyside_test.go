@@ -357,6 +357,25 @@ func sbsReplication(out string) string {
 	return strings.Join(append([]string{strings.Join(header, " ")}, rows...), "\n")
 }
 
+var sbsLocalController = regexp.MustCompile(`(Local controller )\d+`)
+
+// sbsEntityConfigs normalizes kafka-configs --describe of users, clients and ips: each
+// "... configs for <entity> are k=v, k=v" line with its items sorted, as a broker lists a
+// user's SCRAM mechanisms in the order of a Java hash map keyed by an enum (which differs
+// from one JVM to the next).
+func sbsEntityConfigs(out string) string {
+	var res []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if i := strings.Index(line, " are "); i >= 0 && strings.Contains(line[:i], "configs for ") {
+			items := strings.Split(line[i+len(" are "):], ", ")
+			slices.Sort(items)
+			line = line[:i+len(" are ")] + strings.Join(items, ", ")
+		}
+		res = append(res, line)
+	}
+	return strings.Join(res, "\n")
+}
+
 var sbsPartition = regexp.MustCompile(`\b(sbs-[a-z]+(?:-[a-z]+)*)-\d+\b`)
 
 // sbsToolFailure normalizes a failed tool run: its exit code, then its stdout's and its
@@ -375,6 +394,8 @@ func sbsToolFailure(code int, stdout, stderr string) string {
 				continue
 			}
 			t = sbsPartition.ReplaceAllString(sbsAddrs(t), "$1-<n>")
+			// Which controller is active (and so answers) is the quorum's election.
+			t = sbsLocalController.ReplaceAllString(t, "${1}<n>")
 			res = append(res, prefix+t)
 		}
 		slices.Sort(res)
@@ -445,6 +466,14 @@ func TestSideBySideNormalizers(t *testing.T) {
 	replication := "NodeId\tDirectoryId           \tLogEndOffset\tLag\tStatus  \n2\tAAAAAAAAAAAAAAAAAAAAAA\t100\t0\tLeader  \n101\tx1zQmV3tT2mXz9fdd8nk0A\t99\t1\tObserver\n"
 	if got, want := sbsReplication(replication), "NodeId DirectoryId LogEndOffset Lag Status\nLeader directory id zero\nObserver directory id set"; got != want {
 		t.Errorf("replication: %q, want %q", got, want)
+	}
+
+	scram := "SCRAM credential configs for user-principal 'u' are SCRAM-SHA-512=iterations=4096, SCRAM-SHA-256=iterations=8192\n"
+	if got, want := sbsEntityConfigs(scram), "SCRAM credential configs for user-principal 'u' are SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096"; got != want {
+		t.Errorf("entity configs: %q, want %q", got, want)
+	}
+	if got := sbsToolFailure(1, "Invalid update version 7 for feature g. Local controller 3 only supports versions 0-1\n", ""); !strings.Contains(got, "Local controller <n> only") {
+		t.Errorf("failure with a controller id: %q", got)
 	}
 
 	if got, want := sbsEpochs("Feature: metadata.version\tFinalizedVersionLevel: 4.4-IV2\tEpoch: 57\n"), "Feature: metadata.version\tFinalizedVersionLevel: 4.4-IV2\tEpoch: <n>"; got != want {
