@@ -67,8 +67,9 @@ type sbsCluster struct {
 // unclean; console producer (acks=all)
 // and consumer in a group, every record counted; an idempotent and a transactional franz-go
 // producer, the read_committed console consumer seeing exactly the committed records;
-// kafka-consumer-groups, kafka-transactions, kafka-features, kafka-broker-api-versions and
-// kafka-metadata-quorum through a broker.
+// kafka-consumer-groups, kafka-transactions, kafka-features (described, upgraded,
+// downgraded, disabled, refused), kafka-broker-api-versions and kafka-metadata-quorum
+// through a broker.
 func TestSideBySideToolsLong(t *testing.T) {
 	env := kafkatest.Require(t)
 	kafkatest.BuildKraftd(t)
