@@ -236,6 +236,12 @@ const ToolTimeout = 60 * time.Second
 // RunTool runs a Kafka command line class to completion (bounded by ToolTimeout and ctx)
 // and returns its stdout. A non-zero exit is a *ToolError carrying both outputs.
 func (e *Env) RunTool(ctx context.Context, class string, args ...string) (string, error) {
+	return e.RunToolInput(ctx, "", class, args...)
+}
+
+// RunToolInput is RunTool with stdin as the tool's standard input (e.g. the lines
+// kafka-console-producer sends), closed at its end.
+func (e *Env) RunToolInput(ctx context.Context, stdin, class string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, ToolTimeout)
 	defer cancel()
 	argv := append([]string{}, toolJVMFlags...)
@@ -245,6 +251,7 @@ func (e *Env) RunTool(ctx context.Context, class string, args ...string) (string
 	dieWithTest(cmd)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin = strings.NewReader(stdin)
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	if err != nil {
