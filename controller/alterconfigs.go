@@ -7,7 +7,6 @@ import (
 
 	"github.com/kraftd/kraftd/controller/configs"
 	"github.com/kraftd/kraftd/node"
-	"github.com/kraftd/kraftd/protocol/metadata"
 	"github.com/kraftd/kraftd/raft"
 )
 
@@ -16,42 +15,21 @@ import (
 // IncrementalAlterConfigs is.
 func (a *App) alterConfigs(now time.Time, _ raft.Status, w node.Writer, r node.ControllerRequest, req *kmsg.AlterConfigsRequest) {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	im := a.act.working.Image()
-	ctx := a.configsContext(im, r.Forwarded)
-	var all []metadata.ConfigRecord
-	keys := make([]configs.Resource, len(req.Resources))
+	alters := make([]configAlter, len(req.Resources))
 	for i, res := range req.Resources {
-		keys[i] = configs.Resource{Type: int8(res.ResourceType), Name: res.ResourceName}
-	}
-	screened := configs.Screen(keys, false)
-	for i, res := range req.Resources {
-		if e := screened[i].Err; e != nil {
-			out := kmsg.NewAlterConfigsResponseResource()
-			out.ResourceType, out.ResourceName, out.ErrorCode, out.ErrorMessage = res.ResourceType, res.ResourceName, e.Err.Code, &e.Message
-			resp.Resources = append(resp.Resources, out)
+		alters[i] = configAlter{Resource: configs.Resource{Type: int8(res.ResourceType), Name: res.ResourceName}}
+		for _, c := range res.Configs {
+			alters[i].ops = append(alters[i].ops, configs.Op{Name: c.Name, Op: configs.OpSet, Value: c.Value})
 		}
 	}
-	for i, res := range req.Resources {
-		if screened[i].Err != nil || screened[i].Dropped {
-			continue
-		}
-		ops := make([]configs.Op, len(res.Configs))
-		for i, c := range res.Configs {
-			ops[i] = configs.Op{Name: c.Name, Op: configs.OpSet, Value: c.Value}
-		}
-		ctx.Current = configs.Current(im, int8(res.ResourceType), res.ResourceName)
-		recs, err := configs.LegacyAlter(int8(res.ResourceType), res.ResourceName, ops, ctx)
-		if err == nil {
-			err = a.configResourceExists(im, int8(res.ResourceType), res.ResourceName)
-		}
+	answers, recs, elr := a.alterConfigResources(r.Forwarded, alters, false)
+	for _, ans := range answers {
 		out := kmsg.NewAlterConfigsResponseResource()
-		out.ResourceType, out.ResourceName = res.ResourceType, res.ResourceName
-		if err != nil {
-			out.ErrorCode, out.ErrorMessage = err.Err.Code, &err.Message
-		} else {
-			all = append(all, recs...)
+		out.ResourceType, out.ResourceName = kmsg.ConfigResourceType(ans.Type), ans.Name
+		if ans.err != nil {
+			out.ErrorCode, out.ErrorMessage = ans.err.Err.Code, &ans.err.Message
 		}
 		resp.Resources = append(resp.Resources, out)
 	}
-	a.configsDone(now, w, r, req.ValidateOnly, ctx.ELR, all, resp)
+	a.configsDone(now, w, r, req.ValidateOnly, elr, recs, resp)
 }

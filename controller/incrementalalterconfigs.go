@@ -21,44 +21,76 @@ import (
 // ClearElrRecords (docs/design/controller-configs.md).
 func (a *App) incrementalAlterConfigs(now time.Time, _ raft.Status, w node.Writer, r node.ControllerRequest, req *kmsg.IncrementalAlterConfigsRequest) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	im := a.act.working.Image()
-	ctx := a.configsContext(im, r.Forwarded)
-	var all []metadata.ConfigRecord
-	keys := make([]configs.Resource, len(req.Resources))
+	alters := make([]configAlter, len(req.Resources))
 	for i, res := range req.Resources {
-		keys[i] = configs.Resource{Type: int8(res.ResourceType), Name: res.ResourceName}
-	}
-	screened := configs.Screen(keys, true)
-	for i, res := range req.Resources {
-		if e := screened[i].Err; e != nil {
-			out := kmsg.NewIncrementalAlterConfigsResponseResource()
-			out.ResourceType, out.ResourceName, out.ErrorCode, out.ErrorMessage = res.ResourceType, res.ResourceName, e.Err.Code, &e.Message
-			resp.Resources = append(resp.Resources, out)
+		alters[i] = configAlter{Resource: configs.Resource{Type: int8(res.ResourceType), Name: res.ResourceName}}
+		for _, c := range res.Configs {
+			alters[i].ops = append(alters[i].ops, configs.Op{Name: c.Name, Op: configs.OpType(c.Op), Value: c.Value})
 		}
 	}
-	for i, res := range req.Resources {
-		if screened[i].Err != nil || screened[i].Dropped {
-			continue
-		}
-		ops := make([]configs.Op, len(res.Configs))
-		for i, c := range res.Configs {
-			ops[i] = configs.Op{Name: c.Name, Op: configs.OpType(c.Op), Value: c.Value}
-		}
-		ctx.Current = configs.Current(im, int8(res.ResourceType), res.ResourceName)
-		recs, err := configs.IncrementalAlter(int8(res.ResourceType), res.ResourceName, ops, ctx)
-		if err == nil {
-			err = a.configResourceExists(im, int8(res.ResourceType), res.ResourceName)
-		}
+	answers, recs, elr := a.alterConfigResources(r.Forwarded, alters, true)
+	for _, ans := range answers {
 		out := kmsg.NewIncrementalAlterConfigsResponseResource()
-		out.ResourceType, out.ResourceName = res.ResourceType, res.ResourceName
-		if err != nil {
-			out.ErrorCode, out.ErrorMessage = err.Err.Code, &err.Message
-		} else {
-			all = append(all, recs...)
+		out.ResourceType, out.ResourceName = kmsg.ConfigResourceType(ans.Type), ans.Name
+		if ans.err != nil {
+			out.ErrorCode, out.ErrorMessage = ans.err.Err.Code, &ans.err.Message
 		}
 		resp.Resources = append(resp.Resources, out)
 	}
-	a.configsDone(now, w, r, req.ValidateOnly, ctx.ELR, all, resp)
+	a.configsDone(now, w, r, req.ValidateOnly, elr, recs, resp)
+}
+
+// configAlter is one resource of an (Incremental)AlterConfigs request;
+// configAnswer its answer (err nil: accepted).
+type configAlter struct {
+	configs.Resource
+	ops []configs.Op
+}
+
+type configAnswer struct {
+	configs.Resource
+	err *configs.Error
+}
+
+// alterConfigResources decides both config apis on the working image:
+// the screening's answers first (configs.Screen), then each other
+// resource's, changed whole (legacy AlterConfigs) or key by key
+// (incremental), validated and checked to exist; it returns the answers,
+// the records of the accepted resources and whether ELR is on.
+func (a *App) alterConfigResources(forwarded bool, alters []configAlter, incremental bool) ([]configAnswer, []metadata.ConfigRecord, bool) {
+	im := a.act.working.Image()
+	ctx := a.configsContext(im, forwarded)
+	keys := make([]configs.Resource, len(alters))
+	for i, al := range alters {
+		keys[i] = al.Resource
+	}
+	screened := configs.Screen(keys, incremental)
+	var answers []configAnswer
+	for i, al := range alters {
+		if e := screened[i].Err; e != nil {
+			answers = append(answers, configAnswer{al.Resource, e})
+		}
+	}
+	alter := configs.LegacyAlter
+	if incremental {
+		alter = configs.IncrementalAlter
+	}
+	var all []metadata.ConfigRecord
+	for i, al := range alters {
+		if screened[i].Err != nil || screened[i].Dropped {
+			continue
+		}
+		ctx.Current = configs.Current(im, al.Type, al.Name)
+		recs, err := alter(al.Type, al.Name, al.ops, ctx)
+		if err == nil {
+			err = a.configResourceExists(im, al.Type, al.Name)
+		}
+		if err == nil {
+			all = append(all, recs...)
+		}
+		answers = append(answers, configAnswer{al.Resource, err})
+	}
+	return answers, all, ctx.ELR
 }
 
 // configsContext is what validating a change needs besides the request;
