@@ -220,6 +220,14 @@ func runSecureMixed(t *testing.T, sc secureScenario) {
 	if sc.proto == "SASL_SSL" {
 		compareRefusals(t, pki, sc, q.Node(1).Addr, q.Node(3).Addr)
 	}
+	if sc.reauth > 0 {
+		// The JVM followers re-authenticate on their connections to the kraftd leader
+		// near the end of a session: let a session pass before leadership moves on, so
+		// checkReauth does not depend on how long the steps above took.
+		if err := q.Node(3).Proc.WaitLog("SASL re-authenticated", 4*sc.reauth); err != nil {
+			t.Logf("waiting for a re-authentication on kraftd node 3: %v", err)
+		}
+	}
 	if sc.long {
 		r.crashAny() // kraftd leader
 		r.force(J)
