@@ -33,7 +33,8 @@ type clusterRow struct {
 // TestControllerClusterBench is the active controller's cluster figures, side by side: three
 // kraftd controllers (the active side on) and three Kafka 4.4.0 controllers, each quorum with
 // the same three Kafka 4.4.0 brokers (fresh directories each run), the systems' runs
-// alternating, BENCH_CLUSTER_ROUNDS (3) runs each:
+// alternating, BENCH_CLUSTER_ROUNDS (3) runs each; the JVM controllers with the flags Kafka's
+// scripts give them (kafkatest.ShippedJVMFlags), the brokers with the harness's:
 //
 //   - start to active: from starting the three controllers to the active controller's
 //     activation line (millisecond log timestamps);
@@ -84,7 +85,8 @@ func TestControllerClusterBench(t *testing.T) {
 
 func clusterRound(t *testing.T, env *kafkatest.Env, side kafkatest.Side, window time.Duration) clusterRow {
 	row := clusterRow{side: side, load: procLoadAverage()}
-	mc := kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{side, side, side}, Controllers: true}
+	mc := kafkatest.MixedRaftConfig{Sides: []kafkatest.Side{side, side, side}, Controllers: true,
+		KafkaJVMFlags: kafkatest.ShippedJVMFlags}
 	if side == kafkatest.SideKraftd {
 		mc.KraftdProps = kafkatest.Props{config.ActiveControllerKey: "true"}
 	}
@@ -212,7 +214,8 @@ func clusterReport(rows []clusterRow, window time.Duration) string {
 	fmt.Fprintf(&b, "`cd test && go test -tags interopbench,interoplong -run TestControllerClusterBench -v -timeout 60m ./interop/`"+
 		" (test/interop/controller_cluster_bench_test.go): three controllers of each system, each with three Kafka 4.4.0 brokers,"+
 		" the systems' runs alternating; a producer at about 500 records/s and a consumer group during a %v window; Kafka's defaults"+
-		" (session 9 s, heartbeat 2 s, fetch timeout 2 s); the JVMs as Kafka's scripts start them (-Xmx1G -Xms1G, G1).\n\n", window)
+		" (session 9 s, heartbeat 2 s, fetch timeout 2 s); the JVM controllers as Kafka's scripts start them (-Xmx1G -Xms1G, G1),"+
+		" the brokers (the same for both) with the harness's small heaps.\n\n", window)
 	b.WriteString("| run | system | start to active | start to created topic | active controller CPU (cores) | all three CPU | active RSS (MB) | broker kill -9 to fenced | controller kill -9 to next CreateTopics | load (1, 5, 15 min) |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, r := range rows {
 		fmt.Fprintf(&b, "| %d | %s | %v | %v | %.3f | %.3f | %.0f | %v | %v | %s |\n", i+1, r.side,
