@@ -4,7 +4,7 @@ BIN := bin/controller
 SEEDS ?= 1000
 SEED_BASE ?= 1
 
-.PHONY: build test test-race run cluster cluster-stop bench bench-quorum bench-quorum-tls bench-interop bench-report bench-controller fuzz interop-deps interop-long sim sim-controller vet soak-hostile soak-hostile-kafka dist image test-image
+.PHONY: build test test-race run cluster cluster-stop bench bench-quorum bench-quorum-tls bench-interop bench-report bench-controller bench-controller-cluster fuzz interop-deps interop-long sim sim-controller vet soak-hostile soak-hostile-kafka dist image test-image
 
 build:
 	$(GO) build -o $(BIN) ./cmd/controller
@@ -101,10 +101,10 @@ interop-deps:
 	else rm -rf lib && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib && echo "$$sum" > lib/.complete && echo "test/interop/lib: $$(ls lib | wc -l) jars"; fi
 
 # One report with plots: kraftd, Kafka 4.4.0 TestRaftServer and etcd raft (bench/peers, its
-# own module) at offered rates 5k, 10k, 20k, 50k, 100k, 200k and unthrottled, one after
-# another at each rate; writes docs/bench/README.md, results.csv and SVG plots (about 20
-# minutes; linger 0 for kraftd and Kafka, as etcd has none). Settings: BENCH_REPORT_RATES,
-# BENCH_REPORT_LINGER_MS, BENCH_REPORT_DIR ... (test/interop/bench_report_test.go).
+# own module) at linger 0 and 25: a sweep of offered rates, a search for each system's highest
+# sustained rate, overload at 1.25x and 1.5x of it; writes docs/bench/README.md, results.csv
+# and SVG plots (about 80 minutes; BENCH_REPORT_QUICK=1 is a smoke run of about 12 minutes).
+# Settings: test/interop/bench_report_test.go.
 bench-report: interop-deps
 	cd $(HARNESS) && $(GO) test -tags interopbench -count=1 -timeout 120m -run '^TestBenchReport$$' -v ./interop/
 
@@ -116,6 +116,14 @@ bench-report: interop-deps
 # into a temporary directory. Settings: test/interop/bench_controller_test.go.
 bench-controller: interop-deps
 	cd $(HARNESS) && $(GO) test -tags interopbench -count=1 -timeout 600m -run '^TestBenchController$$' -v ./interop/
+
+# The active controller in a cluster, side by side: three kraftd or three Kafka controllers,
+# each with three Kafka 4.4.0 brokers and a producer and consumer group: start to a created
+# topic, controller CPU and RSS, broker fencing, controller failover; writes
+# docs/bench/controller/cluster.md (about 15 minutes). Settings: BENCH_CLUSTER_ROUNDS,
+# BENCH_CLUSTER_SECONDS (test/interop/controller_cluster_bench_test.go).
+bench-controller-cluster: interop-deps
+	cd $(HARNESS) && $(GO) test -tags interopbench,interoplong -count=1 -timeout 60m -run '^TestControllerClusterBench$$' -v ./interop/
 
 # Seeds SEED_BASE..SEED_BASE+SEEDS-1 of every simulator mix; prints a summary per mix and
 # the replay command of any failing seed; exits non-zero on any violation. The test binary

@@ -1,8 +1,11 @@
 package node
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
+	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -21,6 +24,9 @@ func (t transport) Send(o raft.Outbound) {
 		if err == nil && t.n.apis.TopError(resp) == kerr.InconsistentClusterID.Code {
 			t.n.remote.Warn("peer refused our request: INCONSISTENT_CLUSTER_ID (our cluster id differs from the quorum's; was this dir formatted for another cluster?)",
 				zap.Int32("peer", o.To), zap.String("api", kmsg.NameForKey(o.Request.Key())), zap.String("our_cluster_id", t.n.rcfg.ClusterID))
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			err = fmt.Errorf("%w: %w", raft.ErrConnectionRefused, err)
 		}
 		t.n.postResponse(raft.Message{From: o.To, Corr: o.Corr, Response: resp, Err: err})
 	})

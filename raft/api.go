@@ -143,6 +143,12 @@ var (
 	ErrShutdown = errors.New("raft: driver shut down")
 )
 
+// ErrConnectionRefused is what a Transport wraps in Message.Err when the
+// destination's address refused the connection: nothing listens there, the
+// process is gone. A follower whose leader refuses it starts its election
+// without waiting out the fetch timeout (docs/design/state-machine.md 4.6).
+var ErrConnectionRefused = errors.New("raft: connection refused")
+
 // EndpointLearner is an optional Transport extension: the driver tells it
 // the address of a node it learned from the wire (NodeEndpoints in raft
 // responses, LeaderEndpoints in BeginQuorumEpoch), on the default listener,

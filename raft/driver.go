@@ -58,6 +58,11 @@ type Driver struct {
 	// and its decisions. nil only until NewDriver has chosen one.
 	state   roleState
 	retries int // elections since a leader was last known (Candidate backoff)
+	// refusedAt is when a refusing leader last shortened the fetch timer
+	// (leaderUnreachable): at most once per fetch timeout, so a leader alive
+	// for the others but refusing this node costs no more elections than a
+	// silent one.
+	refusedAt time.Time
 
 	// badRecordsReported is the leader and epoch whose refused records were
 	// last logged (once each: the leader resends them after every backoff).
@@ -489,6 +494,9 @@ func (d *Driver) dispatchResponse(now time.Time, p pending, resp kmsg.Response) 
 // (timeout, disconnect, unsupported version). Returns whether it counts as
 // handled (no backoff).
 func (d *Driver) handleSendError(now time.Time, p pending, err error) bool {
+	if f := d.asFollower(); f != nil && p.to == d.leaderID && isFetch(p) {
+		f.leaderUnreachable(d, now, err)
+	}
 	if a := lookupAPI(int16(p.key)); a != nil && a.onSendError != nil {
 		return a.onSendError(d, now, p, err)
 	}

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
@@ -65,6 +66,34 @@ func (f *followerState) leaderResigned(d *Driver, now time.Time, preferred []int
 	f.fetch.shorten(now, b)
 	f.hasFetched = false
 	d.remoteLg.Info("leader resigned; election timer shortened", zapNode("leader", d.leaderID),
+		zapEpoch("epoch", d.epoch), zap.Duration("backoff", b))
+}
+
+// leaderUnreachable: a Fetch or FetchSnapshot to the leader failed in the
+// transport. The leader counts as silent (pre-votes of up-to-date peers are
+// granted until an answer comes): when the leader process dies, every
+// follower's long-poll fails at once, and the first to start its pre-vote
+// finds the others willing. A voter whose leader's address refused the
+// connection also shortens its fetch timer as if the leader had resigned
+// naming the other voters in id order, so one of them starts the election
+// at once and the next only after a backoff (no split vote); at most once
+// per fetch timeout.
+func (f *followerState) leaderUnreachable(d *Driver, now time.Time, err error) {
+	f.hasFetched = false
+	if !d.isVoter || d.shuttingDown || !errors.Is(err, ErrConnectionRefused) ||
+		!d.refusedAt.IsZero() && now.Sub(d.refusedAt) < d.cfg.FetchTimeout {
+		return
+	}
+	d.refusedAt = now
+	successors := make([]int32, 0, d.voters.Len())
+	for _, v := range d.voters.Nodes() {
+		if v.Key.ID != d.leaderID {
+			successors = append(successors, int32(v.Key.ID))
+		}
+	}
+	b := d.endQuorumBackoff(successors)
+	f.fetch.shorten(now, b)
+	d.lg.Info("leader refused the connection; election timer shortened", zapNode("leader", d.leaderID),
 		zapEpoch("epoch", d.epoch), zap.Duration("backoff", b))
 }
 

@@ -375,14 +375,18 @@ func (t *simTransport) Send(o raft.Outbound) {
 	if to < 0 {
 		// Unknown destination: the real transport fails at once.
 		s.schedule(s.now+time.Millisecond, &event{kind: evArrive, node: n.idx,
-			msg: &netMsg{from: n.idx, to: n.idx, toInc: n.inc, corr: o.Corr, toID: o.To, key: key, version: vr.Max, isResp: true, err: errConnRefused}})
+			msg: &netMsg{from: n.idx, to: n.idx, toInc: n.inc, corr: o.Corr, toID: o.To, key: key, version: vr.Max, isResp: true, err: errUnknownNode}})
 		return
 	}
 	o.Request.SetVersion(vr.Max)
 	m := &netMsg{from: n.idx, to: to, fromInc: n.inc, toInc: s.nodes[to].inc, corr: o.Corr, toID: o.To,
 		key: key, version: vr.Max, body: o.Request.AppendTo(nil)}
 	if !s.nodes[to].up {
-		s.answerErr(m, errConnRefused)
+		// A stopped process's port refuses connections; a vanished
+		// machine's does not answer at all (the request times out).
+		if s.rng.IntN(4) != 0 {
+			s.answerErr(m, errConnRefused)
+		}
 		return
 	}
 	s.transmit(m)

@@ -35,6 +35,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kraftd/kraftd/raft"
 )
 
 var (
@@ -289,7 +291,8 @@ var (
 	simEpochBase   = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	simClusterID   = "MkU3OEVBNTcwNTJENDM2Qk"
 	errConnClosed  = errors.New("sim: connection closed")
-	errConnRefused = errors.New("sim: connection refused")
+	errConnRefused = fmt.Errorf("sim: %w", raft.ErrConnectionRefused)
+	errUnknownNode = errors.New("sim: unknown node")
 	errReqTimeout  = errors.New("sim: request timed out")
 )
 

@@ -109,10 +109,16 @@ type iref struct {
 }
 
 var (
-	errITimedOut    = errors.New("request timed out")
-	errIConnClosed  = errors.New("connection closed")
-	errIConnRefused = errors.New("connection refused")
+	errITimedOut          = errors.New("request timed out")
+	errIConnClosed        = errors.New("connection closed")
+	errIConnRefused error = refusedError{}
 )
+
+// refusedError prints as the transport's message and is raft.ErrConnectionRefused.
+type refusedError struct{}
+
+func (refusedError) Error() string { return "connection refused" }
+func (refusedError) Unwrap() error { return raft.ErrConnectionRefused }
 
 // InteractionOpts adjusts the nodes of an InteractionEnv.
 type InteractionOpts struct {

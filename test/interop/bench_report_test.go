@@ -227,13 +227,13 @@ func (c *reportRunner) run(sys string, rate, linger int, busy contention, why st
 		if rate == 0 {
 			args = []string{"--max-in-flight", "1000"}
 		}
-		r = fromBenchRow(runReportBench(t, c.env, kafkatest.SideKraftd, rate, c.size, props, args, c.seconds, c.warmup), c.seconds)
+		r = fromBenchRow(runBench(t, c.env, kafkatest.SideKraftd, "", rate, c.size, props, args, c.seconds, c.warmup), c.seconds)
 	case "kafka":
 		offered := rate
 		if rate == 0 {
 			offered = c.kafkaMax
 		}
-		r = fromBenchRow(runReportBench(t, c.env, kafkatest.SideKafka, offered, c.size, props, nil, c.seconds, c.warmup), c.seconds)
+		r = fromBenchRow(runBench(t, c.env, kafkatest.SideKafka, "", offered, c.size, props, nil, c.seconds, c.warmup), c.seconds)
 		if rate == 0 {
 			r.Note = strings.TrimSpace(fmt.Sprintf("offered %d/s (no unthrottled mode) %s", c.kafkaMax, r.Note))
 		}
