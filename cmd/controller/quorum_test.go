@@ -22,11 +22,12 @@ func skipShort(t *testing.T) {
 	testenv.SkipShort(t, "real-process test")
 }
 
-// Lines a follower logs when its leader resigned (EndQuorumEpoch) and when
-// its fetch timeout expired.
+// Lines a follower logs when its leader resigned (EndQuorumEpoch), when its
+// fetch timer expired, and when its leader's port refused the connection.
 const (
 	resignedLine     = "leader resigned; election timer shortened"
 	fetchTimeoutLine = "fetch timeout expired; starting an election"
+	refusedLine      = "leader refused the connection; election timer shortened"
 )
 
 // logCount counts the lines of every node's stderr, all runs, containing s.
@@ -190,16 +191,20 @@ func TestQuorum(t *testing.T) {
 		}
 	}
 	start = time.Now()
-	timedOut := c.logCount(fetchTimeoutLine)
+	timedOut, refused := c.logCount(fetchTimeoutLine), c.logCount(refusedLine)
 	c.signal(newLeader, syscall.SIGKILL)
 	c.waitExit(newLeader, 5*time.Second)
 	third, thirdEpoch := c.waitLeader(10*time.Second, newEpoch)
 	killFailover := time.Since(start)
 	t.Logf("kill -9 failover: node %d -> node %d (epoch %d -> %d) in %v", newLeader, third, newEpoch, thirdEpoch, killFailover)
 	t.Logf("failover times: SIGTERM %v, kill -9 %v", sigtermFailover, killFailover)
-	// A killed leader resigns nothing: a follower's fetch timeout started the election.
+	// A killed leader resigns nothing, but its port refuses: a follower's fetch timer,
+	// shortened by the refusal, started the election.
 	if n := c.logCount(fetchTimeoutLine); n <= timedOut {
 		t.Errorf("after kill -9 of leader %d no follower logged %q", newLeader, fetchTimeoutLine)
+	}
+	if n := c.logCount(refusedLine); n <= refused {
+		t.Errorf("after kill -9 of leader %d no follower logged %q", newLeader, refusedLine)
 	}
 	c.waitFor(10*time.Second, "commits after the kill", func() bool { return c.committedHW() > hwBeforeKill+200 })
 
