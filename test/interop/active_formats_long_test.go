@@ -106,7 +106,7 @@ func activeServesBrokers(t *testing.T, env *kafkatest.Env, clusterID string, vot
 	cl := kafkatest.NewClient(t, addrs...)
 	waitBrokers(t, ctx, cl, []int32{101, 102, 103})
 	minISR := "2"
-	if err := createTopicWith(ctx, addrs, "served", 3, 3, map[string]*string{"min.insync.replicas": &minISR}); err != nil {
+	if err := createTopicWith(ctx, addrs, "served", 3, 3, map[string]*string{"min.insync.replicas": &minISR}, 200*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if err := kafkatest.WaitTopicsEverywhere(ctx, addrs, map[string]int{"served": 3}); err != nil {

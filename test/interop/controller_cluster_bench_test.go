@@ -4,7 +4,6 @@ package interop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,10 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kraftd/kraftd/config"
 	"github.com/kraftd/kraftd/test/interop/kafkatest"
@@ -112,7 +107,7 @@ func clusterRound(t *testing.T, env *kafkatest.Env, side kafkatest.Side, window 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	minISR := "2"
-	if err := createProbe(ctx, seeds, loadTopic, 6, map[string]*string{"min.insync.replicas": &minISR}); err != nil {
+	if err := createTopicWith(ctx, seeds, loadTopic, 6, 3, map[string]*string{"min.insync.replicas": &minISR}, probeRetry); err != nil {
 		t.Fatal(err)
 	}
 	row.topic = time.Since(start)
@@ -167,7 +162,7 @@ func clusterRound(t *testing.T, env *kafkatest.Env, side kafkatest.Side, window 
 		liveSeeds = append(liveSeeds, b.Addr)
 	}
 	// Two brokers of three: the probe's replication factor is 2.
-	if err := createProbeRF(ctx, liveSeeds, "failover-probe", 1, 2, nil); err != nil {
+	if err := createTopicWith(ctx, liveSeeds, "failover-probe", 1, 2, nil, probeRetry); err != nil {
 		t.Fatal(err)
 	}
 	row.failov = time.Since(killed)
@@ -175,37 +170,9 @@ func clusterRound(t *testing.T, env *kafkatest.Env, side kafkatest.Side, window 
 	return row
 }
 
-// createProbe creates a topic of three replicas through the brokers, retrying failures every
-// 20 ms with a new client each attempt (a client keeps a connection's ApiVersions, which
-// lack CreateTopics while a broker's forwarding channel has no controller).
-func createProbe(ctx context.Context, seeds []string, name string, partitions int32, cfg map[string]*string) error {
-	return createProbeRF(ctx, seeds, name, partitions, 3, cfg)
-}
-
-func createProbeRF(ctx context.Context, seeds []string, name string, partitions int32, rf int16, cfg map[string]*string) error {
-	for {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-		if err != nil {
-			return err
-		}
-		actx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		var resp kadm.CreateTopicResponse
-		resp, err = kadm.NewClient(cl).CreateTopic(actx, partitions, rf, cfg, name)
-		if err == nil {
-			err = resp.Err
-		}
-		cancel()
-		cl.Close()
-		if err == nil || errors.Is(err, kerr.TopicAlreadyExists) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("create %s: %w (last error %v)", name, ctx.Err(), err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
+// probeRetry: the timed creates retry every 20 ms, with a new client each attempt
+// (createTopicWith), so the figures are not rounded up to a coarse retry.
+const probeRetry = 20 * time.Millisecond
 
 // clusterReport is the runs' table and each figure's median per system.
 func clusterReport(rows []clusterRow, window time.Duration) string {

@@ -134,7 +134,7 @@ func runFailover(t *testing.T, env *kafkatest.Env, sides []kafkatest.Side) {
 	defer cancel()
 	waitBrokers(t, ctx, r.cl, []int32{101, 102, 103})
 	minISR := "2"
-	if err := createTopicWith(ctx, r.addrs, "orders", 3, 3, map[string]*string{"min.insync.replicas": &minISR}); err != nil {
+	if err := createTopicWith(ctx, r.addrs, "orders", 3, 3, map[string]*string{"min.insync.replicas": &minISR}, 200*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if err := kafkatest.WaitTopicsEverywhere(ctx, r.addrs, map[string]int{"orders": 3}); err != nil {
@@ -547,8 +547,8 @@ func agreeByOffset(t *testing.T, copies []logCopy, committed int64, full bool) (
 }
 
 // createTopicWith creates a topic with configs through the brokers at addrs, retrying
-// with new connections (see kafkatest.Client.CreateTopic) until ctx ends.
-func createTopicWith(ctx context.Context, addrs []string, name string, partitions int32, rf int16, configs map[string]*string) error {
+// every retry with new connections (see kafkatest.Client.CreateTopic) until ctx ends.
+func createTopicWith(ctx context.Context, addrs []string, name string, partitions int32, rf int16, configs map[string]*string, retry time.Duration) error {
 	for {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
 		if err != nil {
@@ -564,7 +564,7 @@ func createTopicWith(ctx context.Context, addrs []string, name string, partition
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("create topic %s: %w (last error %v)", name, ctx.Err(), err)
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(retry):
 		}
 	}
 }
