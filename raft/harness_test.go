@@ -222,6 +222,20 @@ func (c *tctx) wantRole(role raft.Role, epoch int32) {
 	}
 }
 
+// wantElectionAfter checks a Follower of epoch becomes Prospective exactly d
+// from now (its shortened fetch timer): still following 1 ms before.
+func (c *tctx) wantElectionAfter(d time.Duration, epoch int32) {
+	c.t.Helper()
+	if d > 0 {
+		c.advance(d - time.Millisecond)
+		c.wantRole(raft.RoleFollower, epoch)
+		c.advance(time.Millisecond)
+	} else {
+		c.poll()
+	}
+	c.wantRole(raft.RoleProspective, epoch)
+}
+
 func strp(s string) *string { return &s }
 
 // --- request builders (JVM-like) ---

@@ -94,14 +94,7 @@ func TestEndQuorumEpochShortensFetchTimer(t *testing.T) {
 		if r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
 			t.Fatalf("EndQuorumEpoch answered %+v", r)
 		}
-		if tc.want > 0 {
-			c.advance(tc.want - time.Millisecond)
-			c.wantRole(raft.RoleFollower, 3)
-			c.advance(time.Millisecond)
-		} else {
-			c.poll()
-		}
-		c.wantRole(raft.RoleProspective, 3)
+		c.wantElectionAfter(tc.want, 3)
 		// The resigned leader's followers grant pre-votes again.
 		if _, p := votePart(c.request(voteReq(3, 3, 0, 0, true))); !p.VoteGranted {
 			t.Errorf("preferred %v: pre-vote refused after EndQuorumEpoch", tc.preferred)

@@ -50,14 +50,7 @@ func TestRefusedLeaderShortensElection(t *testing.T) {
 		c := newCtx(t, tc.self, withState(raft.ElectionState{Epoch: 3, LeaderID: 2, VotedID: -1}))
 		c.wantRole(raft.RoleFollower, 3)
 		c.failFetch(errRefused)
-		if tc.want > 0 {
-			c.advance(tc.want - time.Millisecond)
-			c.wantRole(raft.RoleFollower, 3)
-			c.advance(time.Millisecond)
-		} else {
-			c.poll()
-		}
-		c.wantRole(raft.RoleProspective, 3)
+		c.wantElectionAfter(tc.want, 3)
 	}
 }
 
